@@ -1,1 +1,99 @@
 <?php
+
+declare(strict_types=1);
+
+namespace Weft;
+
+use Weft\Coroutine\Blocking;
+use Weft\Coroutine\Context;
+use Weft\Coroutine\Coroutine;
+use Weft\Coroutine\Scheduler;
+use Weft\Coroutine\Timeout;
+
+/**
+ * Runs $main as a coroutine and drives the event loop until it and every coroutine it started have
+ * finished; returns its result or throws its exception. Fails with DeadlockError when coroutines still
+ * wait but nothing is left that could wake them.
+ */
+function run(\Closure $main): mixed
+{
+    return Blocking::run($main, drainAfter: true);
+}
+
+/** Starts a coroutine. It runs at once until its first wait; then the caller goes on. */
+function go(\Closure $task, mixed ...$args): Coroutine
+{
+    return Scheduler::get()->spawn($task, $args);
+}
+
+/** Suspends the current coroutine for $seconds; outside of any coroutine, blocks the process (sync mode). */
+function sleep(float $seconds): void
+{
+    $scheduler = Scheduler::get();
+    $current = $scheduler->current;
+    if ($current === null) {
+        $until = \hrtime(true) + (int) ($seconds * 1e9);
+        // usleep() returns early when a signal arrives: sleep the rest.
+        while (($left = $until - \hrtime(true)) > 0) {
+            \usleep(\max(1, \intdiv($left, 1000)));
+        }
+        return;
+    }
+    $driver = $scheduler->driver;
+    $timer = $driver->delay($seconds, static function () use ($scheduler, $current): void {
+        if ($current->waiting) {
+            $scheduler->resume($current);
+        }
+    });
+    $scheduler->await(static function () use ($driver, $timer): void {
+        $driver->cancel($timer);
+    });
+}
+
+/**
+ * Runs $task with a time limit. When it runs out, the wait $task is suspended in throws Timeout, and so
+ * does this call. Outside of any coroutine, drives the loop while $task runs in one.
+ *
+ * @template T
+ * @param \Closure(): T $task
+ * @return T
+ */
+function timeout(float $seconds, \Closure $task, string $what = 'Operation'): mixed
+{
+    $scheduler = Scheduler::get();
+    $current = $scheduler->current;
+    if ($current === null) {
+        return Blocking::run(static fn () => timeout($seconds, $task, $what));
+    }
+    $token = new \stdClass();
+    $timer = $scheduler->driver->delay($seconds, static function () use ($current, $token, $seconds, $what): void {
+        $error = Timeout::after($seconds, $what);
+        $error->token = $token;
+        $current->cancel($error);
+    });
+    try {
+        return $task();
+    } catch (Timeout $e) {
+        if ($e->token === $token) {
+            $e->token = null;
+        }
+        throw $e;
+    } finally {
+        $scheduler->driver->cancel($timer);
+        if ($current->pendingCancel instanceof Timeout && $current->pendingCancel->token === $token) {
+            $current->pendingCancel = null;
+        }
+    }
+}
+
+/** The running coroutine's context (values visible to it and the coroutines it starts). */
+function context(): Context
+{
+    return Context::current();
+}
+
+/** The running coroutine, or null outside of any. */
+function current(): ?Coroutine
+{
+    return Scheduler::get()->current;
+}

@@ -1,0 +1,190 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Coroutine;
+
+use Weft\Loop\Driver;
+
+/**
+ * The one wait primitive for streams: wait until a stream is readable or writable, with an optional
+ * timeout, suspending only the calling coroutine. Outside of any coroutine the same call blocks the
+ * process (select(2) on that stream alone): that is sync mode.
+ *
+ * One watcher per direction is created on first use and then only enabled and disabled, so a
+ * connection's thousandth wait costs no more allocation than its first.
+ */
+final class IoWaiter
+{
+    private readonly Scheduler $scheduler;
+    private readonly Driver $driver;
+    private ?string $readWatcher = null;
+    private ?string $writeWatcher = null;
+    private ?Coroutine $reader = null;
+    private ?Coroutine $writer = null;
+    private ?\Closure $cancelRead = null;
+    private ?\Closure $cancelWrite = null;
+    private bool $closed = false;
+
+    /** @param resource $stream */
+    public function __construct(private readonly mixed $stream)
+    {
+        $this->scheduler = Scheduler::get();
+        $this->driver = $this->scheduler->driver;
+    }
+
+    /** @throws Timeout when $timeout seconds pass first */
+    public function readable(?float $timeout = null): void
+    {
+        $current = $this->scheduler->current;
+        if ($current === null) {
+            $this->block(true, $timeout);
+            return;
+        }
+        if ($this->reader !== null) {
+            throw ConcurrentUse::stream('read', $this->reader, $current);
+        }
+        if ($this->closed) {
+            return;
+        }
+        if ($this->readWatcher === null) {
+            $this->readWatcher = $this->driver->onReadable($this->stream, $this->wakeReader(...));
+        } else {
+            $this->driver->enable($this->readWatcher);
+        }
+        $this->reader = $current;
+        $timer = $timeout === null ? null : $this->driver->delay($timeout, static function () use ($current, $timeout): void {
+            $current->cancel(Timeout::after($timeout, 'Read'));
+        });
+        try {
+            $this->scheduler->await($this->cancelRead ??= $this->disableRead(...));
+        } finally {
+            $this->reader = null;
+            if ($timer !== null) {
+                $this->driver->cancel($timer);
+            }
+        }
+    }
+
+    /** @throws Timeout when $timeout seconds pass first */
+    public function writable(?float $timeout = null): void
+    {
+        $current = $this->scheduler->current;
+        if ($current === null) {
+            $this->block(false, $timeout);
+            return;
+        }
+        if ($this->writer !== null) {
+            throw ConcurrentUse::stream('write', $this->writer, $current);
+        }
+        if ($this->closed) {
+            return;
+        }
+        if ($this->writeWatcher === null) {
+            $this->writeWatcher = $this->driver->onWritable($this->stream, $this->wakeWriter(...));
+        } else {
+            $this->driver->enable($this->writeWatcher);
+        }
+        $this->writer = $current;
+        $timer = $timeout === null ? null : $this->driver->delay($timeout, static function () use ($current, $timeout): void {
+            $current->cancel(Timeout::after($timeout, 'Write'));
+        });
+        try {
+            $this->scheduler->await($this->cancelWrite ??= $this->disableWrite(...));
+        } finally {
+            $this->writer = null;
+            if ($timer !== null) {
+                $this->driver->cancel($timer);
+            }
+        }
+    }
+
+    /** Whether a coroutine is waiting to read (for stats and idle sweeps). */
+    public function isReading(): bool
+    {
+        return $this->reader !== null;
+    }
+
+    /**
+     * Drops the watchers. Must be called before the stream is closed; a coroutine still waiting is woken
+     * (it then finds the stream closed).
+     */
+    public function close(): void
+    {
+        if ($this->closed) {
+            return;
+        }
+        $this->closed = true;
+        if ($this->readWatcher !== null) {
+            $this->driver->cancel($this->readWatcher);
+        }
+        if ($this->writeWatcher !== null) {
+            $this->driver->cancel($this->writeWatcher);
+        }
+        foreach ([$this->reader, $this->writer] as $waiter) {
+            if ($waiter !== null && $waiter->waiting) {
+                $this->scheduler->resume($waiter);
+            }
+        }
+    }
+
+    private function wakeReader(): void
+    {
+        $this->driver->disable($this->readWatcher);
+        $reader = $this->reader;
+        if ($reader !== null && $reader->waiting) {
+            $this->scheduler->resume($reader);
+        }
+    }
+
+    private function wakeWriter(): void
+    {
+        $this->driver->disable($this->writeWatcher);
+        $writer = $this->writer;
+        if ($writer !== null && $writer->waiting) {
+            $this->scheduler->resume($writer);
+        }
+    }
+
+    private function disableRead(): void
+    {
+        if ($this->readWatcher !== null && !$this->closed) {
+            $this->driver->disable($this->readWatcher);
+        }
+    }
+
+    private function disableWrite(): void
+    {
+        if ($this->writeWatcher !== null && !$this->closed) {
+            $this->driver->disable($this->writeWatcher);
+        }
+    }
+
+    private function block(bool $read, ?float $timeout): void
+    {
+        $deadline = $timeout === null ? null : \hrtime(true) / 1e9 + $timeout;
+        while (\is_resource($this->stream)) {
+            $r = $read ? [$this->stream] : null;
+            $w = $read ? null : [$this->stream];
+            $e = null;
+            $left = $deadline === null ? null : \max(0.0, $deadline - \hrtime(true) / 1e9);
+            $seconds = $left === null ? null : (int) $left;
+            $micro = $left === null ? 0 : (int) (($left - $seconds) * 1e6);
+            $ready = @\stream_select($r, $w, $e, $seconds, $micro);
+            if ($ready > 0) {
+                return;
+            }
+            if ($ready === false) {
+                $error = \error_get_last();
+                \error_clear_last();
+                if ($error !== null && \stripos($error['message'], 'interrupted') === false) {
+                    throw new \RuntimeException('stream_select() failed: ' . $error['message']);
+                }
+                continue;
+            }
+            if ($deadline !== null && \hrtime(true) / 1e9 >= $deadline) {
+                throw Timeout::after($timeout, $read ? 'Read' : 'Write');
+            }
+        }
+    }
+}

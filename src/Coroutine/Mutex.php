@@ -1,0 +1,95 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Coroutine;
+
+/**
+ * Mutual exclusion between coroutines, handed over in arrival order. Only the coroutine that holds the
+ * lock may release it. Outside of any coroutine the holder is the process's main context.
+ */
+final class Mutex
+{
+    private bool $locked = false;
+    private ?Coroutine $owner = null;
+    /** @var array<int, Coroutine> */
+    private array $waiters = [];
+    private int $nextKey = 0;
+
+    public function lock(?float $timeout = null): void
+    {
+        $scheduler = Scheduler::get();
+        if (!$this->locked) {
+            $this->locked = true;
+            $this->owner = $scheduler->current;
+            return;
+        }
+        if ($this->owner === $scheduler->current) {
+            throw new \Error('Mutex is not reentrant: this coroutine already holds it');
+        }
+        $wait = function (): void {
+            $scheduler = Scheduler::get();
+            $key = $this->nextKey++;
+            $this->waiters[$key] = $scheduler->current;
+            $scheduler->await(function () use ($key): void {
+                unset($this->waiters[$key]);
+            });
+        };
+        if ($timeout !== null) {
+            $inner = $wait;
+            $wait = static fn () => \Weft\timeout($timeout, $inner, 'Mutex lock');
+        }
+        if ($scheduler->current === null) {
+            throw new \Error('Mutex::lock() would wait outside of a coroutine, where nothing else can release it');
+        }
+        $wait();
+        // unlock() handed the lock to us before waking us.
+    }
+
+    public function tryLock(): bool
+    {
+        if ($this->locked) {
+            return false;
+        }
+        $this->locked = true;
+        $this->owner = Scheduler::get()->current;
+        return true;
+    }
+
+    public function unlock(): void
+    {
+        if (!$this->locked) {
+            throw new \Error('Mutex is not locked');
+        }
+        $scheduler = Scheduler::get();
+        if ($this->owner !== $scheduler->current) {
+            throw new \Error('Only the coroutine that locked the mutex can unlock it');
+        }
+        if ($this->waiters !== []) {
+            $key = \array_key_first($this->waiters);
+            $next = $this->waiters[$key];
+            unset($this->waiters[$key]);
+            $this->owner = $next;
+            $scheduler->resume($next);
+            return;
+        }
+        $this->locked = false;
+        $this->owner = null;
+    }
+
+    public function isLocked(): bool
+    {
+        return $this->locked;
+    }
+
+    /** @template T @param \Closure(): T $critical @return T */
+    public function synchronized(\Closure $critical, ?float $timeout = null): mixed
+    {
+        $this->lock($timeout);
+        try {
+            return $critical();
+        } finally {
+            $this->unlock();
+        }
+    }
+}

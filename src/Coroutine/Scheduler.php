@@ -1,0 +1,249 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Coroutine;
+
+use Weft\Loop\Driver;
+use Weft\Loop\Loop;
+
+/**
+ * Runs coroutines on pooled Fibers on top of the loop. The only place that calls Fiber::suspend().
+ *
+ * - go() starts the coroutine at once (like Swoole's go()): it runs until its first wait, then the caller
+ *   continues. Creating a Fiber maps a C stack (~8 us), so finished Fibers return to an idle pool and run
+ *   the next coroutine: spawning costs little more than a switch.
+ * - Wake-ups requested from inside a coroutine are queued and run by the loop (never nested), so a
+ *   coroutine is only ever resumed from the loop's context or from go().
+ *
+ * @internal Use the functions in Weft\ and the classes of this namespace.
+ */
+final class Scheduler
+{
+    /** Fibers map two kernel mappings each (stack + guard page); vm.max_map_count is 65,530 by default. */
+    public const DEFAULT_MAX_COROUTINES = 30_000;
+    private const MAX_IDLE_FIBERS = 512;
+    /** Resumes run per loop tick before the loop gets a turn to look at I/O and timers. */
+    private const DRAIN_BUDGET = 4096;
+
+    private static ?self $instance = null;
+
+    public ?Coroutine $current = null;
+    /** @var list<\Fiber> */
+    private array $idle = [];
+    /** @var list<array{Coroutine, mixed, ?\Throwable}> */
+    private array $ready = [];
+    private bool $drainScheduled = false;
+    /** @var array<int, Coroutine> every coroutine started and not yet finished */
+    private array $live = [];
+    private int $fibers = 0;
+    private int $nextId = 1;
+    private int $maxCoroutines = self::DEFAULT_MAX_COROUTINES;
+    private ?\Closure $uncaughtHandler = null;
+    private ?Context $rootContext = null;
+
+    private function __construct(public readonly Driver $driver)
+    {
+    }
+
+    /** The scheduler of the current loop driver: a fresh one whenever the loop was reset (after fork). */
+    public static function get(): self
+    {
+        $driver = Loop::get();
+        $instance = self::$instance;
+        if ($instance === null || $instance->driver !== $driver) {
+            $instance = self::$instance = new self($driver);
+        }
+        return $instance;
+    }
+
+    public function setMaxCoroutines(int $max): void
+    {
+        if ($max < 1) {
+            throw new \InvalidArgumentException('The coroutine limit must be at least 1');
+        }
+        $this->maxCoroutines = $max;
+    }
+
+    public function maxCoroutines(): int
+    {
+        return $this->maxCoroutines;
+    }
+
+    /** @param null|\Closure(\Throwable, Coroutine): void $handler called for a failure nobody joined */
+    public function setUncaughtHandler(?\Closure $handler): void
+    {
+        $this->uncaughtHandler = $handler;
+    }
+
+    public function spawn(\Closure $task, array $args = []): Coroutine
+    {
+        if (\count($this->live) >= $this->maxCoroutines) {
+            throw TooManyCoroutines::limit($this->maxCoroutines);
+        }
+        $parent = $this->current;
+        $coroutine = new Coroutine($this->nextId++, $task, $args, $parent?->context() ?? $this->rootContext());
+        $this->live[$coroutine->id] = $coroutine;
+        $fiber = \array_pop($this->idle);
+        if ($fiber === null) {
+            try {
+                $fiber = new \Fiber($this->fiberMain(...));
+                $this->fibers++;
+            } catch (\Throwable $e) {
+                unset($this->live[$coroutine->id]);
+                throw TooManyCoroutines::allocation($e, \count($this->live));
+            }
+        }
+        $coroutine->fiber = $fiber;
+        $this->current = $coroutine;
+        try {
+            if ($fiber->isStarted()) {
+                $fiber->resume($coroutine);
+            } else {
+                $fiber->start($coroutine);
+            }
+        } finally {
+            $this->current = $parent;
+        }
+        return $coroutine;
+    }
+
+    /**
+     * Suspends the current coroutine until resume() or throw() is called for it.
+     * $onCancel undoes the wait (removes a watcher, leaves a queue) when the coroutine is cancelled.
+     */
+    public function await(?\Closure $onCancel = null): mixed
+    {
+        $coroutine = $this->current ?? throw new \Error('await() called outside of a coroutine');
+        if ($coroutine->pendingCancel !== null) {
+            $reason = $coroutine->pendingCancel;
+            $coroutine->pendingCancel = null;
+            throw $reason;
+        }
+        $coroutine->waiting = true;
+        $coroutine->onCancel = $onCancel;
+        $result = \Fiber::suspend();
+        // The resumer cleared $waiting and set $current; a thrown wake-up is raised by Fiber itself.
+        return $result;
+    }
+
+    /** Wakes a waiting coroutine with a value: at once from the loop's context, queued from a coroutine. */
+    public function resume(Coroutine $coroutine, mixed $value = null): void
+    {
+        if (!$coroutine->waiting) {
+            throw new \Error("Coroutine #{$coroutine->id} is not waiting; it cannot be resumed");
+        }
+        $coroutine->waiting = false;
+        $coroutine->onCancel = null;
+        if ($this->current === null && !$this->drainScheduled) {
+            $this->switchTo($coroutine, $value, null);
+            return;
+        }
+        $this->enqueue($coroutine, $value, null);
+    }
+
+    /** Wakes a waiting coroutine by throwing into it. */
+    public function throw(Coroutine $coroutine, \Throwable $error): void
+    {
+        if (!$coroutine->waiting) {
+            throw new \Error("Coroutine #{$coroutine->id} is not waiting; it cannot be resumed");
+        }
+        $coroutine->waiting = false;
+        $coroutine->onCancel = null;
+        $this->enqueue($coroutine, null, $error);
+    }
+
+    /** @return array<int, Coroutine> */
+    public function live(): array
+    {
+        return $this->live;
+    }
+
+    /** @return array{live: int, fibers: int, idle: int} */
+    public function stats(): array
+    {
+        return ['live' => \count($this->live), 'fibers' => $this->fibers, 'idle' => \count($this->idle)];
+    }
+
+    public function rootContext(): Context
+    {
+        return $this->rootContext ??= new Context(null);
+    }
+
+    /** Called from Coroutine::__destruct for a failure that nobody observed. */
+    public function reportUncaught(\Throwable $error, Coroutine $coroutine): void
+    {
+        if ($this->uncaughtHandler !== null) {
+            ($this->uncaughtHandler)($error, $coroutine);
+            return;
+        }
+        \fwrite(\STDERR, \sprintf(
+            "[weft] Unhandled exception in coroutine #%d (nobody joined it): %s\n",
+            $coroutine->id,
+            (string) $error,
+        ));
+    }
+
+    private function enqueue(Coroutine $coroutine, mixed $value, ?\Throwable $error): void
+    {
+        $this->ready[] = [$coroutine, $value, $error];
+        if (!$this->drainScheduled) {
+            $this->drainScheduled = true;
+            $this->driver->defer($this->drain(...));
+        }
+    }
+
+    private function drain(): void
+    {
+        $budget = self::DRAIN_BUDGET;
+        while ($this->ready !== [] && $budget > 0) {
+            $batch = $this->ready;
+            $this->ready = [];
+            foreach ($batch as $i => [$coroutine, $value, $error]) {
+                if (--$budget < 0) {
+                    // Out of budget: keep the rest, in order, ahead of what arrived meanwhile.
+                    $this->ready = \array_merge(\array_slice($batch, $i), $this->ready);
+                    break 2;
+                }
+                $this->switchTo($coroutine, $value, $error);
+            }
+        }
+        if ($this->ready !== []) {
+            $this->driver->defer($this->drain(...));
+            return;
+        }
+        $this->drainScheduled = false;
+    }
+
+    private function switchTo(Coroutine $coroutine, mixed $value, ?\Throwable $error): void
+    {
+        $previous = $this->current;
+        $this->current = $coroutine;
+        try {
+            if ($error !== null) {
+                $coroutine->fiber->throw($error);
+            } else {
+                $coroutine->fiber->resume($value);
+            }
+        } finally {
+            $this->current = $previous;
+        }
+    }
+
+    /** The body of every pooled Fiber: run a coroutine, go back to the pool, wait for the next one. */
+    private function fiberMain(Coroutine $coroutine): void
+    {
+        while (true) {
+            $coroutine->execute();
+            unset($this->live[$coroutine->id]);
+            $coroutine->fiber = null;
+            $coroutine = null;
+            if (\count($this->idle) >= self::MAX_IDLE_FIBERS) {
+                $this->fibers--;
+                return;
+            }
+            $this->idle[] = \Fiber::getCurrent();
+            $coroutine = \Fiber::suspend();
+        }
+    }
+}

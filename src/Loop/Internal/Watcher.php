@@ -1,0 +1,33 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Loop\Internal;
+
+/** @internal */
+final class Watcher
+{
+    public const READABLE = 0;
+    public const WRITABLE = 1;
+    public const DELAY = 2;
+    public const REPEAT = 3;
+    public const SIGNAL = 4;
+    public const DEFER = 5;
+
+    public bool $enabled = true;
+    public bool $referenced = true;
+    /** For timers: absolute expiry; for repeat: the interval lives in $interval. */
+    public float $expiration = 0.0;
+    public float $interval = 0.0;
+    public int $signal = 0;
+    /** @var resource|null */
+    public mixed $stream = null;
+    public int $streamId = 0;
+
+    public function __construct(
+        public readonly string $id,
+        public readonly int $type,
+        public readonly \Closure $callback,
+    ) {
+    }
+}

@@ -1,0 +1,142 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Loop;
+
+use Weft\Loop\Internal\AbstractDriver;
+use Weft\Loop\Internal\Watcher;
+
+/**
+ * The portable backend: stream_select(2). Cost per wait is linear in the number of watched streams, and
+ * descriptors numbered FD_SETSIZE (1024) or above cannot be watched at all (see canWatch()).
+ */
+final class StreamSelectDriver extends AbstractDriver
+{
+    /** @var array<int, resource> */
+    private array $readStreams = [];
+    /** @var array<int, array<string, Watcher>> */
+    private array $readWatchers = [];
+    /** @var array<int, resource> */
+    private array $writeStreams = [];
+    /** @var array<int, array<string, Watcher>> */
+    private array $writeWatchers = [];
+    /** @var array<int, bool> resource id => probed and watchable */
+    private array $watchable = [];
+
+    public function name(): string
+    {
+        return 'select';
+    }
+
+    public function canWatch(mixed $stream): bool
+    {
+        $id = \get_resource_id($stream);
+        if (isset($this->watchable[$id])) {
+            return $this->watchable[$id];
+        }
+        // PHP offers no way to read a stream's descriptor number, but stream_select() refuses the
+        // whole set (with a warning) when one descriptor is too high: probe the stream alone, once.
+        $read = [$stream];
+        $write = $except = null;
+        $ok = @\stream_select($read, $write, $except, 0) !== false;
+        if (\count($this->watchable) > 4096) {
+            $this->watchable = [];
+        }
+        return $this->watchable[$id] = $ok;
+    }
+
+    protected function activateStream(Watcher $watcher): void
+    {
+        $id = $watcher->streamId;
+        if (!isset($this->readStreams[$id]) && !isset($this->writeStreams[$id]) && !$this->canWatch($watcher->stream)) {
+            $watcher->enabled = false;
+            unset($this->watchers[$watcher->id]);
+            throw UnsupportedStream::tooHigh('select');
+        }
+        if ($watcher->type === Watcher::READABLE) {
+            $this->readStreams[$id] = $watcher->stream;
+            $this->readWatchers[$id][$watcher->id] = $watcher;
+        } else {
+            $this->writeStreams[$id] = $watcher->stream;
+            $this->writeWatchers[$id][$watcher->id] = $watcher;
+        }
+    }
+
+    protected function deactivateStream(Watcher $watcher): void
+    {
+        $id = $watcher->streamId;
+        if ($watcher->type === Watcher::READABLE) {
+            unset($this->readWatchers[$id][$watcher->id]);
+            if (empty($this->readWatchers[$id])) {
+                unset($this->readWatchers[$id], $this->readStreams[$id]);
+            }
+        } else {
+            unset($this->writeWatchers[$id][$watcher->id]);
+            if (empty($this->writeWatchers[$id])) {
+                unset($this->writeWatchers[$id], $this->writeStreams[$id]);
+            }
+        }
+        if (!isset($this->readStreams[$id]) && !isset($this->writeStreams[$id])) {
+            unset($this->watchable[$id]);
+        }
+    }
+
+    protected function hasActiveStreams(): bool
+    {
+        return $this->readStreams !== [] || $this->writeStreams !== [];
+    }
+
+    protected function dispatch(?float $timeout): void
+    {
+        $read = $this->readStreams;
+        $write = $this->writeStreams;
+        $except = null;
+        // A closed resource in the set would make select fail for every stream: drop it and say which.
+        foreach ([$read, $write] as $set) {
+            foreach ($set as $id => $stream) {
+                if (!\is_resource($stream)) {
+                    $this->dropClosed($id);
+                    return;
+                }
+            }
+        }
+        $seconds = $timeout === null ? null : (int) $timeout;
+        $micro = $timeout === null ? 0 : (int) (($timeout - $seconds) * 1e6);
+        $result = @\stream_select($read, $write, $except, $seconds, $micro);
+        if ($result === false) {
+            $error = \error_get_last();
+            \error_clear_last();
+            // EINTR (a signal arrived) is normal: the caller dispatches signals and comes back.
+            if ($error !== null && !\str_contains($error['message'], 'interrupted') && !\str_contains($error['message'], 'Interrupted')) {
+                throw new \RuntimeException('stream_select() failed: ' . $error['message']);
+            }
+            return;
+        }
+        if ($result === 0) {
+            return;
+        }
+        foreach ($read as $id => $_) {
+            foreach ($this->readWatchers[$id] ?? [] as $watcher) {
+                $this->invokeStream($watcher);
+            }
+        }
+        foreach ($write as $id => $_) {
+            foreach ($this->writeWatchers[$id] ?? [] as $watcher) {
+                $this->invokeStream($watcher);
+            }
+        }
+    }
+
+    /** A stream closed while watched: its watchers can never fire; wake them so their owners see EOF. */
+    private function dropClosed(int $id): void
+    {
+        $watchers = ($this->readWatchers[$id] ?? []) + ($this->writeWatchers[$id] ?? []);
+        unset($this->readStreams[$id], $this->writeStreams[$id]);
+        foreach ($watchers as $watcher) {
+            $this->invokeStream($watcher);
+            $this->cancel($watcher->id);
+        }
+        unset($this->readWatchers[$id], $this->writeWatchers[$id]);
+    }
+}
