@@ -30,17 +30,14 @@ final class DeadlockError extends \Error
             return '(not suspended)';
         }
         $reflection = new \ReflectionFiber($fiber);
-        // The innermost frames are Weft's own wait primitives; name the first user frame and the wait.
-        $trace = $reflection->getTrace(\DEBUG_BACKTRACE_IGNORE_ARGS);
-        $wait = null;
-        foreach ($trace as $frame) {
-            $class = $frame['class'] ?? '';
-            if (\str_starts_with($class, 'Weft\\Coroutine\\') || \str_starts_with($frame['function'], 'Weft\\')) {
-                $wait = ($class !== '' ? $class . '::' : '') . $frame['function'];
-                continue;
-            }
-            if (isset($frame['file'])) {
-                return ($frame['file'] ?? '?') . ':' . ($frame['line'] ?? '?') . ($wait ? " in $wait()" : '');
+        // Each frame's file:line is where its function was called from. The first call made from outside
+        // Weft's own sources is the user's wait: name that place and the function it called.
+        $src = \dirname(__DIR__);
+        foreach ($reflection->getTrace(\DEBUG_BACKTRACE_IGNORE_ARGS) as $frame) {
+            $file = $frame['file'] ?? null;
+            if ($file !== null && !\str_starts_with($file, $src)) {
+                $function = isset($frame['class']) ? $frame['class'] . '::' . $frame['function'] : $frame['function'];
+                return "$file:{$frame['line']} in $function()";
             }
         }
         return $reflection->getExecutingFile() . ':' . $reflection->getExecutingLine();

@@ -231,12 +231,13 @@ abstract class AbstractDriver implements Driver
         $timeout = null;
         if ($this->deferQueue !== [] || $this->stopped) {
             $timeout = 0.0;
+        } elseif ($this->referencedCount <= 0) {
+            // Only unreferenced watchers are left: nothing may keep run() waiting.
+            return;
         } else {
             $next = $this->timers->peek();
             if ($next !== null) {
                 $timeout = \max(0.0, $next - $this->now);
-            } elseif ($this->referencedCount <= 0) {
-                return;
             }
         }
 
