@@ -1,0 +1,57 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Cli;
+
+/** `bin/weft`: thin. Parses the command line, calls the layers, prints, returns an exit code. */
+final class Application
+{
+    public const VERSION = '0.1.0';
+
+    private const COMMANDS = [
+        'serve' => 'Run an application: HTTP or line protocol, in coroutine, sync or fpm mode',
+        'stop' => 'Stop a running server gracefully (SIGTERM to its master)',
+        'reload' => 'Reload a running server: new workers load the app afresh, old ones drain (SIGUSR1)',
+        'status' => "Show a running server's workers: pid, uptime, requests, connections, coroutines, memory",
+        'bench' => 'Run the benchmark scenarios (core, hello, sleep, sql3, upstream, line, preload, all)',
+        'preload' => 'Write an opcache.preload script for an application (for fpm mode)',
+    ];
+
+    /** @param list<string> $argv */
+    public function run(array $argv): int
+    {
+        $command = $argv[1] ?? 'help';
+        $args = \array_slice($argv, 2);
+        try {
+            return match ($command) {
+                'serve' => (new ServeCommand())->run($args),
+                'stop', 'reload', 'status' => (new ControlCommand($command))->run($args),
+                'bench' => (new BenchCommand())->run($args),
+                'preload' => (new PreloadCommand())->run($args),
+                'help', '--help', '-h' => $this->help(),
+                '--version', '-V' => $this->version(),
+                default => throw new UsageError("unknown command '$command' (try: bin/weft help)"),
+            };
+        } catch (UsageError $e) {
+            \fwrite(\STDERR, 'weft: ' . $e->getMessage() . "\n");
+            return 2;
+        }
+    }
+
+    private function help(): int
+    {
+        echo "Weft " . self::VERSION . " — a high-performance application server for PHP\n\n";
+        echo "Usage: bin/weft COMMAND [options]   (bin/weft COMMAND --help for its options)\n\n";
+        foreach (self::COMMANDS as $name => $text) {
+            \printf("  %-9s %s\n", $name, $text);
+        }
+        return 0;
+    }
+
+    private function version(): int
+    {
+        echo 'Weft ' . self::VERSION . ' (PHP ' . \PHP_VERSION . ")\n";
+        return 0;
+    }
+}

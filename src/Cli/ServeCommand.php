@@ -1,0 +1,155 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Cli;
+
+use Weft\Http\Parser\Limits;
+use Weft\Http\Server\HttpConnectionHandler;
+use Weft\Http\Server\HttpOptions;
+use Weft\Line\LineCodec;
+use Weft\Line\LineConnectionHandler;
+use Weft\Loop\DriverFactory;
+use Weft\Mode\AppLoader;
+use Weft\Server\Executor;
+use Weft\Server\Logger;
+use Weft\Server\Master;
+use Weft\Server\ServerConfig;
+use Weft\Socket\ListenException;
+use Weft\Socket\ListenOptions;
+
+final class ServeCommand
+{
+    /** @return array<string, array{0: string, 1: mixed, 2: string, 3?: list<string>}> */
+    public static function spec(): array
+    {
+        return [
+            'host' => ['string', '127.0.0.1', 'address to listen on'],
+            'port' => ['int', 8080, 'port to listen on (0: any free port)'],
+            'workers' => ['int', self::cpus(), 'worker processes (fpm mode: the php-fpm pool size)'],
+            'mode' => ['string', 'coroutine', 'how requests run', ['coroutine', 'sync', 'fpm']],
+            'protocol' => ['string', 'http', 'wire protocol', ['http', 'line']],
+            'loop' => ['string', 'auto', 'event loop backend', DriverFactory::BACKENDS],
+            'max-requests' => ['int', 0, 'recycle a worker after this many requests (0: never)'],
+            'max-connections' => ['int', ServerConfig::DEFAULT_MAX_CONNECTIONS, 'open connections per worker; more are refused (503)'],
+            'max-body' => ['bytes', Limits::DEFAULT_MAX_BODY_BYTES, 'largest request body (413 beyond)'],
+            'max-header' => ['bytes', Limits::DEFAULT_MAX_HEADER_BYTES, 'largest request line + headers (431/414 beyond)'],
+            'header-timeout' => ['float', HttpOptions::DEFAULT_HEADER_TIMEOUT, 'seconds to receive a request head (408 beyond)'],
+            'idle-timeout' => ['float', HttpOptions::DEFAULT_IDLE_TIMEOUT, 'seconds an idle keep-alive connection stays open'],
+            'max-line' => ['bytes', LineCodec::DEFAULT_MAX_LINE, 'line protocol: longest line'],
+            'grace' => ['float', ServerConfig::DEFAULT_GRACE, 'seconds in-flight requests get on stop or reload'],
+            'backlog' => ['int', ListenOptions::DEFAULT_BACKLOG, 'listen backlog (capped by net.core.somaxconn)'],
+            'max-coroutines' => ['int', \Weft\Coroutine\Scheduler::DEFAULT_MAX_COROUTINES, 'coroutines per worker (each holds a Fiber)'],
+            'pid-file' => ['string', null, 'pid file (default: <tmp>/weft-PORT.pid); the control socket is PIDFILE.sock'],
+            'log-file' => ['string', null, 'log file (default: stderr; with --daemon: <tmp>/weft-PORT.log)'],
+            'daemon' => ['bool', false, 'run in the background'],
+            'debug' => ['bool', false, 'show exception traces in 500 responses'],
+            'opcache' => ['string', 'on', 'fpm mode: opcache', ['on', 'off']],
+            'preload' => ['string', null, 'fpm mode: opcache.preload script (see bin/weft preload)'],
+            'help' => ['bool', false, 'show this help'],
+        ];
+    }
+
+    /** @param list<string> $args */
+    public function run(array $args): int
+    {
+        $options = Options::parse($args, self::spec());
+        if ($options->get('help')) {
+            echo "Usage: bin/weft serve APP.php [options]\n\n" . Options::help(self::spec()) . "\n";
+            return 0;
+        }
+        $app = $options->arguments[0] ?? throw new UsageError('serve needs an application file: bin/weft serve APP.php');
+        if (\count($options->arguments) > 1) {
+            throw new UsageError("unexpected argument '{$options->arguments[1]}'");
+        }
+        if (!\is_file($app)) {
+            throw new UsageError("application file '$app' not found");
+        }
+        $app = (string) \realpath($app);
+        $port = $options->get('port');
+        if ($port < 0 || $port > 65535) {
+            throw new UsageError("option '--port' must be between 0 and 65535, got $port");
+        }
+        foreach (['workers', 'max-connections', 'backlog', 'max-coroutines'] as $positive) {
+            if ($options->get($positive) < 1) {
+                throw new UsageError("option '--$positive' must be at least 1");
+            }
+        }
+        if ($options->get('max-requests') < 0) {
+            throw new UsageError("option '--max-requests' cannot be negative");
+        }
+        if ($options->get('loop') === 'epoll' && !DriverFactory::epollAvailable()) {
+            throw new UsageError("the epoll loop needs Weft's native extension (ext/), which is not loaded; use --loop select");
+        }
+        $pidFile = $options->get('pid-file') ?? (\sys_get_temp_dir() . "/weft-$port.pid");
+        $logFile = $options->get('log-file') ?? ($options->get('daemon') ? \sys_get_temp_dir() . "/weft-$port.log" : null);
+
+        if ($options->get('mode') === 'fpm') {
+            return (new FpmCommand())->run($app, $options, $pidFile, $logFile);
+        }
+
+        $logger = new Logger($logFile);
+        $config = new ServerConfig(
+            handlerFactory: self::handlerFactory($app, $options, $logger),
+            host: $options->get('host'),
+            port: $port,
+            workers: $options->get('workers'),
+            mode: $options->get('mode'),
+            loop: $options->get('loop'),
+            maxRequests: $options->get('max-requests'),
+            maxConnections: $options->get('max-connections'),
+            grace: $options->get('grace'),
+            backlog: $options->get('backlog'),
+            pidFile: $pidFile,
+            logFile: $logFile,
+            daemon: $options->get('daemon'),
+            maxCoroutines: $options->get('max-coroutines'),
+        );
+        $master = new Master($config, $logger);
+        try {
+            $master->bind();
+        } catch (ListenException $e) {
+            \fwrite(\STDERR, "weft: cannot listen on port $port: " . $e->getMessage() . "\n");
+            return 1;
+        }
+        if ($options->get('daemon')) {
+            return Daemon::start($pidFile, $logFile, static fn (): int => $master->run());
+        }
+        return $master->run(static function (string $address): void {
+            // A line the tests and scripts wait for; the port is the real one when --port 0 was given.
+            echo 'READY ' . \substr($address, (int) \strrpos($address, ':') + 1) . "\n";
+        });
+    }
+
+    /** @return \Closure(Executor): \Weft\Server\ConnectionHandler */
+    private static function handlerFactory(string $app, Options $options, Logger $logger): \Closure
+    {
+        $protocol = $options->get('protocol');
+        $maxLine = $options->get('max-line');
+        $httpOptions = new HttpOptions(
+            limits: (new Limits())
+                ->withMaxBodyBytes($options->get('max-body'))
+                ->withMaxHeaderBytes($options->get('max-header')),
+            headerTimeout: $options->get('header-timeout'),
+            idleTimeout: $options->get('idle-timeout'),
+            debug: $options->get('debug'),
+        );
+        return static function (Executor $executor) use ($app, $protocol, $maxLine, $httpOptions, $logger) {
+            $application = AppLoader::load($app);
+            if ($protocol === 'line') {
+                if (!$application instanceof \Closure) {
+                    throw new \Weft\Mode\AppError('A line-protocol application must return a closure fn (string $line, Connection $c): ?string');
+                }
+                return new LineConnectionHandler($application, $executor, $logger, $maxLine);
+            }
+            return new HttpConnectionHandler($application, $executor, $logger, $httpOptions);
+        };
+    }
+
+    public static function cpus(): int
+    {
+        $cpuinfo = @\file_get_contents('/proc/cpuinfo');
+        $count = $cpuinfo === false ? 0 : \substr_count($cpuinfo, "\nprocessor") + (\str_starts_with($cpuinfo, 'processor') ? 1 : 0);
+        return \max(1, $count);
+    }
+}

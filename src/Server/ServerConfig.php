@@ -1,0 +1,54 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Server;
+
+use Weft\Socket\ListenOptions;
+
+/** Everything the master needs to run. Immutable; built by the CLI or by code. */
+final class ServerConfig
+{
+    public const DEFAULT_GRACE = 10.0;
+    public const DEFAULT_MAX_CONNECTIONS = 10_000;
+
+    /**
+     * @param \Closure(): ConnectionHandler $handlerFactory called in each worker after fork: loads the
+     *        application afresh (that is what makes reload work) and returns the protocol handler
+     */
+    public function __construct(
+        public readonly \Closure $handlerFactory,
+        public readonly string $host = '127.0.0.1',
+        public readonly int $port = 8080,
+        public readonly int $workers = 1,
+        public readonly string $mode = 'coroutine',
+        public readonly string $loop = 'auto',
+        public readonly int $maxRequests = 0,
+        public readonly int $maxConnections = self::DEFAULT_MAX_CONNECTIONS,
+        public readonly float $grace = self::DEFAULT_GRACE,
+        public readonly int $backlog = ListenOptions::DEFAULT_BACKLOG,
+        public readonly ?string $pidFile = null,
+        public readonly ?string $logFile = null,
+        public readonly bool $daemon = false,
+        public readonly string $name = 'weft',
+        public readonly int $maxCoroutines = \Weft\Coroutine\Scheduler::DEFAULT_MAX_COROUTINES,
+    ) {
+        if ($workers < 1) {
+            throw new \InvalidArgumentException('--workers must be at least 1');
+        }
+        if (!\in_array($mode, ['coroutine', 'sync'], true)) {
+            throw new \InvalidArgumentException("Unknown mode '$mode' for the Weft server (coroutine or sync)");
+        }
+    }
+
+    public function address(): string
+    {
+        return (\str_contains($this->host, ':') ? "[{$this->host}]" : $this->host) . ':' . $this->port;
+    }
+
+    /** The control socket sits beside the pid file: `bin/weft status` asks the master there. */
+    public function controlPath(): ?string
+    {
+        return $this->pidFile === null ? null : $this->pidFile . '.sock';
+    }
+}

@@ -1,0 +1,41 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Server;
+
+use Weft\Coroutine\Scheduler;
+
+/** @internal A worker's figures as reported to the master. */
+final class Stats
+{
+    /** @return array<string, int|float|string> */
+    public static function collect(ConnectionHandler $handler, float $started, string $mode, string $loop): array
+    {
+        $handlerStats = $handler->stats();
+        $scheduler = Scheduler::get()->stats();
+        return [
+            'pid' => \getmypid(),
+            'started' => $started,
+            'mode' => $mode,
+            'loop' => $loop,
+            'requests' => $handlerStats['requests'],
+            'connections' => $handlerStats['connections'],
+            'coroutines' => $scheduler['live'],
+            'memory' => \memory_get_usage(true),
+            'rss' => self::rss(),
+            'updated' => \microtime(true),
+        ];
+    }
+
+    /** Resident set size of this process in bytes, from /proc (0 where there is no /proc). */
+    public static function rss(int $pid = 0): int
+    {
+        $statm = @\file_get_contents('/proc/' . ($pid ?: 'self') . '/statm');
+        if ($statm === false) {
+            return 0;
+        }
+        $fields = \explode(' ', $statm);
+        return (int) ($fields[1] ?? 0) * 4096;
+    }
+}
