@@ -1,0 +1,231 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Http\Message;
+
+/**
+ * Turns a Response into HTTP/1.x bytes. No I/O: the server writes what this returns.
+ *
+ * One instance per worker; it caches status lines, so keep it. The caller decides keep-alive
+ * (see keepAlive()) and passes the Date value, which the server formats once a second
+ * (httpDate()). The encoder owns the framing fields: a handler's Content-Length is replaced by the
+ * real body length (except for HEAD and 304, where it describes the body not sent), its Connection
+ * field by the caller's decision, and its Transfer-Encoding is only honoured on a string body
+ * (taken as already encoded). A handler's Server or Date field replaces the default one.
+ */
+final class ResponseEncoder
+{
+    public const CONTINUE = "HTTP/1.1 100 Continue\r\n\r\n";
+    public const LAST_CHUNK = "0\r\n\r\n";
+
+    private const CONTENT_LENGTH = 1;
+    private const TRANSFER_ENCODING = 2;
+    private const CONNECTION = 3;
+    private const SERVER = 4;
+    private const DATE = 5;
+    private const MANAGED = [
+        'content-length' => self::CONTENT_LENGTH,
+        'transfer-encoding' => self::TRANSFER_ENCODING,
+        'connection' => self::CONNECTION,
+        'server' => self::SERVER,
+        'date' => self::DATE,
+    ];
+    private const FIELDS = '/\A(?:' . HeaderBlock::TOKEN . '++: [^\x00-\x08\x0a-\x1f\x7f]*+\r\n)*+\z/';
+
+    /** @var array<int, string> */
+    private array $lines11 = [];
+    /** @var array<int, string> */
+    private array $lines10 = [];
+    private readonly string $serverField;
+
+    /** @param string $serverName value of the Server field; "" sends none */
+    public function __construct(string $serverName = 'weft')
+    {
+        if ($serverName !== '' && preg_match('/\A[\x20-\x7e]++\z/', $serverName) !== 1) {
+            throw new \InvalidArgumentException('Invalid server name');
+        }
+        $this->serverField = $serverName === '' ? '' : 'Server: ' . $serverName . "\r\n";
+    }
+
+    /** An IMF-fixdate for the Date field: "Sun, 06 Nov 1994 08:49:37 GMT". */
+    public static function httpDate(int $timestamp): string
+    {
+        return gmdate('D, d M Y H:i:s', $timestamp) . ' GMT';
+    }
+
+    /**
+     * Head and body of a string-bodied response in one string: the hot path.
+     *
+     * @param string $version the request's version: "1.0" answers with HTTP/1.0, anything else HTTP/1.1
+     * @param bool $isHead the request was HEAD: the head describes the body, which is not sent
+     * @throws \LogicException for a streamed response (use encodeHead() and the producer)
+     * @throws \InvalidArgumentException when a header name or value could break the head
+     */
+    public function encode(Response $response, string $version, bool $keepAlive, bool $isHead, string $date): string
+    {
+        if ($response->isStreamed()) {
+            throw new \LogicException('A streamed response is written with encodeHead() and its producer');
+        }
+        $head = $this->head($response, $version, $keepAlive, $isHead, $date);
+        $status = $response->status();
+        if ($isHead || $status < 200 || $status === 204 || $status === 304) {
+            return $head;
+        }
+        return $head . $response->body();
+    }
+
+    /**
+     * Only the head, for a streamed response (or a string one whose body the caller sends itself).
+     * What follows it is given by framing(); a close-delimited stream always says "Connection: close".
+     */
+    public function encodeHead(Response $response, string $version, bool $keepAlive, bool $isHead, string $date): string
+    {
+        return $this->head($response, $version, $keepAlive, $isHead, $date);
+    }
+
+    /** How the body bytes after encodeHead() must be written, for the same arguments. */
+    public function framing(Response $response, string $version, bool $isHead): BodyFraming
+    {
+        $status = $response->status();
+        if ($isHead || $status < 200 || $status === 204 || $status === 304) {
+            return BodyFraming::None;
+        }
+        if (!$response->isStreamed() || $response->hasHeader('content-length')) {
+            return BodyFraming::ContentLength;
+        }
+        return $version === '1.0' ? BodyFraming::CloseDelimited : BodyFraming::Chunked;
+    }
+
+    /**
+     * The one place that decides whether the connection stays open after this exchange: the
+     * client asked for it (Request::keepAlive()), the handler did not send "Connection: close",
+     * and the body is not close-delimited. The server may still close (shutdown, max requests).
+     */
+    public function keepAlive(Request $request, Response $response): bool
+    {
+        if (!$request->keepAlive()) {
+            return false;
+        }
+        $connection = $response->header('connection');
+        if ($connection !== null && HeaderBlock::listHas($connection, 'close')) {
+            return false;
+        }
+        return !$response->isStreamed()
+            || $this->framing($response, $request->version(), $request->method() === 'HEAD') !== BodyFraming::CloseDelimited;
+    }
+
+    /** One chunk of a chunked body; "" for an empty chunk, which on the wire would end the body. */
+    public function encodeChunk(string $chunk): string
+    {
+        if ($chunk === '') {
+            return '';
+        }
+        return dechex(\strlen($chunk)) . "\r\n" . $chunk . "\r\n";
+    }
+
+    public function lastChunk(): string
+    {
+        return self::LAST_CHUNK;
+    }
+
+    private function head(Response $response, string $version, bool $keepAlive, bool $isHead, string $date): string
+    {
+        $status = $response->status();
+        if ($response->hasCustomReason()) {
+            $head = ($version === '1.0' ? 'HTTP/1.0 ' : 'HTTP/1.1 ') . $status . ' ' . $response->reason() . "\r\n";
+        } elseif ($version === '1.0') {
+            $head = $this->lines10[$status] ??= 'HTTP/1.0 ' . $status . ' ' . $response->reason() . "\r\n";
+        } else {
+            $head = $this->lines11[$status] ??= 'HTTP/1.1 ' . $status . ' ' . $response->reason() . "\r\n";
+        }
+
+        $fields = '';
+        $length = null;
+        $coding = null;
+        $server = $this->serverField;
+        $dateField = 'Date: ' . $date . "\r\n";
+        foreach ($response->headerFields() as $name => $value) {
+            $name = (string) $name;
+            $managed = self::MANAGED[strtolower($name)] ?? 0;
+            if ($managed !== 0) {
+                if ($managed === self::CONTENT_LENGTH) {
+                    $length = (string) (\is_array($value) ? ($value[0] ?? '') : $value);
+                    continue;
+                }
+                if ($managed === self::TRANSFER_ENCODING) {
+                    $coding = \is_array($value) ? implode(', ', $value) : (string) $value;
+                    continue;
+                }
+                if ($managed === self::CONNECTION) {
+                    continue;
+                }
+                if ($managed === self::SERVER) {
+                    $server = '';
+                } else {
+                    $dateField = '';
+                }
+            }
+            if (\is_array($value)) {
+                foreach ($value as $item) {
+                    $fields .= $name . ': ' . $item . "\r\n";
+                }
+            } else {
+                $fields .= $name . ': ' . $value . "\r\n";
+            }
+        }
+        if ($fields !== '' && preg_match(self::FIELDS, $fields) !== 1) {
+            throw new \InvalidArgumentException(self::describeInvalidField($response));
+        }
+
+        if ($status < 200 || $status === 204) {
+            $framing = '';
+        } elseif ($response->isStreamed()) {
+            if ($length !== null) {
+                $framing = 'Content-Length: ' . self::checkLength($length) . "\r\n";
+            } elseif ($isHead || $status === 304) {
+                $framing = '';
+            } elseif ($version === '1.0') {
+                $framing = '';
+                $keepAlive = false;
+            } else {
+                $framing = "Transfer-Encoding: chunked\r\n";
+            }
+        } elseif ($status === 304 || ($isHead && $length !== null)) {
+            $framing = $length === null ? '' : 'Content-Length: ' . self::checkLength($length) . "\r\n";
+        } elseif ($coding !== null) {
+            $framing = 'Transfer-Encoding: ' . $coding . "\r\n";
+            if (preg_match('/[\x00-\x08\x0a-\x1f\x7f]/', $coding) === 1) {
+                throw new \InvalidArgumentException('Invalid Transfer-Encoding value');
+            }
+        } else {
+            $framing = 'Content-Length: ' . \strlen($response->body()) . "\r\n";
+        }
+
+        return $head . $server . $dateField . $fields . $framing
+            . ($keepAlive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n");
+    }
+
+    private static function checkLength(string $length): string
+    {
+        if (!ctype_digit($length)) {
+            throw new \InvalidArgumentException('Content-Length must be a non-negative integer');
+        }
+        return $length;
+    }
+
+    private static function describeInvalidField(Response $response): string
+    {
+        foreach ($response->headers() as $name => $values) {
+            foreach ($values as $value) {
+                if (preg_match(self::FIELDS, $name . ': ' . $value . "\r\n") !== 1) {
+                    return sprintf(
+                        'Invalid response header "%s": names must be tokens, values free of CR, LF and other control bytes',
+                        addcslashes($name, "\0..\37\177..\377"),
+                    );
+                }
+            }
+        }
+        return 'Invalid response header';
+    }
+}
