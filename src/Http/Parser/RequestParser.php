@@ -1,0 +1,271 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Http\Parser;
+
+use Weft\Http\Message\HeaderBlock;
+use Weft\Http\Message\Request;
+
+/**
+ * Incremental HTTP/1.0 and HTTP/1.1 request parser: bytes in, Requests out. No I/O, no clock.
+ *
+ * One per connection. push() what the socket gave, then call next() until it returns null
+ * (pipelined requests come out one by one). A request split at any byte boundary parses exactly
+ * as if it had arrived at once, including which error it fails with.
+ *
+ * Hot path (a complete head without body): one strpos for the end of the head, one anchored
+ * regex that validates the request line and every field line and captures the raw header block,
+ * a few stripos for the framing fields, and a Request that keeps that block raw.
+ *
+ * Decisions: lines must end with CRLF (a bare LF is a 400, like RFC 9112 permits: it removes a
+ * request-smuggling ambiguity between servers that differ on it); obs-fold is a 400; empty lines
+ * before a request line are skipped (RFC 9112 §2.2); an HTTP/1.1 request needs exactly one Host;
+ * Transfer-Encoding must be exactly "chunked" and is refused in HTTP/1.0 requests.
+ */
+final class RequestParser
+{
+    private readonly Limits $limits;
+    private readonly string $headPattern;
+
+    private string $buffer = '';
+    /** Start of the unconsumed bytes in $buffer; push() drops the consumed prefix. */
+    private int $offset = 0;
+    /** Where the search for the end of the head resumes, so no byte is scanned twice. */
+    private int $scanFrom = 0;
+
+    /** @var array{0: string, 1: string, 2: string, 3: string}|null method, target, header block, version of a request whose body is incomplete */
+    private ?array $pending = null;
+    private int $bodyLength = 0;
+    private ?ChunkedDecoder $chunked = null;
+    private bool $continueDue = false;
+    private ?HttpError $error = null;
+
+    /** @param string|null $remoteAddress the peer's IP, stamped on every request of this connection */
+    public function __construct(?Limits $limits = null, private readonly ?string $remoteAddress = null)
+    {
+        $this->limits = $limits ?? new Limits();
+        $this->headPattern = '/\G(' . HeaderBlock::TOKEN . '++) ([^\x00-\x20\x7f]++) HTTP\/(1\.[01])('
+            . Syntax::fields($this->limits->maxHeaderCount) . ')\r\n\r\n/';
+    }
+
+    public function push(string $bytes): void
+    {
+        if ($this->offset === 0) {
+            $this->buffer .= $bytes;
+            return;
+        }
+        // Copy only the unconsumed tail, once per push: a body that is still arriving sits at
+        // offset 0 afterwards and grows by appending.
+        $this->buffer = substr($this->buffer, $this->offset) . $bytes;
+        $this->scanFrom = max(0, $this->scanFrom - $this->offset);
+        $this->offset = 0;
+    }
+
+    /**
+     * The next complete request, or null when more bytes are needed.
+     *
+     * @throws HttpError on invalid input; the same error again on every later call
+     */
+    public function next(): ?Request
+    {
+        if ($this->error !== null) {
+            throw $this->error;
+        }
+        try {
+            return $this->pending === null ? $this->nextHead() : $this->nextBody();
+        } catch (HttpError $e) {
+            $this->error = $e;
+            $this->buffer = '';
+            $this->offset = 0;
+            $this->pending = null;
+            $this->chunked = null;
+            throw $e;
+        }
+    }
+
+    /**
+     * True once per request whose head carried "Expect: 100-continue" (HTTP/1.1) while its body is
+     * still incomplete: the server should then write ResponseEncoder::CONTINUE. Ask after next()
+     * returned null. A body over the limit fails in next() first (413), so the client is never
+     * invited to send it.
+     */
+    public function needsContinue(): bool
+    {
+        if ($this->continueDue) {
+            $this->continueDue = false;
+            return true;
+        }
+        return false;
+    }
+
+    /** Bytes of an unfinished request are held: the server's header/body timeout applies, not the idle one. */
+    public function hasPartial(): bool
+    {
+        return $this->pending !== null || \strlen($this->buffer) > $this->offset;
+    }
+
+    /**
+     * The current request's head is complete and its body is still arriving: a body only has to keep
+     * moving (idle timeout), where a head must be complete within the header timeout.
+     */
+    public function inBody(): bool
+    {
+        return $this->pending !== null;
+    }
+
+    /** Unconsumed raw bytes plus the decoded part of a chunked body in progress. */
+    public function bufferedBytes(): int
+    {
+        return \strlen($this->buffer) - $this->offset + ($this->chunked?->bodyBytes() ?? 0);
+    }
+
+    private function nextHead(): ?Request
+    {
+        $buffer = $this->buffer;
+        $offset = $this->offset;
+        if (isset($buffer[$offset]) && $buffer[$offset] === "\r") {
+            while (substr($buffer, $offset, 2) === "\r\n") {
+                $offset += 2;
+            }
+            $this->consumedTo($offset);
+            if ($this->buffer === '') {
+                return null;
+            }
+        }
+
+        $end = strpos($buffer, "\r\n\r\n", $this->scanFrom);
+        if ($end === false) {
+            Syntax::checkHead($buffer, $offset, null, $this->limits, true);
+            $this->scanFrom = max($offset, \strlen($buffer) - 3);
+            return null;
+        }
+        Syntax::checkHead($buffer, $offset, $end, $this->limits, true);
+        if (preg_match($this->headPattern, $buffer, $m, 0, $offset) !== 1 || str_contains($m[4], "\0")) {
+            throw $this->diagnose(substr($buffer, $offset, $end - $offset));
+        }
+        [, $method, $target, $version, $block] = $m;
+        if ($target[0] !== '/' && !self::isValidOtherTarget($method, $target)) {
+            throw HttpError::badRequest('Invalid request target');
+        }
+        if ($version === '1.1') {
+            $host = stripos($block, "\r\nhost:");
+            if ($host === false || stripos($block, "\r\nhost:", $host + 7) !== false) {
+                throw HttpError::badRequest('An HTTP/1.1 request needs exactly one Host header');
+            }
+        }
+
+        $next = $end + 4;
+        if ($block !== '' && (stripos($block, "\r\ncontent-length:") !== false || stripos($block, "\r\ntransfer-encoding:") !== false)) {
+            return $this->startBody($method, $target, $block, $version, $next);
+        }
+        $this->consumedTo($next);
+        return new Request($method, $target, $block, '', $version, $this->remoteAddress);
+    }
+
+    private function startBody(string $method, string $target, string $block, string $version, int $bodyStart): ?Request
+    {
+        $codings = HeaderBlock::values($block, 'transfer-encoding');
+        $lengths = HeaderBlock::values($block, 'content-length');
+        if ($codings !== []) {
+            // Both present is the classic request-smuggling vector: refuse rather than pick one.
+            if ($lengths !== []) {
+                throw HttpError::badRequest('Both Content-Length and Transfer-Encoding');
+            }
+            if ($version === '1.0') {
+                throw HttpError::badRequest('Transfer-Encoding in an HTTP/1.0 request');
+            }
+            Syntax::requireChunked($codings);
+            $this->chunked = new ChunkedDecoder($this->limits);
+        } else {
+            $this->bodyLength = Syntax::contentLength($lengths);
+            if ($this->bodyLength > $this->limits->maxBodyBytes) {
+                throw HttpError::bodyTooLarge($this->limits->maxBodyBytes);
+            }
+        }
+        $this->pending = [$method, $target, $block, $version];
+        $this->offset = $bodyStart;
+        $this->scanFrom = $bodyStart;
+        $request = $this->nextBody();
+        if ($request === null && $version === '1.1') {
+            $expect = HeaderBlock::get($block, 'expect');
+            $this->continueDue = $expect !== null && strtolower($expect) === '100-continue';
+        }
+        return $request;
+    }
+
+    private function nextBody(): ?Request
+    {
+        if ($this->chunked !== null) {
+            $offset = $this->offset;
+            $done = $this->chunked->decode($this->buffer, $offset);
+            $this->offset = $offset;
+            if (!$done) {
+                return null;
+            }
+            $body = $this->chunked->body();
+            $trailers = $this->chunked->trailerBlock();
+            $this->chunked = null;
+        } else {
+            if (\strlen($this->buffer) - $this->offset < $this->bodyLength) {
+                return null;
+            }
+            $body = $this->bodyLength === 0 ? '' : substr($this->buffer, $this->offset, $this->bodyLength);
+            $this->offset += $this->bodyLength;
+            $trailers = '';
+        }
+        [$method, $target, $block, $version] = $this->pending;
+        $this->pending = null;
+        $this->continueDue = false;
+        $this->consumedTo($this->offset);
+        return new Request($method, $target, $block, $body, $version, $this->remoteAddress, $trailers);
+    }
+
+    private function consumedTo(int $offset): void
+    {
+        if ($offset === \strlen($this->buffer)) {
+            $this->buffer = '';
+            $offset = 0;
+        }
+        $this->offset = $offset;
+        $this->scanFrom = $offset;
+    }
+
+    /** Asterisk-form for OPTIONS, authority-form for CONNECT, absolute-form (proxies, RFC 9112 §3.2.2). */
+    private static function isValidOtherTarget(string $method, string $target): bool
+    {
+        if ($target === '*') {
+            return $method === 'OPTIONS';
+        }
+        if ($method === 'CONNECT') {
+            return preg_match('/\A(?:\[[0-9A-Fa-f:.]++\]|[^\/?#@:\[\]]++):[0-9]++\z/', $target) === 1;
+        }
+        return preg_match('/\A[A-Za-z][A-Za-z0-9+.\-]*+:\/\/[^\/?#]/', $target) === 1;
+    }
+
+    /** The precise error for a complete head that failed the fast pattern. */
+    private function diagnose(string $head): HttpError
+    {
+        $lines = explode("\r\n", $head);
+        $requestLine = array_shift($lines);
+        $parts = explode(' ', $requestLine);
+        if (\count($parts) !== 3) {
+            return HttpError::badRequest('Malformed request line');
+        }
+        [$method, $target, $version] = $parts;
+        if (preg_match('/\A' . HeaderBlock::TOKEN . '++\z/', $method) !== 1) {
+            return HttpError::badRequest('Invalid method');
+        }
+        if (preg_match('/\A[^\x00-\x20\x7f]++\z/', $target) !== 1) {
+            return HttpError::badRequest('Invalid request target');
+        }
+        if (preg_match('/\AHTTP\/[0-9]\.[0-9]\z/', $version) === 1) {
+            if ($version !== 'HTTP/1.0' && $version !== 'HTTP/1.1') {
+                return HttpError::versionNotSupported();
+            }
+        } else {
+            return HttpError::badRequest('Malformed HTTP version');
+        }
+        return Syntax::diagnoseFields($lines, $this->limits->maxHeaderCount);
+    }
+}
