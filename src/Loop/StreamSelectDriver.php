@@ -21,8 +21,6 @@ final class StreamSelectDriver extends AbstractDriver
     private array $writeStreams = [];
     /** @var array<int, array<string, Watcher>> */
     private array $writeWatchers = [];
-    /** @var array<int, bool> resource id => probed and watchable */
-    private array $watchable = [];
 
     public function name(): string
     {
@@ -31,28 +29,24 @@ final class StreamSelectDriver extends AbstractDriver
 
     public function canWatch(mixed $stream): bool
     {
-        $id = \get_resource_id($stream);
-        if (isset($this->watchable[$id])) {
-            return $this->watchable[$id];
-        }
         // PHP offers no way to read a stream's descriptor number, but stream_select() refuses the
         // whole set (with a warning) when one descriptor is too high: probe the stream alone, once.
         $read = [$stream];
         $write = $except = null;
         $ok = @\stream_select($read, $write, $except, 0) !== false;
-        if (\count($this->watchable) > 4096) {
-            $this->watchable = [];
-        }
-        return $this->watchable[$id] = $ok;
+        return $ok;
     }
 
     protected function activateStream(Watcher $watcher): void
     {
         $id = $watcher->streamId;
-        if (!isset($this->readStreams[$id]) && !isset($this->writeStreams[$id]) && !$this->canWatch($watcher->stream)) {
-            $watcher->enabled = false;
-            unset($this->watchers[$watcher->id]);
-            throw UnsupportedStream::tooHigh('select');
+        if (!$watcher->probed) {
+            if (!isset($this->readStreams[$id]) && !isset($this->writeStreams[$id]) && !$this->canWatch($watcher->stream)) {
+                $watcher->enabled = false;
+                unset($this->watchers[$watcher->id]);
+                throw UnsupportedStream::tooHigh('select');
+            }
+            $watcher->probed = true;
         }
         if ($watcher->type === Watcher::READABLE) {
             $this->readStreams[$id] = $watcher->stream;
@@ -76,9 +70,6 @@ final class StreamSelectDriver extends AbstractDriver
             if (empty($this->writeWatchers[$id])) {
                 unset($this->writeWatchers[$id], $this->writeStreams[$id]);
             }
-        }
-        if (!isset($this->readStreams[$id]) && !isset($this->writeStreams[$id])) {
-            unset($this->watchable[$id]);
         }
     }
 

@@ -22,6 +22,12 @@ final class Socket
     private ?IoWaiter $waiter = null;
     private bool $closed = false;
     private bool $eof = false;
+    /**
+     * The last read took less than it asked for, so the kernel's buffer is most likely empty: wait for
+     * readability before the next read instead of spending a system call on EAGAIN. In a
+     * request/response exchange the next request is never there the moment the response is out.
+     */
+    private bool $drained = false;
     private ?string $remote = null;
 
     /** @param resource $resource */
@@ -277,16 +283,21 @@ final class Socket
             return false;
         }
         $deadline = null;
+        $wait = $this->drained;
         while (true) {
-            $data = @\fread($this->resource, $max);
-            if ($data !== false && $data !== '') {
-                $this->buffer .= $data;
-                return true;
+            if (!$wait) {
+                $data = @\fread($this->resource, $max);
+                if ($data !== false && $data !== '') {
+                    $this->buffer .= $data;
+                    $this->drained = \strlen($data) < $max;
+                    return true;
+                }
+                if ($data === false || \feof($this->resource)) {
+                    $this->eof = true;
+                    return false;
+                }
             }
-            if ($data === false || \feof($this->resource)) {
-                $this->eof = true;
-                return false;
-            }
+            $wait = false;
             if ($timeout !== null) {
                 $deadline ??= \hrtime(true) / 1e9 + $timeout;
                 $left = $deadline - \hrtime(true) / 1e9;

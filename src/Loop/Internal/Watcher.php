@@ -23,6 +23,8 @@ final class Watcher
     /** @var resource|null */
     public mixed $stream = null;
     public int $streamId = 0;
+    /** A backend checked once that it can watch this stream (the watcher keeps its stream for life). */
+    public bool $probed = false;
 
     public function __construct(
         public readonly string $id,
