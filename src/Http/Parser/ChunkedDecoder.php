@@ -81,7 +81,7 @@ final class ChunkedDecoder
                 $maxLine = self::MAX_SIZE_DIGITS + $this->limits->maxChunkExtBytes - $this->extensionBytes;
                 if ($eol === false) {
                     if (strpos($buffer, "\n", $offset) !== false) {
-                        throw HttpError::badRequest('Lines must end with CRLF, not a bare LF');
+                        throw Syntax::bareLf();
                     }
                     // The last byte may be the CR of the line's CRLF.
                     if ($length - $offset - ($length > $offset && $buffer[$length - 1] === "\r" ? 1 : 0) > $maxLine) {
@@ -120,17 +120,25 @@ final class ChunkedDecoder
                 }
             }
 
-            // self::TRAILERS
+            // self::TRAILERS: same ranking as a head (see Syntax::checkHead()).
             $end = strpos($buffer, "\r\n\r\n", $offset);
+            $max = $this->limits->maxHeaderBytes;
             if ($end === false) {
                 // The terminator may already be partly here (up to 3 bytes).
-                if ($length - $offset - 3 > $this->limits->maxHeaderBytes) {
-                    throw HttpError::headerTooLarge($this->limits->maxHeaderBytes);
+                $size = $length - $offset;
+                if (Syntax::hasBareLf($buffer, $offset, min($size, $max + 3))) {
+                    throw Syntax::bareLf();
+                }
+                if ($size - 3 > $max) {
+                    throw HttpError::headerTooLarge($max);
                 }
                 return false;
             }
-            if ($end - $offset > $this->limits->maxHeaderBytes) {
-                throw HttpError::headerTooLarge($this->limits->maxHeaderBytes);
+            if ($end - $offset > $max) {
+                if (Syntax::hasBareLf($buffer, $offset, $max + 3)) {
+                    throw Syntax::bareLf();
+                }
+                throw HttpError::headerTooLarge($max);
             }
             $block = substr($buffer, $offset, $end - $offset);
             if ($block !== '' && (preg_match($this->trailerPattern, $block) !== 1 || str_contains($block, "\0"))) {

@@ -51,6 +51,9 @@ final class RequestParser
 
     public function push(string $bytes): void
     {
+        if ($this->error !== null) {
+            return; // the connection is being closed; keep nothing
+        }
         if ($this->offset === 0) {
             $this->buffer .= $bytes;
             return;
@@ -246,6 +249,9 @@ final class RequestParser
     /** The precise error for a complete head that failed the fast pattern. */
     private function diagnose(string $head): HttpError
     {
+        if (Syntax::hasBareLf($head, 0, \strlen($head))) {
+            return Syntax::bareLf();
+        }
         $lines = explode("\r\n", $head);
         $requestLine = array_shift($lines);
         $parts = explode(' ', $requestLine);

@@ -52,6 +52,9 @@ final class ResponseParser
         if ($this->finished) {
             throw new \LogicException('push() after finish()');
         }
+        if ($this->error !== null) {
+            return;
+        }
         if ($this->offset === 0) {
             $this->buffer .= $bytes;
             return;
@@ -218,6 +221,9 @@ final class ResponseParser
 
     private function diagnose(string $head): HttpError
     {
+        if (Syntax::hasBareLf($head, 0, \strlen($head))) {
+            return Syntax::bareLf();
+        }
         $lines = explode("\r\n", $head);
         $statusLine = array_shift($lines);
         if (preg_match('/\AHTTP\/[0-9]\.[0-9] /', $statusLine) === 1 && !str_starts_with($statusLine, 'HTTP/1.')) {

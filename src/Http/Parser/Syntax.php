@@ -27,38 +27,58 @@ final class Syntax
 
     /**
      * Size and line-ending rules for a head starting at $offset, complete ($end = position of its
-     * CRLFCRLF) or not yet ($end = null). Checks run in the same order in both cases, and a partial
-     * head only fails once the failure is certain, so feeding bytes one at a time ends in the same
-     * error as feeding them at once — while never buffering more than the limits allow.
+     * CRLFCRLF) or not yet ($end = null). A partial head only fails once the failure is certain,
+     * and checks rank the same in both cases (414, then a bare LF within the size limit, then 431,
+     * then the grammar), so feeding bytes one at a time ends in the same status as feeding them at
+     * once, while never buffering more than the limits allow. On the hot path (complete, small
+     * head) this costs a few integer comparisons: a bare LF in a small complete head is found by
+     * the caller's diagnosis after its pattern fails.
      *
      * @throws HttpError
      */
     public static function checkHead(string $buffer, int $offset, ?int $end, Limits $limits, bool $isRequest): void
     {
         $length = \strlen($buffer);
-        if ($length === $offset) {
+        $size = $end === null ? $length - $offset : $end + 4 - $offset;
+        if ($size === 0) {
             return;
         }
-        $lf = strpos($buffer, "\n", $offset);
-        if ($lf === false) {
-            // Incomplete first line; its final byte may be the CR of its CRLF.
-            $lineLength = $length - $offset - ($buffer[$length - 1] === "\r" ? 1 : 0);
-            if ($isRequest && $lineLength > $limits->maxTargetBytes) {
+        // A partial head of maxHeaderBytes can no longer end within the limit.
+        $tooLarge = $end === null ? $size >= $limits->maxHeaderBytes : $size > $limits->maxHeaderBytes;
+        if ($isRequest && ($tooLarge || $size > $limits->maxTargetBytes)) {
+            $lf = strpos($buffer, "\n", $offset);
+            // Without its LF yet, the line's last byte may still be the CR of its CRLF.
+            $lineLength = $lf === false
+                ? $length - $offset - ($buffer[$length - 1] === "\r" ? 1 : 0)
+                : $lf - $offset - ($lf > $offset && $buffer[$lf - 1] === "\r" ? 1 : 0);
+            if ($lineLength > $limits->maxTargetBytes) {
                 throw HttpError::uriTooLong($limits->maxTargetBytes);
             }
-        } else {
-            $crlf = $lf > $offset && $buffer[$lf - 1] === "\r";
-            if ($isRequest && $lf - $offset - ($crlf ? 1 : 0) > $limits->maxTargetBytes) {
-                throw HttpError::uriTooLong($limits->maxTargetBytes);
-            }
-            if (!$crlf) {
-                throw HttpError::badRequest('Lines must end with CRLF, not a bare LF');
+            if ($lf === false) {
+                // The line may still outgrow maxTargetBytes, and 414 outranks 431: wait (at most
+                // maxTargetBytes + 1 bytes) until the line ends or is too long.
+                return;
             }
         }
-        // A partial head of maxHeaderBytes already cannot end within the limit.
-        if ($end === null ? $length - $offset >= $limits->maxHeaderBytes : $end + 4 - $offset > $limits->maxHeaderBytes) {
-            throw HttpError::headerTooLarge($limits->maxHeaderBytes);
+        if ($end === null || $tooLarge) {
+            if (self::hasBareLf($buffer, $offset, min($size, $limits->maxHeaderBytes))) {
+                throw self::bareLf();
+            }
+            if ($tooLarge) {
+                throw HttpError::headerTooLarge($limits->maxHeaderBytes);
+            }
         }
+    }
+
+    /** Whether $length bytes from $offset hold an LF that does not end a CRLF. */
+    public static function hasBareLf(string $buffer, int $offset, int $length): bool
+    {
+        return substr_count($buffer, "\n", $offset, $length) !== substr_count($buffer, "\r\n", $offset, $length);
+    }
+
+    public static function bareLf(): HttpError
+    {
+        return HttpError::badRequest('Lines must end with CRLF, not a bare LF');
     }
 
     /**
@@ -68,6 +88,11 @@ final class Syntax
      */
     public static function diagnoseFields(array $lines, int $maxCount): HttpError
     {
+        foreach ($lines as $line) {
+            if (str_contains($line, "\n")) {
+                return self::bareLf();
+            }
+        }
         if (\count($lines) > $maxCount) {
             return HttpError::tooManyHeaders($maxCount);
         }
@@ -90,9 +115,6 @@ final class Syntax
                 return HttpError::badRequest('Invalid header name');
             }
             $value = substr($line, $colon + 1);
-            if (str_contains($value, "\n")) {
-                return HttpError::badRequest('Lines must end with CRLF, not a bare LF');
-            }
             if (str_contains($value, "\r")) {
                 return HttpError::badRequest('Bare CR in header value');
             }
