@@ -101,13 +101,15 @@ final class HeaderBlock
         $block = '';
         foreach ($headers as $name => $values) {
             $name = (string) $name;
+            if (preg_match('/\A' . self::TOKEN . '++\z/', $name) !== 1) {
+                throw new \InvalidArgumentException(sprintf('Invalid header name "%s"', addcslashes($name, "\0..\37\177..\377")));
+            }
             foreach (\is_array($values) ? $values : [$values] as $value) {
                 $value = trim((string) $value, " \t");
-                $line = "\r\n" . $name . ': ' . $value;
-                if (preg_match('/\A' . self::FIELD . '\z/', $line) !== 1 || str_contains($line, "\0")) {
-                    throw new \InvalidArgumentException(sprintf('Invalid header field "%s"', addcslashes($name, "\0..\37\177..\377")));
+                if (strpbrk($value, "\r\n\0") !== false) {
+                    throw new \InvalidArgumentException(sprintf('Invalid value for header "%s": CR, LF and NUL are not allowed', $name));
                 }
-                $block .= $line;
+                $block .= "\r\n" . $name . ': ' . $value;
             }
         }
         return $block;

@@ -141,6 +141,7 @@ final class ResponseEncoder
         }
 
         $fields = '';
+        $lines = 0;
         $length = null;
         $coding = null;
         $server = $this->serverField;
@@ -169,12 +170,16 @@ final class ResponseEncoder
             if (\is_array($value)) {
                 foreach ($value as $item) {
                     $fields .= $name . ': ' . $item . "\r\n";
+                    ++$lines;
                 }
             } else {
                 $fields .= $name . ': ' . $value . "\r\n";
+                ++$lines;
             }
         }
-        if ($fields !== '' && preg_match(self::FIELDS, $fields) !== 1) {
+        // One check for all fields: the pattern refuses bad names and control bytes, and an LF
+        // count beyond the lines written means a value or name smuggled in a line of its own.
+        if ($fields !== '' && (preg_match(self::FIELDS, $fields) !== 1 || substr_count($fields, "\n") !== $lines)) {
             throw new \InvalidArgumentException(self::describeInvalidField($response));
         }
 
@@ -218,7 +223,8 @@ final class ResponseEncoder
     {
         foreach ($response->headers() as $name => $values) {
             foreach ($values as $value) {
-                if (preg_match(self::FIELDS, $name . ': ' . $value . "\r\n") !== 1) {
+                $line = $name . ': ' . $value . "\r\n";
+                if (preg_match(self::FIELDS, $line) !== 1 || substr_count($line, "\n") !== 1) {
                     return sprintf(
                         'Invalid response header "%s": names must be tokens, values free of CR, LF and other control bytes',
                         addcslashes($name, "\0..\37\177..\377"),
