@@ -169,9 +169,14 @@ final class Request
      */
     public function keepAlive(): bool
     {
+        // Runs for every request the server answers, so the common shapes ("keep-alive", "close",
+        // no field at all) are decided here without the general list parsing.
         $connection = HeaderBlock::get($this->headerBlock, 'connection');
         if ($connection === null) {
             return $this->version !== '1.0';
+        }
+        if (\strlen($connection) === 10 && strcasecmp($connection, 'keep-alive') === 0) {
+            return true;
         }
         if ($this->version === '1.0') {
             return HeaderBlock::listHas($connection, 'keep-alive');
