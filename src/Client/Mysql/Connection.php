@@ -497,6 +497,8 @@ final class Connection
     /**
      * Protocol::HandshakeV10.
      *
+     * @internal public for the tests
+     *
      * @return array{version: string, id: int, scramble: string, capabilities: int, status: int, plugin: string}
      */
     public static function parseGreeting(string $packet): array
