@@ -10,8 +10,9 @@ use Weft\Client\Mysql\Fixtures;
 /**
  * Point selects per second over one connection, one query at a time (latency-bound: what a request
  * handler doing a few queries sees): `SELECT name FROM test WHERE id = ?` with ids cycling over the
- * table, with Weft's client from one coroutine (text protocol and a prepared statement), and with PDO
- * (pdo_mysql / mysqlnd) in the same process, text and native prepared. Variants run in interleaved
+ * table, with Weft's client from one coroutine (text protocol and a prepared statement; also text in
+ * sync mode), and with PDO (pdo_mysql / mysqlnd) in the same process: PDO::query() with PDO's default
+ * emulated prepares (one COM_QUERY, like ours) and a native prepared statement. Variants run in interleaved
  * rounds so that a noisy machine disturbs all of them alike; each figure is the median round.
  */
 final class MysqlPointSelect
@@ -36,10 +37,13 @@ final class MysqlPointSelect
         $rows = Fixtures::DEFAULT_ROWS;
         $connection = Connection::connect($url);
         Fixtures::seedTestTable($connection, $rows);
-        $pdo = self::pdo($url);
+        // Two PDO handles: with native prepares PDO::query() would prepare, execute and close a
+        // server-side statement per call, so the text variant gets PDO's default (emulation: COM_QUERY).
+        $pdo = self::pdo($url, true);
+        $pdoNative = self::pdo($url, false);
         $sql = 'SELECT name FROM ' . Fixtures::TABLE . ' WHERE id = ';
         $statement = $connection->prepare($sql . '?');
-        $pdoStatement = $pdo->prepare($sql . '?');
+        $pdoStatement = $pdoNative->prepare($sql . '?');
 
         $slice = $seconds / (self::ROUNDS * 5);
         $variants = [
@@ -97,8 +101,8 @@ final class MysqlPointSelect
         return $count / (($now - $start) / 1e9);
     }
 
-    /** PDO with native prepared statements (the default emulation would turn them into text queries). */
-    private static function pdo(string $url): \PDO
+    /** PDO over mysqlnd; $emulate false: native server-side prepared statements. */
+    private static function pdo(string $url, bool $emulate): \PDO
     {
         $config = \Weft\Client\Mysql\Config::fromUrl($url);
         $dsn = $config->unixSocket !== null
@@ -107,7 +111,7 @@ final class MysqlPointSelect
         $dsn .= ';charset=' . $config->charset . ($config->database !== null ? ";dbname={$config->database}" : '');
         return new \PDO($dsn, $config->user, $config->password, [
             \PDO::ATTR_ERRMODE => \PDO::ERRMODE_EXCEPTION,
-            \PDO::ATTR_EMULATE_PREPARES => false,
+            \PDO::ATTR_EMULATE_PREPARES => $emulate,
         ]);
     }
 }
