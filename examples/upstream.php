@@ -10,6 +10,7 @@
 declare(strict_types=1);
 
 use Weft\Client\Http\Client;
+use Weft\Client\Http\RequestFailed;
 use Weft\Client\Http\RequestOptions;
 use Weft\Http\Message\Request;
 use Weft\Http\Message\Response;
@@ -23,6 +24,10 @@ return static function (Request $request): Response {
         $client = new Client(RequestOptions::defaults()->withTimeout(60.0), maxIdlePerOrigin: 512);
         $url = \getenv('UPSTREAM_URL') ?: 'http://127.0.0.1:9501/';
     }
-    $upstream = $client->get($url);
+    try {
+        $upstream = $client->get($url);
+    } catch (RequestFailed $e) {
+        return new Response(502, ['Content-Type' => 'text/plain'], $e->getMessage() . "\n");
+    }
     return new Response($upstream->status() === 200 ? 200 : 502, ['Content-Type' => 'text/plain'], $upstream->body());
 };
