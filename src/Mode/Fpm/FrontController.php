@@ -1,0 +1,106 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Mode\Fpm;
+
+use Psr\Http\Server\RequestHandlerInterface;
+use Psr\Log\LoggerInterface;
+use Weft\Http\Message\Response;
+use Weft\Http\Psr\PsrHandlerAdapter;
+use Weft\Mode\AppLoader;
+use Weft\Server\Logger;
+
+/**
+ * What php-fpm runs for every request (see front.php): load the application file, build the Request
+ * from the SAPI, call the handler, send the Response back through the SAPI.
+ *
+ * Nothing survives between requests here — the app file is loaded afresh each time, and a static
+ * cache in it lasts one request. That is the FPM model this mode exists to compare against.
+ *
+ * Parameters come from nginx as FastCGI params: WEFT_APP (the application file), WEFT_LOG (log
+ * file; php-fpm's stderr when absent), WEFT_DEBUG (exception traces in 500 bodies), WEFT_PING
+ * (readiness probe: load the app, answer "pong", never call the handler).
+ */
+final class FrontController
+{
+    private readonly SapiEmitter $emitter;
+    private ?LoggerInterface $logger = null;
+
+    public function __construct(?SapiOutput $output = null, ?LoggerInterface $logger = null)
+    {
+        $this->emitter = new SapiEmitter($output);
+        $this->logger = $logger;
+    }
+
+    /**
+     * @param array<string, mixed> $server $_SERVER
+     * @param \Closure(): string $body reads the request body; called only when there is one
+     */
+    public function handle(array $server, \Closure $body): void
+    {
+        $debug = ($server['WEFT_DEBUG'] ?? '') === '1';
+        try {
+            $application = AppLoader::load((string) ($server['WEFT_APP'] ?? \getenv('WEFT_APP') ?: ''));
+        } catch (\Throwable $e) {
+            $this->log($server, 'Cannot load the application: {class}: {message}', $e);
+            $this->emitter->emit(self::error($e, $debug));
+            return;
+        }
+        if (isset($server['WEFT_PING'])) {
+            $this->emitter->emit(new Response(200, ['Content-Type' => 'text/plain'], "pong\n"));
+            return;
+        }
+        $length = (int) ($server['CONTENT_LENGTH'] ?? 0);
+        $request = SapiRequestFactory::fromGlobals($server, $length > 0 ? $body() : '');
+        $handler = $application instanceof RequestHandlerInterface ? new PsrHandlerAdapter($application) : $application;
+        try {
+            $response = $handler($request);
+            if (!$response instanceof Response) {
+                throw new \UnexpectedValueException(\sprintf(
+                    'The application returned %s; expected a %s',
+                    \get_debug_type($response),
+                    Response::class,
+                ));
+            }
+        } catch (\Throwable $e) {
+            $this->log($server, '{method} {target}: {class}: {message}', $e);
+            $response = self::error($e, $debug);
+        }
+        $isHead = $request->method() === 'HEAD';
+        try {
+            $this->emitter->emit($response, $isHead);
+        } catch (\Throwable $e) {
+            // Invalid header fields are found before anything is sent; a producer's failure comes
+            // after the head is out, when all that is left is to stop.
+            $this->log($server, '{method} {target}: the response could not be sent: {class}: {message}', $e);
+            if (!\headers_sent() && !$response->isStreamed()) {
+                $this->emitter->emit(self::error($e, $debug), $isHead);
+            }
+        }
+    }
+
+    private static function error(\Throwable $e, bool $debug): Response
+    {
+        $body = $debug ? "Internal Server Error\n\n" . $e . "\n" : "Internal Server Error\n";
+        return new Response(500, ['Content-Type' => 'text/plain; charset=utf-8'], $body);
+    }
+
+    /** @param array<string, mixed> $server */
+    private function log(array $server, string $message, \Throwable $e): void
+    {
+        try {
+            if ($this->logger === null) {
+                $logger = new Logger((string) ($server['WEFT_LOG'] ?? '') ?: 'php://stderr');
+                $logger->setRole('fpm worker');
+                $this->logger = $logger;
+            }
+            $this->logger->error($message, [
+                'method' => $server['REQUEST_METHOD'] ?? '', 'target' => $server['REQUEST_URI'] ?? '',
+                'class' => $e::class, 'message' => $e->getMessage(), 'exception' => $e,
+            ]);
+        } catch (\Throwable) {
+            \error_log('weft: ' . $e);
+        }
+    }
+}
