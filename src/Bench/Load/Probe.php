@@ -1,0 +1,94 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Bench\Load;
+
+/**
+ * Checks a server answers correctly before it is loaded: one plain blocking HTTP GET, or one line
+ * echoed. A benchmark of a server that answers wrongly would measure the wrong thing fast.
+ */
+final class Probe
+{
+    /**
+     * @param array<string, string> $headers
+     * @return array{status: int, headers: array<string, string>, body: string}
+     * @throws \RuntimeException when there is no complete HTTP answer within $timeout seconds
+     */
+    public static function get(string $host, int $port, string $target = '/', float $timeout = 10.0, array $headers = []): array
+    {
+        $socket = @\stream_socket_client("tcp://$host:$port", $errno, $error, $timeout);
+        if ($socket === false) {
+            throw new \RuntimeException("cannot connect to $host:$port: $error");
+        }
+        \stream_set_timeout($socket, (int) \ceil($timeout));
+        $request = "GET $target HTTP/1.1\r\nHost: $host:$port\r\nConnection: close\r\n";
+        foreach ($headers as $name => $value) {
+            $request .= "$name: $value\r\n";
+        }
+        \fwrite($socket, $request . "\r\n");
+        $response = '';
+        $deadline = \microtime(true) + $timeout;
+        while (!\feof($socket) && \microtime(true) < $deadline) {
+            $chunk = \fread($socket, 65536);
+            if ($chunk === false || ($chunk === '' && \stream_get_meta_data($socket)['timed_out'])) {
+                break;
+            }
+            $response .= $chunk;
+        }
+        \fclose($socket);
+        return self::parseResponse($response);
+    }
+
+    /** @return array{status: int, headers: array<string, string>, body: string} */
+    public static function parseResponse(string $response): array
+    {
+        $split = \strpos($response, "\r\n\r\n");
+        if ($split === false || !\preg_match('#^HTTP/1\.[01] (\d{3})#', $response, $m)) {
+            throw new \RuntimeException($response === '' ? 'no HTTP response' : 'not an HTTP response: ' . \substr($response, 0, 80));
+        }
+        $headers = [];
+        foreach (\array_slice(\explode("\r\n", \substr($response, 0, $split)), 1) as $line) {
+            [$name, $value] = \array_pad(\explode(':', $line, 2), 2, '');
+            $headers[\strtolower(\trim($name))] = \trim($value);
+        }
+        $body = \substr($response, $split + 4);
+        if (\strtolower($headers['transfer-encoding'] ?? '') === 'chunked') {
+            $body = self::dechunk($body);
+        } elseif (isset($headers['content-length'])) {
+            $body = \substr($body, 0, (int) $headers['content-length']);
+        }
+        return ['status' => (int) $m[1], 'headers' => $headers, 'body' => $body];
+    }
+
+    private static function dechunk(string $body): string
+    {
+        $out = '';
+        while (($eol = \strpos($body, "\r\n")) !== false) {
+            $size = \hexdec(\trim(\explode(';', \substr($body, 0, $eol))[0]));
+            if ($size === 0) {
+                break;
+            }
+            $out .= \substr($body, $eol + 2, (int) $size);
+            $body = \substr($body, $eol + 2 + (int) $size + 2);
+        }
+        return $out;
+    }
+
+    /** Sends one line and returns the reply line (without its newline). */
+    public static function line(string $host, int $port, string $line, float $timeout = 5.0): string
+    {
+        $socket = @\stream_socket_client("tcp://$host:$port", $errno, $error, $timeout);
+        if ($socket === false) {
+            throw new \RuntimeException("cannot connect to $host:$port: $error");
+        }
+        \stream_set_timeout($socket, (int) \ceil($timeout));
+        \fwrite($socket, $line . "\n");
+        $reply = \fgets($socket);
+        \fclose($socket);
+        if ($reply === false) {
+            throw new \RuntimeException('no reply line');
+        }
+        return \rtrim($reply, "\r\n");
+    }
+}

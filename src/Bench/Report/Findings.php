@@ -1,0 +1,193 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Bench\Report;
+
+use Weft\Bench\Row;
+
+/**
+ * Small, pure helpers the scenarios use to compute their findings from rows: filter, pick the best,
+ * compare, and spot where more workers made things worse.
+ */
+final class Findings
+{
+    /**
+     * @param list<Row> $rows
+     * @param array<string, mixed> $where parameter => value (or list of values)
+     * @return list<Row> the rows that ran and match
+     */
+    public static function ok(array $rows, array $where = [], string $metric = 'rps'): array
+    {
+        $out = [];
+        foreach ($rows as $row) {
+            if (!$row->isOk() || $row->number($metric) === null) {
+                continue;
+            }
+            foreach ($where as $param => $value) {
+                $actual = $row->param($param);
+                if (\is_array($value) ? !\in_array($actual, $value, false) : $actual != $value) {
+                    continue 2;
+                }
+            }
+            $out[] = $row;
+        }
+        return $out;
+    }
+
+    /** @param list<Row> $rows */
+    public static function best(array $rows, string $metric = 'rps'): ?Row
+    {
+        $best = null;
+        foreach ($rows as $row) {
+            $value = $row->number($metric);
+            if ($value !== null && ($best === null || $value > $best->number($metric))) {
+                $best = $row;
+            }
+        }
+        return $best;
+    }
+
+    /** @param list<Row> $rows */
+    public static function worst(array $rows, string $metric = 'rps'): ?Row
+    {
+        $worst = null;
+        foreach ($rows as $row) {
+            $value = $row->number($metric);
+            if ($value !== null && ($worst === null || $value < $worst->number($metric))) {
+                $worst = $row;
+            }
+        }
+        return $worst;
+    }
+
+    /** @param list<Row> $rows @return list<mixed> the distinct values of a parameter, sorted */
+    public static function values(array $rows, string $param): array
+    {
+        $values = [];
+        foreach ($rows as $row) {
+            $value = $row->param($param);
+            if ($value !== null && !\in_array($value, $values, true)) {
+                $values[] = $value;
+            }
+        }
+        \sort($values);
+        return $values;
+    }
+
+    /**
+     * Groups rows by the values of some parameters: "mode=sync loop=select" => rows.
+     *
+     * @param list<Row> $rows
+     * @param list<string> $params
+     * @return array<string, list<Row>>
+     */
+    public static function groupBy(array $rows, array $params): array
+    {
+        $groups = [];
+        foreach ($rows as $row) {
+            $key = [];
+            foreach ($params as $param) {
+                $key[] = self::describe($param, $row->param($param));
+            }
+            $groups[\implode(' ', $key)][] = $row;
+        }
+        return $groups;
+    }
+
+    public static function describe(string $param, mixed $value): string
+    {
+        return match ($param) {
+            'workers' => "$value worker" . ($value == 1 ? '' : 's'),
+            'concurrency' => "c=$value",
+            default => (string) $value,
+        };
+    }
+
+    /**
+     * How flat a series is: the lowest over the highest value (1.0 = perfectly flat).
+     *
+     * @param list<Row> $rows
+     */
+    public static function flatness(array $rows, string $metric = 'rps'): ?float
+    {
+        $values = \array_values(\array_filter(\array_map(static fn (Row $r) => $r->number($metric), $rows), static fn ($v) => $v !== null));
+        if (\count($values) < 2 || \max($values) <= 0) {
+            return null;
+        }
+        return \min($values) / \max($values);
+    }
+
+    /**
+     * Where adding workers lost throughput: within each group of rows that differ only in the workers
+     * count, every step up in workers whose requests/s fell by more than $tolerance.
+     *
+     * @param list<Row> $rows
+     * @param list<string> $groupParams the other parameters (e.g. mode, loop, concurrency)
+     * @return list<array{group: string, from: int, to: int, fromRate: float, toRate: float}>
+     */
+    public static function workersHurt(array $rows, array $groupParams, float $tolerance = 0.10, string $metric = 'rps'): array
+    {
+        $hurts = [];
+        foreach (self::groupBy(self::ok($rows, [], $metric), $groupParams) as $group => $members) {
+            \usort($members, static fn (Row $a, Row $b) => $a->param('workers') <=> $b->param('workers'));
+            for ($i = 1; $i < \count($members); $i++) {
+                $before = $members[$i - 1]->number($metric);
+                $after = $members[$i]->number($metric);
+                if ($before > 0 && $after < $before * (1 - $tolerance)) {
+                    $hurts[] = [
+                        'group' => $group,
+                        'from' => (int) $members[$i - 1]->param('workers'),
+                        'to' => (int) $members[$i]->param('workers'),
+                        'fromRate' => $before,
+                        'toRate' => $after,
+                    ];
+                }
+            }
+        }
+        return $hurts;
+    }
+
+    /** @param list<array{group: string, from: int, to: int, fromRate: float, toRate: float}> $hurts */
+    public static function describeHurts(array $hurts, string $unit = 'req/s'): string
+    {
+        if ($hurts === []) {
+            return 'More workers never cost more than 10 % of the throughput.';
+        }
+        $parts = [];
+        foreach ($hurts as $h) {
+            $parts[] = \sprintf('%s: %d → %d workers went from %s to %s %s (%s)', $h['group'], $h['from'], $h['to'], Format::rate($h['fromRate']), Format::rate($h['toRate']), $unit, Format::change($h['fromRate'], $h['toRate']));
+        }
+        return 'More workers hurt in ' . \count($hurts) . ' place(s): ' . \implode('; ', $parts) . '.';
+    }
+
+    /**
+     * "coroutine won with 12,345 req/s, 1.8x sync (6,789) and 9.1x fpm (1,357)": the best row of each
+     * value of $param, compared.
+     *
+     * @param list<Row> $rows
+     */
+    public static function winner(array $rows, string $param, string $unit = 'req/s', string $metric = 'rps'): ?string
+    {
+        $bests = [];
+        foreach (self::groupBy(self::ok($rows, [], $metric), [$param]) as $value => $members) {
+            $bests[$value] = self::best($members, $metric);
+        }
+        if (\count($bests) < 1) {
+            return null;
+        }
+        \uasort($bests, static fn (Row $a, Row $b) => $b->number($metric) <=> $a->number($metric));
+        $names = \array_keys($bests);
+        $top = $bests[$names[0]];
+        $text = \sprintf('%s was fastest with %s %s (%s)', $names[0], Format::rate($top->number($metric)), $unit, $top->label());
+        if (\count($bests) === 1) {
+            return $text . '; nothing else to compare it with ran';
+        }
+        $others = [];
+        foreach (\array_slice($names, 1) as $name) {
+            $value = $bests[$name]->number($metric);
+            $others[] = \sprintf('%s %s best %s %s', $value > 0 ? Format::times($top->number($metric) / $value) : '∞x', $name . "'s", Format::rate($value), $unit);
+        }
+        return $text . ': ' . \implode(', ', $others);
+    }
+}

@@ -1,0 +1,162 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Bench;
+
+use Weft\Bench\Report\ReportWriter;
+
+/**
+ * Runs the chosen scenarios row by row. Whatever happens to a row, its processes are stopped and the
+ * next row runs; after every row the report and results.json are rewritten, so an interrupted run
+ * (Ctrl-C, SIGTERM) still leaves everything measured so far.
+ */
+final class Runner
+{
+    /** @var array<string, list<Row>> */
+    private array $rows = [];
+    /** @var array<string, ?string> */
+    private array $unavailable = [];
+    private float $startedAt;
+
+    /** @param list<Scenario> $scenarios */
+    public function __construct(
+        private readonly Environment $env,
+        private readonly array $scenarios,
+        private readonly ReportWriter $writer,
+        private readonly ?Progress $progress = null,
+    ) {
+        $this->startedAt = \microtime(true);
+    }
+
+    public function run(): int
+    {
+        $this->trapSignals();
+        $progress = $this->progress ?? new Progress(null, $this->startedAt);
+        foreach ($this->scenarios as $scenario) {
+            $reason = $scenario->unavailable($this->env);
+            $this->unavailable[$scenario->name()] = $reason;
+            try {
+                $rows = $scenario->rows($this->env);
+            } catch (\Throwable $e) {
+                $rows = [];
+                $this->unavailable[$scenario->name()] = 'could not build the matrix: ' . $e->getMessage();
+            }
+            if ($reason !== null) {
+                foreach ($rows as $row) {
+                    if ($row->status === Row::PENDING) {
+                        $row->skip($reason);
+                    }
+                }
+                $progress->message("{$scenario->name()}: skipped: $reason");
+            }
+            $this->rows[$scenario->name()] = $rows;
+        }
+        $total = \array_sum(\array_map('count', $this->rows));
+        $done = 0;
+        $this->write(false);
+        foreach ($this->scenarios as $scenario) {
+            $rows = $this->rows[$scenario->name()];
+            foreach ($rows as $i => $row) {
+                $done++;
+                if ($row->status !== Row::PENDING) {
+                    continue;
+                }
+                if ($this->env->interrupted) {
+                    $row->skip('interrupted');
+                    continue;
+                }
+                $progress->row($scenario->name(), $i + 1, \count($rows), $row, $done, $total, $this->remaining($row));
+                $estimate = $scenario->estimate($row);
+                $this->runRow($scenario, $row);
+                $progress->finished($row, $estimate);
+                $this->write(false);
+            }
+            try {
+                $scenario->finish($this->env);
+            } catch (\Throwable $e) {
+                $progress->message("{$scenario->name()}: clean-up failed: {$e->getMessage()}");
+            }
+        }
+        $this->env->processes->terminateAll();
+        $progress->done();
+        $this->write(true);
+        return $this->env->interrupted ? 130 : 0;
+    }
+
+    private function runRow(Scenario $scenario, Row $row): void
+    {
+        $started = \microtime(true);
+        try {
+            $scenario->run($row, $this->env);
+            if ($row->status === Row::PENDING) {
+                $row->fail('the row produced no result');
+            }
+        } catch (\Throwable $e) {
+            $message = $e->getMessage();
+            if ($this->env->interrupted) {
+                $row->skip('interrupted');
+            } else {
+                $row->fail($message === '' ? \get_class($e) : $message);
+            }
+        } finally {
+            // Nothing a row started may outlive it.
+            $left = $this->env->processes->terminateAll();
+            if ($left > 0 && !$this->env->interrupted) {
+                $row->notes[] = "$left process(es) still running after the row were stopped";
+            }
+            $row->seconds = \microtime(true) - $started;
+        }
+        if ($this->env->interrupted && $row->status === Row::OK) {
+            $row->notes[] = 'interrupted during the run';
+        }
+    }
+
+    /** Estimated seconds for the rows from $current on. */
+    private function remaining(Row $current): float
+    {
+        $seconds = 0.0;
+        $counting = false;
+        foreach ($this->scenarios as $scenario) {
+            foreach ($this->rows[$scenario->name()] as $row) {
+                $counting = $counting || $row === $current;
+                if ($counting) {
+                    $seconds += $scenario->estimate($row);
+                }
+            }
+        }
+        return $seconds;
+    }
+
+    private function write(bool $final): void
+    {
+        $this->writer->write($this->scenarios, $this->rows, $this->unavailable, $this->startedAt, $final, $this->env->interrupted);
+    }
+
+    private function trapSignals(): void
+    {
+        if (!\function_exists('pcntl_signal')) {
+            return;
+        }
+        \pcntl_async_signals(true);
+        $env = $this->env;
+        $handler = static function (int $signal) use ($env): void {
+            if ($env->interrupted) {
+                // A second Ctrl-C: stop everything now and go.
+                $env->processes->terminateAll(0.5);
+                exit(130);
+            }
+            $env->interrupted = true;
+            \fwrite(\STDERR, "\nweft bench: interrupted; stopping the servers and writing what was measured (Ctrl-C again to quit at once)\n");
+        };
+        \pcntl_signal(\SIGINT, $handler);
+        \pcntl_signal(\SIGTERM, $handler);
+        \pcntl_signal(\SIGHUP, $handler);
+    }
+
+    /** @return array<string, list<Row>> */
+    public function rows(): array
+    {
+        return $this->rows;
+    }
+}

@@ -1,0 +1,173 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Bench\Scenario;
+
+use Weft\Bench\Environment;
+use Weft\Bench\Load\AbParser;
+use Weft\Bench\Load\Measurement;
+use Weft\Bench\Load\Probe;
+use Weft\Bench\Load\Wrk;
+use Weft\Bench\Load\WrkParser;
+use Weft\Bench\Process\Service;
+use Weft\Bench\Row;
+use Weft\Bench\Settings;
+use Weft\Bench\Tools;
+
+/**
+ * The common shape of the HTTP scenarios: start the server for a row, check it answers correctly,
+ * load it with wrk while sampling its processes, optionally repeat with ab -k, stop it.
+ */
+abstract class HttpScenario extends AbstractScenario
+{
+    public function unavailable(Environment $env): ?string
+    {
+        return $env->tools->has('wrk') ? null : Tools::missing('wrk');
+    }
+
+    public function estimate(Row $row): float
+    {
+        $settings = $this->settings;
+        if ($row->status !== Row::PENDING) {
+            return 0.0;
+        }
+        $run = $settings->duration() + ($row->param('mode') === 'fpm' ? 2.0 : 0.8);
+        return $settings->ab ? $run + $settings->duration() + 0.3 : $run;
+    }
+
+    /**
+     * @return list<string> the serve options of a row's mode, workers and loop
+     */
+    protected static function serveArguments(Row $row): array
+    {
+        $arguments = ['--mode', (string) $row->param('mode'), '--workers', (string) $row->param('workers')];
+        if ($row->param('mode') !== 'fpm') {
+            $arguments[] = '--loop';
+            $arguments[] = (string) ($row->param('loop') ?? 'select');
+        }
+        return $arguments;
+    }
+
+    /**
+     * Starts the server of a row, checks it, loads it and stops it.
+     *
+     * @param list<string> $serveArguments
+     * @param array<string, string> $serverEnv
+     * @param \Closure(array{status: int, headers: array<string, string>, body: string}): ?string $check
+     *        returns what is wrong with the probe's answer, or null
+     */
+    protected function measureHttp(
+        Row $row,
+        Environment $env,
+        string $app,
+        array $serveArguments,
+        \Closure $check,
+        string $path = '/',
+        array $serverEnv = [],
+        ?string $script = null,
+        ?float $duration = null,
+        int $timeout = Wrk::TIMEOUT,
+    ): void {
+        $server = $this->startServer($row, $env, $app, $serveArguments, $serverEnv);
+        if ($server === null) {
+            return;
+        }
+        try {
+            $this->loadServer($row, $env, $server, $check, $path, $script, $duration, $timeout);
+        } finally {
+            $note = $server->stop();
+            if ($note !== null) {
+                $row->notes[] = "server $note";
+            }
+        }
+    }
+
+    /**
+     * @param list<string> $serveArguments
+     * @param array<string, string> $serverEnv
+     */
+    protected function startServer(Row $row, Environment $env, string $app, array $serveArguments, array $serverEnv = []): ?Service
+    {
+        try {
+            return $env->startWeft($app, $serveArguments, $this->name() . '-' . $row->label(), $serverEnv, $row->param('mode') === 'fpm' ? 60.0 : 30.0);
+        } catch (\Weft\Bench\Process\ServiceFailed $e) {
+            $row->fail('server did not start: ' . $e->getMessage());
+            return null;
+        }
+    }
+
+    /** @param \Closure(array{status: int, headers: array<string, string>, body: string}): ?string $check */
+    protected function loadServer(Row $row, Environment $env, Service $server, \Closure $check, string $path = '/', ?string $script = null, ?float $duration = null, int $timeout = Wrk::TIMEOUT): void
+    {
+        $url = "http://127.0.0.1:{$server->port}$path";
+        try {
+            $answer = Probe::get('127.0.0.1', $server->port, $path, 15.0);
+        } catch (\RuntimeException $e) {
+            $row->fail('the server did not answer the check request: ' . $e->getMessage());
+            return;
+        }
+        $problem = $check($answer);
+        if ($problem !== null) {
+            $row->fail("wrong answer to GET $path: $problem");
+            return;
+        }
+        $seconds = $duration ?? $env->settings->duration();
+        $concurrency = (int) $row->param('concurrency');
+        $run = Measurement::run(
+            $env,
+            $server->pid(),
+            Wrk::command((string) $env->tools->path('wrk'), $url, $concurrency, $seconds, $script, $timeout),
+            'wrk-' . $this->name(),
+            $seconds + $timeout + 15,
+        );
+        $result = WrkParser::parse($run['output']);
+        $row->metrics = $result->metrics() + Measurement::serverMetrics($run['usage'], $result->requests);
+        $row->status = Row::OK;
+        if ($env->settings->ab && $env->tools->has('ab')) {
+            $this->runAb($row, $env, $server, $url, $seconds, $concurrency);
+        } elseif ($env->settings->ab) {
+            $row->notes[] = Tools::missing('ab');
+        }
+    }
+
+    private function runAb(Row $row, Environment $env, Service $server, string $url, float $seconds, int $concurrency): void
+    {
+        try {
+            $run = Measurement::run($env, $server->pid(), Wrk::abCommand((string) $env->tools->path('ab'), $url, $concurrency, $seconds), 'ab-' . $this->name(), $seconds + Wrk::TIMEOUT + 15);
+            $ab = AbParser::parse($run['output'])->metrics();
+            $row->metrics['ab'] = [
+                'rps' => $ab['rps'], 'requests' => $ab['requests'], 'p50_ms' => $ab['p50_ms'], 'p90_ms' => $ab['p90_ms'],
+                'p99_ms' => $ab['p99_ms'], 'max_ms' => $ab['max_ms'], 'errors' => $ab['errors'],
+                'cpu_pct' => $run['usage']['cpu_pct'], 'rss_bytes' => $run['usage']['rss_bytes'],
+            ];
+            $row->metrics['ab_rps'] = $ab['rps'];
+            $row->metrics['ab_p99_ms'] = $ab['p99_ms'];
+        } catch (\RuntimeException $e) {
+            $row->notes[] = 'ab failed: ' . $e->getMessage();
+        }
+    }
+
+    /** A check for an exact body. */
+    protected static function expectBody(string $expected): \Closure
+    {
+        return static function (array $answer) use ($expected): ?string {
+            if ($answer['status'] !== 200) {
+                return "status {$answer['status']} (body: " . \substr($answer['body'], 0, 100) . ')';
+            }
+            return $answer['body'] === $expected ? null : 'body ' . \json_encode(\substr($answer['body'], 0, 100)) . ', expected ' . \json_encode($expected);
+        };
+    }
+
+    /** @return list<\Weft\Bench\Report\Column> */
+    protected function abColumns(): array
+    {
+        if (!$this->settings->ab) {
+            return [];
+        }
+        return [
+            new \Weft\Bench\Report\Column('ab -k req/s', static fn (Row $r): string => \Weft\Bench\Report\Format::rate($r->number('ab_rps'))),
+            new \Weft\Bench\Report\Column('ab p99 ms', static fn (Row $r): string => \Weft\Bench\Report\Format::ms($r->number('ab_p99_ms'))),
+        ];
+    }
+}

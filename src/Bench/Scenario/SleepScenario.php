@@ -1,0 +1,184 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Bench\Scenario;
+
+use Weft\Bench\Environment;
+use Weft\Bench\Report\Chart;
+use Weft\Bench\Report\Check;
+use Weft\Bench\Report\Column;
+use Weft\Bench\Report\Findings;
+use Weft\Bench\Report\Format;
+use Weft\Bench\Row;
+
+/** BENCH.md 2: a handler that waits 10 ms; coroutine mode should serve many of them at once. */
+final class SleepScenario extends HttpScenario
+{
+    public const WAIT = 0.010;
+    /** "Near" a bound: at least this share of it. */
+    private const NEAR = 0.80;
+    /** A server using this share of its cores is at its CPU limit. */
+    private const SATURATED = 0.90;
+
+    private int $serverCores = 1;
+
+    public function name(): string
+    {
+        return 'sleep';
+    }
+
+    public function title(): string
+    {
+        return 'sleep — a 10 ms wait per request';
+    }
+
+    public function description(): string
+    {
+        return 'examples/sleep.php waits 10 ms with Weft\sleep(0.01) and answers "Hello World": the wait suspends only '
+            . 'the request in coroutine mode and blocks the worker in sync mode. Published: with such a wait, a coroutine server '
+            . 'did about 6x the requests of a thread-pool server (Netty) at concurrency 1000, keep-alive.';
+    }
+
+    public function unavailable(Environment $env): ?string
+    {
+        return parent::unavailable($env) ?? self::missingFiles($env, ['sleep.php']);
+    }
+
+    public function rows(Environment $env): array
+    {
+        $this->serverCores = $env->serverCores();
+        $s = $this->settings;
+        $modes = \array_values(\array_intersect($s->modes ?? ['sync', 'coroutine'], ['sync', 'coroutine']));
+        $loops = $s->loops ?? self::defaultLoops($env);
+        $rows = [];
+        foreach ($modes as $mode) {
+            foreach ($loops as $loop) {
+                foreach ($s->axis([1, 2, 8, 32], [2, 8], $s->workers) as $w) {
+                    foreach ($s->axis([100, 1000], [100, 1000], $s->concurrency) as $c) {
+                        $rows[] = new Row($this->name(), ['mode' => $mode, 'loop' => $loop, 'workers' => $w, 'concurrency' => $c]);
+                    }
+                }
+            }
+        }
+        return $this->preSkipAll($rows, $env);
+    }
+
+    public function run(Row $row, Environment $env): void
+    {
+        $this->measureHttp($row, $env, self::exampleFile($env, 'sleep.php'), self::serveArguments($row), self::expectBody('Hello World'));
+    }
+
+    public function columns(): array
+    {
+        return [
+            Column::param('mode', 'mode'),
+            Column::param('loop', 'loop'),
+            Column::param('workers', 'workers'),
+            Column::param('conc.', 'concurrency'),
+            new Column('bound req/s', fn (Row $r): string => Format::rate($this->bound($r))),
+            ...Column::http(),
+            ...$this->abColumns(),
+            Column::status(),
+        ];
+    }
+
+    /** The wait alone allows concurrency / 10 ms in coroutine mode and workers / 10 ms in sync mode. */
+    private function bound(Row $row): float
+    {
+        $parallel = $row->param('mode') === 'coroutine' ? (int) $row->param('concurrency') : \min((int) $row->param('workers'), (int) $row->param('concurrency'));
+        return $parallel / self::WAIT;
+    }
+
+    private function saturated(Row $row): bool
+    {
+        return ($row->number('cpu_pct') ?? 0) >= self::SATURATED * 100 * $this->serverCores;
+    }
+
+    public function charts(): array
+    {
+        $series = ['mode', 'loop', 'workers'];
+        return [
+            new Chart('sleep-rps.svg', 'sleep (10 ms): requests/s against concurrency', 'concurrency', 'concurrent connections', 'rps', 'requests/s', $series),
+            new Chart('sleep-p99.svg', 'sleep (10 ms): p99 latency against concurrency', 'concurrency', 'concurrent connections', 'p99_ms', 'p99 latency (ms)', $series),
+        ];
+    }
+
+    public function findings(array $rows): array
+    {
+        $ok = Findings::ok($rows);
+        if ($ok === []) {
+            return ['No row ran, so there is nothing to compare.'];
+        }
+        $out = [Findings::winner($ok, 'mode') . '.'];
+        foreach (Findings::values($ok, 'concurrency') as $c) {
+            $pairs = [];
+            foreach (Findings::values($ok, 'workers') as $w) {
+                $co = Findings::ok($ok, ['mode' => 'coroutine', 'workers' => $w, 'concurrency' => $c]);
+                $sy = Findings::ok($ok, ['mode' => 'sync', 'workers' => $w, 'concurrency' => $c]);
+                if ($co !== [] && $sy !== [] && $sy[0]->number('rps') > 0) {
+                    $pairs[] = \sprintf('%d worker(s) %s', $w, Format::times($co[0]->number('rps') / $sy[0]->number('rps')));
+                }
+            }
+            if ($pairs !== []) {
+                $out[] = "At concurrency $c, coroutine mode served more than sync mode with the same workers by: " . \implode(', ', $pairs) . '.';
+            }
+        }
+        foreach (Findings::ok($ok, ['mode' => 'sync']) as $row) {
+            // Each request holds a sync worker for the whole wait: req/s x 10 ms is how many were busy.
+            $busy = $row->number('rps') * self::WAIT;
+            $workers = (int) $row->param('workers');
+            if ($busy < 0.8 * \min($workers, (int) $row->param('concurrency'))) {
+                $out[] = \sprintf('%s: %s req/s means about %.1f of its %d workers were busy at a time (each request holds a sync worker 10 ms): the connections were not spread over all workers.', $row->label(), Format::rate($row->number('rps')), $busy, $workers);
+            }
+        }
+        foreach ($ok as $row) {
+            $share = $row->number('rps') / $this->bound($row);
+            if ($share < self::NEAR) {
+                $out[] = \sprintf('%s reached %d %% of its %s req/s bound%s.', $row->label(), (int) \round($share * 100), Format::rate($this->bound($row)), $this->saturated($row) ? ' with the server CPU saturated (' . Format::pct($row->number('cpu_pct')) . ' %)' : '');
+            }
+        }
+        $out[] = Findings::describeHurts(Findings::workersHurt($ok, ['mode', 'loop', 'concurrency']));
+        $out[] = HelloScenario::errorsLine($rows);
+        return $out;
+    }
+
+    public function checks(array $rows): array
+    {
+        return [
+            $this->boundCheck(
+                Findings::ok($rows, ['mode' => 'coroutine']),
+                'coroutine mode near the bound min(concurrency / 0.010 s, CPU limit)',
+                true,
+            ),
+            $this->boundCheck(
+                Findings::ok($rows, ['mode' => 'sync']),
+                'sync mode near workers / 0.010 s',
+                false,
+            ),
+        ];
+    }
+
+    /** @param list<Row> $rows */
+    private function boundCheck(array $rows, string $claim, bool $cpuLimitCounts): Check
+    {
+        if ($rows === []) {
+            return Check::unknown($claim, 'no such row ran');
+        }
+        $claim .= \sprintf(' ("near": at least %d %% of the bound%s)', (int) (self::NEAR * 100), $cpuLimitCounts ? \sprintf(', or the server CPU at %d %%+ of its %d core(s)', (int) (self::SATURATED * 100), $this->serverCores) : '');
+        $holds = true;
+        $parts = [];
+        foreach ($rows as $row) {
+            $bound = $this->bound($row);
+            $share = $row->number('rps') / $bound;
+            $near = $share >= self::NEAR || ($cpuLimitCounts && $this->saturated($row));
+            // Sync mode must not beat its bound by much either: that would mean the wait did not block.
+            if (!$cpuLimitCounts && $share > 1.05) {
+                $near = false;
+            }
+            $holds = $holds && $near;
+            $parts[] = \sprintf('w=%s c=%s %s of %s (%d %%%s)', $row->param('workers'), $row->param('concurrency'), Format::rate($row->number('rps')), Format::rate($bound), (int) \round($share * 100), $this->saturated($row) ? ', CPU-bound' : '');
+        }
+        return new Check($claim, $holds, \implode('; ', $parts));
+    }
+}

@@ -1,0 +1,230 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Bench\Scenario;
+
+use Weft\Bench\Environment;
+use Weft\Bench\Report\Chart;
+use Weft\Bench\Report\Check;
+use Weft\Bench\Report\Column;
+use Weft\Bench\Report\Findings;
+use Weft\Bench\Report\Format;
+use Weft\Bench\Row;
+
+/** BENCH.md 1: three SQL queries per request, fpm against resident sync against coroutine. */
+final class Sql3Scenario extends HttpScenario
+{
+    /** Flat: the lowest throughput across concurrency at least this share of the highest. */
+    private const FLAT = 0.85;
+    /** A "multi-second tail": a request that took this long or longer. */
+    private const TAIL_MS = 2000.0;
+    /** "At least as fast" leaves this much room for run-to-run noise. */
+    private const NOISE = 0.05;
+
+    private bool $seeded = false;
+
+    public function name(): string
+    {
+        return 'sql3';
+    }
+
+    public function title(): string
+    {
+        return 'sql3 — FPM vs resident vs coroutine on three SQL queries';
+    }
+
+    public function description(): string
+    {
+        return 'examples/sql3.php runs `select * from test where id = 1`, `... id = 2` and `select * from test limit 5` '
+            . 'against MariaDB (' . self::url() . ') and returns the last result as JSON. Published (1 CPU, ab -n 10000): resident '
+            . 'sync with 8 workers 839 / 684 / 689 req/s at concurrency 100 / 300 / 500; with 50 workers 771 / 305 / 379 (slower, '
+            . 'with 3-second tails); coroutine with 8 workers 834 / 838 / 824.';
+    }
+
+    public static function url(): string
+    {
+        return (string) (\getenv('DATABASE_URL') ?: (\getenv('WEFT_TEST_MYSQL_URL') ?: 'mysql://weft:weft@127.0.0.1:13306/weft'));
+    }
+
+    public function unavailable(Environment $env): ?string
+    {
+        return parent::unavailable($env)
+            ?? self::missingFiles($env, ['sql3.php'])
+            ?? CoreScenario::unreachable(self::url(), 'MariaDB');
+    }
+
+    public function rows(Environment $env): array
+    {
+        $s = $this->settings;
+        $rows = [];
+        foreach ($s->axis(['fpm', 'sync', 'coroutine'], ['fpm', 'sync', 'coroutine'], $s->modes) as $mode) {
+            foreach ($mode === 'fpm' ? [null] : ($s->loops ?? self::defaultLoops($env)) as $loop) {
+                foreach ($s->axis([2, 8, 50], [8], $s->workers) as $w) {
+                    foreach ($s->axis([100, 300, 500], [100, 500], $s->concurrency) as $c) {
+                        $rows[] = new Row($this->name(), ['mode' => $mode, 'loop' => $loop, 'workers' => $w, 'concurrency' => $c]);
+                    }
+                }
+            }
+        }
+        return $this->preSkipAll($rows, $env);
+    }
+
+    public function notes(Environment $env): array
+    {
+        return ['The `test` table (id, name; 500 rows) is created and seeded by the scenario before the first row. MariaDB is shared by all rows and not pinned to a CPU.'];
+    }
+
+    public function run(Row $row, Environment $env): void
+    {
+        if (!$this->seeded) {
+            self::seed();
+            $this->seeded = true;
+        }
+        $check = static function (array $answer): ?string {
+            if ($answer['status'] !== 200) {
+                return "status {$answer['status']} (body: " . \substr($answer['body'], 0, 160) . ')';
+            }
+            $rows = \json_decode($answer['body'], true);
+            return \is_array($rows) && \count($rows) === 5 ? null : 'expected a JSON list of 5 rows, got ' . \substr($answer['body'], 0, 100);
+        };
+        $this->measureHttp($row, $env, self::exampleFile($env, 'sql3.php'), self::serveArguments($row), $check, '/', ['DATABASE_URL' => self::url()]);
+    }
+
+    /** Creates and fills the table with Weft's own fixtures helper when there is one, else with PDO. */
+    private static function seed(): void
+    {
+        if (\class_exists('Weft\\Client\\Mysql\\Fixtures') && \class_exists('Weft\\Client\\Mysql\\Connection')) {
+            $connection = \Weft\Client\Mysql\Connection::connect(self::url());
+            try {
+                \Weft\Client\Mysql\Fixtures::seedTestTable($connection);
+            } finally {
+                $connection->close();
+            }
+            return;
+        }
+        $p = \parse_url(self::url());
+        $pdo = new \PDO(
+            \sprintf('mysql:host=%s;port=%d;dbname=%s', $p['host'] ?? '127.0.0.1', $p['port'] ?? 3306, \ltrim($p['path'] ?? '/weft', '/')),
+            \urldecode($p['user'] ?? ''),
+            \urldecode($p['pass'] ?? ''),
+            [\PDO::ATTR_ERRMODE => \PDO::ERRMODE_EXCEPTION],
+        );
+        $pdo->exec('CREATE TABLE IF NOT EXISTS test (id INT PRIMARY KEY, name VARCHAR(64)) ENGINE=InnoDB');
+        $values = [];
+        for ($id = 1; $id <= 500; $id++) {
+            $values[] = "($id, 'name-$id')";
+        }
+        $pdo->exec('INSERT IGNORE INTO test (id, name) VALUES ' . \implode(', ', $values));
+    }
+
+    public function columns(): array
+    {
+        return [
+            Column::param('mode', 'mode'),
+            Column::param('loop', 'loop'),
+            Column::param('workers', 'workers'),
+            Column::param('conc.', 'concurrency'),
+            ...Column::http(),
+            ...$this->abColumns(),
+            Column::status(),
+        ];
+    }
+
+    public function charts(): array
+    {
+        $series = ['mode', 'loop', 'workers'];
+        return [
+            new Chart('sql3-rps.svg', 'sql3: requests/s against concurrency', 'concurrency', 'concurrent connections', 'rps', 'requests/s', $series),
+            new Chart('sql3-p99.svg', 'sql3: p99 latency against concurrency', 'concurrency', 'concurrent connections', 'p99_ms', 'p99 latency (ms)', $series),
+        ];
+    }
+
+    public function findings(array $rows): array
+    {
+        $ok = Findings::ok($rows);
+        if ($ok === []) {
+            return ['No row ran, so there is nothing to compare.'];
+        }
+        $out = [Findings::winner($ok, 'mode') . '.'];
+        foreach (Findings::values($ok, 'concurrency') as $c) {
+            $line = Findings::winner(Findings::ok($ok, ['concurrency' => $c]), 'mode');
+            if ($line !== null && \count(Findings::values(Findings::ok($ok, ['concurrency' => $c]), 'mode')) > 1) {
+                $out[] = "At concurrency $c: $line.";
+            }
+        }
+        foreach (Findings::groupBy(Findings::ok($ok, ['mode' => 'coroutine']), ['workers']) as $group => $series) {
+            $flat = Findings::flatness($series);
+            if ($flat !== null) {
+                $out[] = \sprintf('coroutine with %s kept %d %% of its best throughput across concurrency %s.', $group, (int) \round($flat * 100), \implode('/', Findings::values($series, 'concurrency')));
+            }
+        }
+        $tails = \array_filter($ok, static fn (Row $r) => ($r->number('max_ms') ?? 0) >= self::TAIL_MS || ($r->metric('errors')['timeout'] ?? 0) > 0);
+        $out[] = $tails === []
+            ? 'No row had a request slower than 2 s.'
+            : 'Multi-second tails (max ≥ 2 s or timeouts): ' . \implode('; ', \array_map(static fn (Row $r) => $r->label() . ' max ' . Format::ms($r->number('max_ms')) . ' ms', $tails)) . '.';
+        $out[] = Findings::describeHurts(Findings::workersHurt($ok, ['mode', 'loop', 'concurrency']));
+        $out[] = HelloScenario::errorsLine($rows);
+        return $out;
+    }
+
+    public function checks(array $rows): array
+    {
+        $co = Findings::ok($rows, ['mode' => 'coroutine']);
+        $sync = Findings::ok($rows, ['mode' => 'sync']);
+        $checks = [];
+
+        $claim = \sprintf('coroutine mode flat across concurrency (lowest ≥ %d %% of highest requests/s)', (int) (self::FLAT * 100));
+        $groups = \array_filter(Findings::groupBy($co, ['loop', 'workers']), static fn (array $g) => \count($g) > 1);
+        if ($groups === []) {
+            $checks[] = Check::unknown($claim, 'no coroutine configuration ran at two concurrency levels or more');
+        } else {
+            $holds = true;
+            $parts = [];
+            foreach ($groups as $name => $group) {
+                $flat = (float) Findings::flatness($group);
+                $holds = $holds && $flat >= self::FLAT;
+                $parts[] = \sprintf('%s: %s req/s (%d %%)', $name, \implode(' / ', \array_map(static fn (Row $r) => Format::rate($r->number('rps')), $group)), (int) \round($flat * 100));
+            }
+            $checks[] = new Check($claim, $holds, \implode('; ', $parts));
+        }
+
+        $claim = 'coroutine mode has no multi-second tails (every request under 2 s, no timeouts)';
+        if ($co === []) {
+            $checks[] = Check::unknown($claim, 'no coroutine row ran');
+        } else {
+            $worst = Findings::best($co, 'max_ms');
+            $timeouts = \array_sum(\array_map(static fn (Row $r) => $r->metric('errors')['timeout'] ?? 0, $co));
+            $holds = $worst !== null && $worst->number('max_ms') < self::TAIL_MS && $timeouts === 0;
+            $syncWorst = Findings::best($sync, 'max_ms');
+            $checks[] = new Check($claim, $holds, \sprintf(
+                'slowest coroutine request %s ms (%s), %d timeouts%s',
+                Format::ms($worst?->number('max_ms')), $worst?->label() ?? '?', $timeouts,
+                $syncWorst === null ? '' : '; slowest sync request ' . Format::ms($syncWorst->number('max_ms')) . ' ms (' . $syncWorst->label() . ')',
+            ));
+        }
+
+        $claim = \sprintf('coroutine mode at least as fast as the best sync configuration, at every concurrency (within %d %% for noise)', (int) (self::NOISE * 100));
+        $concurrencies = \array_values(\array_intersect(Findings::values($co, 'concurrency'), Findings::values($sync, 'concurrency')));
+        if ($concurrencies === []) {
+            $checks[] = Check::unknown($claim, 'coroutine and sync rows did not both run at one concurrency');
+        } else {
+            $holds = true;
+            $parts = [];
+            foreach ($concurrencies as $c) {
+                $bestCo = Findings::best(Findings::ok($co, ['concurrency' => $c]));
+                $bestSync = Findings::best(Findings::ok($sync, ['concurrency' => $c]));
+                $holds = $holds && $bestCo->number('rps') >= $bestSync->number('rps') * (1 - self::NOISE);
+                $parts[] = \sprintf('c=%d: coroutine %s (w=%s) vs sync %s (w=%s), %s', $c, Format::rate($bestCo->number('rps')), $bestCo->param('workers'), Format::rate($bestSync->number('rps')), $bestSync->param('workers'), Format::change($bestSync->number('rps'), $bestCo->number('rps')));
+            }
+            $checks[] = new Check($claim, $holds, \implode('; ', $parts));
+        }
+
+        $claim = 'the report says how far apart the modes are';
+        $winner = Findings::winner(Findings::ok($rows), 'mode');
+        $checks[] = $winner === null || \count(Findings::values(Findings::ok($rows), 'mode')) < 2
+            ? Check::unknown($claim, 'fewer than two modes ran')
+            : new Check($claim, true, $winner);
+        return $checks;
+    }
+}

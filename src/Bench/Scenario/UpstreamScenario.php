@@ -1,0 +1,203 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Bench\Scenario;
+
+use Weft\Bench\Environment;
+use Weft\Bench\Process\Service;
+use Weft\Bench\Process\ServiceFailed;
+use Weft\Bench\Report\Chart;
+use Weft\Bench\Report\Check;
+use Weft\Bench\Report\Column;
+use Weft\Bench\Report\Findings;
+use Weft\Bench\Report\Format;
+use Weft\Bench\Row;
+
+/**
+ * BENCH.md 3: every request calls an upstream that answers after a delay. The scenario starts its own
+ * delay server (examples/delay-server.php, on the load CPU: it stands for a remote API).
+ */
+final class UpstreamScenario extends HttpScenario
+{
+    private const CONCURRENCY = 100;
+    private const WITHIN = 0.05;
+
+    public function name(): string
+    {
+        return 'upstream';
+    }
+
+    public function title(): string
+    {
+        return 'upstream — a slow upstream HTTP API';
+    }
+
+    private function delay(): float
+    {
+        return $this->settings->quick ? 1.0 : 3.0;
+    }
+
+    /** wrk runs whole seconds; a length that is not a multiple of the delay keeps the last cycle whole. */
+    private function seconds(): int
+    {
+        $delay = $this->delay();
+        if ($this->settings->duration !== null) {
+            return (int) \max(\round($this->settings->duration), 3 * $delay);
+        }
+        return $this->settings->quick ? 4 : (int) (10 * $delay + 1);
+    }
+
+    /**
+     * The most a perfect server can complete in the run: every connection finishes one request per
+     * delay, and a cycle still in flight when wrk stops does not count.
+     */
+    public function bound(int $concurrency, float $delay, float $seconds, ?float $measured = null): float
+    {
+        return $concurrency * (\ceil($seconds / $delay - 1e-9) - 1) / ($measured ?? $seconds);
+    }
+
+    public function description(): string
+    {
+        $d = $this->delay();
+        return \sprintf(
+            'examples/upstream.php calls a local delay server (examples/delay-server.php, %s s per answer) through Weft\'s HTTP client '
+            . 'and returns its body; wrk runs %d s at concurrency %d with a 10 s timeout. Published (100 connections, 10 s timeout, 3 s '
+            . 'delay): blocking workers x20 4 req/s, x200 14 req/s, a coroutine server 11 req/s — all far below 100 / 3 s = 33 req/s, with '
+            . 'timeouts. Bound here: %d connections / %s s = %s req/s steady; %s req/s for a %d s run, in which the cycle in flight when '
+            . 'wrk stops cannot count.',
+            Format::number($d, 0), $this->seconds(), self::CONCURRENCY, self::CONCURRENCY, Format::number($d, 0), Format::rate(self::CONCURRENCY / $d),
+            Format::rate($this->bound(self::CONCURRENCY, $d, $this->seconds())), $this->seconds(),
+        );
+    }
+
+    public function unavailable(Environment $env): ?string
+    {
+        return parent::unavailable($env) ?? self::missingFiles($env, ['upstream.php', 'delay-server.php']);
+    }
+
+    public function rows(Environment $env): array
+    {
+        $s = $this->settings;
+        $rows = [];
+        foreach (\array_values(\array_intersect($s->modes ?? ['sync', 'coroutine'], ['sync', 'coroutine'])) as $mode) {
+            $workers = $s->workers ?? ($mode === 'sync' ? ($s->quick ? [2, 20] : [2, 20, 200]) : ($s->quick ? [2] : [2, 20]));
+            foreach ($s->loops ?? self::defaultLoops($env) as $loop) {
+                foreach ($workers as $w) {
+                    foreach ($s->concurrency ?? [self::CONCURRENCY] as $c) {
+                        $rows[] = new Row($this->name(), ['mode' => $mode, 'loop' => $loop, 'workers' => $w, 'concurrency' => $c, 'delay' => $this->delay()]);
+                    }
+                }
+            }
+        }
+        return $this->preSkipAll($rows, $env);
+    }
+
+    public function estimate(Row $row): float
+    {
+        return $row->status === Row::PENDING ? $this->seconds() + 1.5 + $this->delay() : 0.0;
+    }
+
+    public function run(Row $row, Environment $env): void
+    {
+        $delay = $this->delay();
+        try {
+            $upstream = Service::start(
+                $env->processes,
+                [...$env->loadPrefix(), $env->php(), self::exampleFile($env, 'delay-server.php'), '--host', '127.0.0.1', '--port', '0', '--delay', (string) $delay],
+                $env->logBase('upstream-delay-server'),
+            );
+        } catch (ServiceFailed $e) {
+            $row->fail('delay server did not start: ' . $e->getMessage());
+            return;
+        }
+        try {
+            $started = 0.0;
+            $check = static function (array $answer) use ($delay, &$started): ?string {
+                $took = \microtime(true) - $started;
+                if ($answer['status'] !== 200) {
+                    return "status {$answer['status']} (body: " . \substr($answer['body'], 0, 160) . ')';
+                }
+                // An answer faster than the delay did not come from the upstream.
+                return $took >= $delay * 0.9 ? null : \sprintf('answered in %.2f s, before the upstream\'s %.1f s delay', $took, $delay);
+            };
+            $server = $this->startServer($row, $env, self::exampleFile($env, 'upstream.php'), self::serveArguments($row), ['UPSTREAM_URL' => "http://127.0.0.1:{$upstream->port}/"]);
+            if ($server === null) {
+                return;
+            }
+            try {
+                $started = \microtime(true);
+                $this->loadServer($row, $env, $server, $check, '/', null, $this->seconds());
+                if ($row->isOk()) {
+                    $row->metrics['bound_rps'] = \round($this->bound((int) $row->param('concurrency'), $delay, $this->seconds(), $row->number('duration_s')), 2);
+                }
+            } finally {
+                $note = $server->stop();
+                if ($note !== null) {
+                    $row->notes[] = "server $note";
+                }
+            }
+        } finally {
+            $upstream->stop(3.0);
+        }
+    }
+
+    public function columns(): array
+    {
+        return [
+            Column::param('mode', 'mode'),
+            Column::param('loop', 'loop'),
+            Column::param('workers', 'workers'),
+            Column::param('conc.', 'concurrency'),
+            Column::param('delay s', 'delay'),
+            new Column('bound req/s', static fn (Row $r): string => Format::rate($r->number('bound_rps'))),
+            ...Column::http(),
+            ...$this->abColumns(),
+            Column::status(),
+        ];
+    }
+
+    public function charts(): array
+    {
+        return [
+            new Chart('upstream-rps.svg', 'upstream: requests/s against workers', 'workers', 'workers', 'rps', 'requests/s', ['mode', 'loop']),
+            new Chart('upstream-p99.svg', 'upstream: p99 latency against workers', 'workers', 'workers', 'p99_ms', 'p99 latency (ms)', ['mode', 'loop']),
+        ];
+    }
+
+    public function findings(array $rows): array
+    {
+        $ok = Findings::ok($rows);
+        if ($ok === []) {
+            return ['No row ran, so there is nothing to compare.'];
+        }
+        $out = [Findings::winner($ok, 'mode') . '.'];
+        $parts = [];
+        foreach ($ok as $row) {
+            $bound = $row->number('bound_rps');
+            $parts[] = \sprintf('%s %d %%%s', $row->label(), $bound > 0 ? (int) \round($row->number('rps') / $bound * 100) : 0, ($row->metric('errors')['timeout'] ?? 0) > 0 ? ' with ' . $row->metric('errors')['timeout'] . ' timeouts' : '');
+        }
+        $out[] = 'Share of the bound reached: ' . \implode('; ', $parts) . '.';
+        $out[] = Findings::describeHurts(Findings::workersHurt($ok, ['mode', 'loop', 'concurrency']));
+        $out[] = HelloScenario::errorsLine($rows);
+        return $out;
+    }
+
+    public function checks(array $rows): array
+    {
+        $claim = \sprintf('coroutine mode within %d %% of the bound with zero timeouts', (int) (self::WITHIN * 100));
+        $co = Findings::ok($rows, ['mode' => 'coroutine']);
+        if ($co === []) {
+            return [Check::unknown($claim, 'no coroutine row ran')];
+        }
+        $holds = true;
+        $parts = [];
+        foreach ($co as $row) {
+            $bound = (float) $row->number('bound_rps');
+            $timeouts = (int) ($row->metric('errors')['timeout'] ?? 0);
+            $holds = $holds && $row->number('rps') >= $bound * (1 - self::WITHIN) && $timeouts === 0;
+            $parts[] = \sprintf('%s: %s of %s req/s (%d %%), %d timeouts', $row->label(), Format::rate($row->number('rps')), Format::rate($bound), $bound > 0 ? (int) \round($row->number('rps') / $bound * 100) : 0, $timeouts);
+        }
+        return [new Check($claim, $holds, \implode('; ', $parts))];
+    }
+}
