@@ -13,7 +13,7 @@ final class Tools
         'ab' => [['ab'], 'apache2-utils'],
         'nginx' => [['nginx'], 'nginx'],
         'php-fpm' => [['php-fpm' . \PHP_MAJOR_VERSION . '.' . \PHP_MINOR_VERSION, 'php-fpm'], 'php' . \PHP_MAJOR_VERSION . '.' . \PHP_MINOR_VERSION . '-fpm'],
-        'mariadb' => [['mariadb', 'mysql'], 'mariadb-client'],
+        'mariadb' => [['mariadbd', 'mysqld'], 'mariadb-server'],
         'taskset' => [['taskset'], 'util-linux'],
         'setsid' => [['setsid'], 'util-linux'],
     ];

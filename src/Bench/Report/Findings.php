@@ -162,6 +162,26 @@ final class Findings
     }
 
     /**
+     * Rows whose server stayed well below its CPU: there something else set the pace (the load
+     * generator, which has one core of its own, or the round trips), and the figure is a lower bound
+     * of what the server can do.
+     *
+     * @param list<Row> $rows
+     */
+    public static function unsaturated(array $rows, int $serverCores, float $below = 0.80): ?string
+    {
+        $idle = \array_filter(self::ok($rows, [], 'cpu_pct'), static fn (Row $r) => $r->number('cpu_pct') < $below * 100 * $serverCores);
+        if ($idle === []) {
+            return null;
+        }
+        return \sprintf(
+            'In %d row(s) the server used less than %d %% of its %d core(s) (%s): there the load generator or the round trips, not the server, set the pace, so those figures understate the server.',
+            \count($idle), (int) ($below * 100), $serverCores,
+            \implode('; ', \array_map(static fn (Row $r) => $r->label() . ' ' . Format::pct($r->number('cpu_pct')) . ' %', $idle)),
+        );
+    }
+
+    /**
      * "coroutine won with 12,345 req/s, 1.8x sync (6,789) and 9.1x fpm (1,357)": the best row of each
      * value of $param, compared.
      *

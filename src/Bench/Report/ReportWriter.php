@@ -142,6 +142,8 @@ final class ReportWriter
         }
         if ($rows !== []) {
             $out .= self::table($scenario->columns(), $rows) . "\n";
+        } else {
+            $out .= "No row: the options leave this scenario's matrix empty.\n\n";
         }
         foreach ($charts as $chart) {
             $out .= \sprintf('![%s](%s) ', $chart->title, $chart->file);

@@ -13,6 +13,9 @@ use Weft\Bench\Tools;
 /** Defaults shared by the scenarios: no charts, notes or clean-up unless a scenario has some. */
 abstract class AbstractScenario implements Scenario
 {
+    /** Cores the servers run on (1 when pinned): what 100 % CPU means for a row. */
+    protected int $serverCores = 1;
+
     public function __construct(protected readonly Settings $settings)
     {
     }
@@ -62,6 +65,7 @@ abstract class AbstractScenario implements Scenario
     /** @param list<Row> $rows @return list<Row> */
     protected function preSkipAll(array $rows, Environment $env): array
     {
+        $this->serverCores = $env->serverCores();
         foreach ($rows as $row) {
             $reason = $this->preSkip($row, $env);
             if ($reason !== null) {

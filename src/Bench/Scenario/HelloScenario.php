@@ -130,6 +130,10 @@ final class HelloScenario extends HttpScenario
             }
         }
         $out[] = Findings::describeHurts(Findings::workersHurt($ok, ['mode', 'loop', 'concurrency', 'requests']));
+        $idle = Findings::unsaturated($ok, $this->serverCores);
+        if ($idle !== null) {
+            $out[] = $idle;
+        }
         $out[] = self::errorsLine($rows);
         return $out;
     }

@@ -206,6 +206,10 @@ final class LineScenario extends AbstractScenario
             $out[] = \str_replace('(requests/s)', '(messages/s)', $loops);
         }
         $out[] = Findings::describeHurts(Findings::workersHurt($ok, ['loop', 'pattern']), 'msg/s');
+        $idle = Findings::unsaturated($ok, $this->serverCores);
+        if ($idle !== null) {
+            $out[] = $idle;
+        }
         $pss = \array_filter(\array_map(static fn (Row $r) => $r->number('pss_per_process'), $ok));
         if ($pss !== []) {
             $out[] = \sprintf('Memory per server process (PSS): %s to %s.', Format::bytes(\min($pss)), Format::bytes(\max($pss)));

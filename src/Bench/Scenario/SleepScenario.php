@@ -21,8 +21,6 @@ final class SleepScenario extends HttpScenario
     /** A server using this share of its cores is at its CPU limit. */
     private const SATURATED = 0.90;
 
-    private int $serverCores = 1;
-
     public function name(): string
     {
         return 'sleep';
@@ -47,7 +45,6 @@ final class SleepScenario extends HttpScenario
 
     public function rows(Environment $env): array
     {
-        $this->serverCores = $env->serverCores();
         $s = $this->settings;
         $modes = \array_values(\array_intersect($s->modes ?? ['sync', 'coroutine'], ['sync', 'coroutine']));
         $loops = $s->loops ?? self::defaultLoops($env);
@@ -132,7 +129,7 @@ final class SleepScenario extends HttpScenario
                 $out[] = \sprintf('%s: %s req/s means about %.1f of its %d workers were busy at a time (each request holds a sync worker 10 ms): the connections were not spread over all workers.', $row->label(), Format::rate($row->number('rps')), $busy, $workers);
             }
         }
-        foreach ($ok as $row) {
+        foreach (Findings::ok($ok, ['mode' => 'coroutine']) as $row) {
             $share = $row->number('rps') / $this->bound($row);
             if ($share < self::NEAR) {
                 $out[] = \sprintf('%s reached %d %% of its %s req/s bound%s.', $row->label(), (int) \round($share * 100), Format::rate($this->bound($row)), $this->saturated($row) ? ' with the server CPU saturated (' . Format::pct($row->number('cpu_pct')) . ' %)' : '');

@@ -51,7 +51,7 @@ final class Sql3Scenario extends HttpScenario
     {
         return parent::unavailable($env)
             ?? self::missingFiles($env, ['sql3.php'])
-            ?? CoreScenario::unreachable(self::url(), 'MariaDB');
+            ?? CoreScenario::unreachable(self::url(), 'MariaDB' . ($env->tools->has('mariadb') ? '' : ' (not installed here: Debian package mariadb-server)'));
     }
 
     public function rows(Environment $env): array

@@ -178,6 +178,14 @@ final class UpstreamScenario extends HttpScenario
             $parts[] = \sprintf('%s %d %%%s', $row->label(), $bound > 0 ? (int) \round($row->number('rps') / $bound * 100) : 0, ($row->metric('errors')['timeout'] ?? 0) > 0 ? ' with ' . $row->metric('errors')['timeout'] . ' timeouts' : '');
         }
         $out[] = 'Share of the bound reached: ' . \implode('; ', $parts) . '.';
+        foreach (Findings::ok($ok, ['mode' => 'sync']) as $row) {
+            // A blocking worker serves one request per delay.
+            $workersBound = \min((int) $row->param('workers'), (int) $row->param('concurrency')) / (float) $row->param('delay');
+            $out[] = \sprintf(
+                '%s: blocking workers allow at most %s req/s (one request per worker per %s s); it reached %s (%d %%).',
+                $row->label(), Format::rate($workersBound), Format::number((float) $row->param('delay'), 0), Format::rate($row->number('rps')), (int) \round($row->number('rps') / $workersBound * 100),
+            );
+        }
         $out[] = Findings::describeHurts(Findings::workersHurt($ok, ['mode', 'loop', 'concurrency']));
         $out[] = HelloScenario::errorsLine($rows);
         return $out;
