@@ -11,6 +11,7 @@ use Weft\Client\Redis\Protocol\Push;
 use Weft\Client\Redis\Protocol\RespReader;
 use Weft\Client\Redis\Protocol\RespWriter;
 use Weft\Client\Redis\RedisError;
+use Weft\Coroutine\IoWaiter;
 use Weft\Coroutine\Timeout;
 use Weft\Socket\ConnectOptions;
 use Weft\Socket\Socket;
@@ -30,6 +31,13 @@ final class Link
     /** @var resource */
     private readonly mixed $resource;
     private bool $closed = false;
+    /**
+     * Right after a write the reply cannot be there yet: wait for readability first instead of paying
+     * for a read that would fail with EAGAIN. (A watcher of its own on the socket's stream; the driver
+     * supports several per stream.)
+     */
+    private ?IoWaiter $readable = null;
+    private bool $justSent = false;
     /** @var array<array-key, mixed> the HELLO reply (RESP3) */
     private array $hello = [];
 
@@ -128,6 +136,7 @@ final class Link
         }
         try {
             $this->socket->write($bytes, $this->config->timeout);
+            $this->justSent = true;
         } catch (SocketException $e) {
             $this->close();
             throw ConnectionLost::whileSending($this->config->describe(), $e, $safe);
@@ -169,12 +178,21 @@ final class Link
             }
             try {
                 if ($timeout === null) {
+                    if ($this->justSent) {
+                        $this->justSent = false;
+                        ($this->readable ??= new IoWaiter($this->resource))->readable();
+                    }
                     $data = $this->socket->read(self::READ_CHUNK);
                 } else {
                     $deadline ??= \hrtime(true) / 1e9 + $timeout;
                     $left = $deadline - \hrtime(true) / 1e9;
                     if ($left <= 0) {
                         throw Timeout::after($timeout, 'Redis reply');
+                    }
+                    if ($this->justSent) {
+                        $this->justSent = false;
+                        ($this->readable ??= new IoWaiter($this->resource))->readable($left);
+                        $left = \max(0.000001, $deadline - \hrtime(true) / 1e9);
                     }
                     $data = $this->socket->read(self::READ_CHUNK, $left);
                 }
@@ -206,13 +224,21 @@ final class Link
         return $this->closed;
     }
 
+    /** A connection dropped without close() must not leave its descriptor and watchers behind. */
+    public function __destruct()
+    {
+        $this->close();
+    }
+
     public function close(): void
     {
         if ($this->closed) {
             return;
         }
         $this->closed = true;
+        $this->justSent = false;
         $this->reader->reset();
+        $this->readable?->close();
         $this->socket->close();
     }
 }

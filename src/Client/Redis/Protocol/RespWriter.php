@@ -15,7 +15,7 @@ final class RespWriter
             if (!\is_string($arg)) {
                 $arg = \is_int($arg) ? (string) $arg : self::float($arg);
             }
-            $out .= '$' . \strlen($arg) . "\r\n" . $arg . "\r\n";
+            $out .= '$' . \strlen($arg) . "\r\n$arg\r\n";
         }
         return $out;
     }

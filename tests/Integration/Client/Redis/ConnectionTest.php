@@ -728,6 +728,17 @@ final class ConnectionTest extends RedisTestCase
         });
     }
 
+    public function testADroppedConnectionLeavesNoWatchersBehind(): void
+    {
+        $before = \Weft\Loop\Loop::get()->watcherCount()['total'];
+        run(static function (): void {
+            $dropped = Connection::connect(self::config());
+            self::assertSame('PONG', $dropped->ping());
+            self::assertGreaterThan(0, \Weft\Loop\Loop::get()->watcherCount()['total']);
+        });
+        self::assertSame($before, \Weft\Loop\Loop::get()->watcherCount()['total']);
+    }
+
     private function fillTypes(Connection $r): void
     {
         $r->hset($this->key('h'), ['f' => 'v', 'g' => 'w']);
