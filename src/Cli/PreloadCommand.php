@@ -22,7 +22,7 @@ final class PreloadCommand
         return [
             'out' => ['string', null, 'where to write the script (default: APP-preload.php beside the app)'],
             'path' => ['list', ['/'], 'paths to GET from the app while watching which classes it loads'],
-            'check' => ['bool', true, 'load the written script once with opcache.preload and report what it preloaded'],
+            'check' => ['bool', true, 'load the written script once with opcache.preload and report what it preloaded (--check=off: skip)'],
             'help' => ['bool', false, 'show this help'],
         ];
     }

@@ -29,6 +29,9 @@ final class ProcessTable
             }
             // "pid (comm) state ppid pgrp ..." where comm may hold spaces and parentheses.
             $fields = \explode(' ', \substr($stat, (int) \strrpos($stat, ')') + 2));
+            if (($fields[0] ?? '') === 'Z' || ($fields[0] ?? '') === 'X') {
+                continue; // dead, waiting to be reaped (in a container, PID 1 may never do it)
+            }
             $processes[(int) $entry] = ['ppid' => (int) ($fields[1] ?? 0), 'pgid' => (int) ($fields[2] ?? 0), 'rss' => (int) ($fields[21] ?? 0) * $page];
         }
         return new self($processes);
