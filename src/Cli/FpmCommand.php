@@ -71,6 +71,8 @@ final class FpmCommand
                 autoload: Autoload::file(),
                 nginx: $binaries->nginx,
                 phpFpm: $binaries->phpFpm,
+                // An experiment's switch, not an option: see NginxConfig for why it is off.
+                upstreamKeepalive: \getenv('WEFT_FPM_KEEPALIVE') === '1',
             );
         } catch (\InvalidArgumentException $e) {
             throw new UsageError($e->getMessage());

@@ -16,6 +16,8 @@ final class FpmSettings
      * @param string $runtimeDir where configuration, sockets, pid files and nginx's temp folders go
      * @param string $user run nginx workers and the php-fpm pool as this user (the current one)
      * @param ?string $logFile where nginx, php-fpm and the front controller log; null: stderr
+     * @param bool $upstreamKeepalive keep nginx's connections to php-fpm open between requests
+     *        (fastcgi_keep_conn and an upstream keepalive pool); off by default, see NginxConfig
      */
     public function __construct(
         public readonly string $app,
@@ -37,6 +39,7 @@ final class FpmSettings
         public readonly string $autoload = '',
         public readonly string $nginx = '/usr/sbin/nginx',
         public readonly string $phpFpm = '/usr/sbin/php-fpm8.2',
+        public readonly bool $upstreamKeepalive = false,
     ) {
         if ($workers < 1) {
             throw new \InvalidArgumentException('fpm mode needs at least 1 worker');

@@ -33,7 +33,7 @@ final class ConfigTest extends TestCase
             'daemon off;', 'master_process on;', 'worker_processes 1;', 'pid "/run/weft.pid.fpm/nginx.pid";',
             'access_log off;', 'client_body_temp_path "/run/weft.pid.fpm/nginx/client_body";',
             'fastcgi_temp_path "/run/weft.pid.fpm/nginx/fastcgi";', 'listen "127.0.0.1:8080" backlog=4096',
-            'client_max_body_size 1048576;', 'fastcgi_keep_conn on;', 'fastcgi_pass weft_fpm;',
+            'client_max_body_size 1048576;', 'fastcgi_pass weft_fpm;',
             'server "unix:/run/weft.pid.fpm/php-fpm.sock" max_fails=0;',
             'fastcgi_param SCRIPT_FILENAME "/srv/weft/src/Mode/Fpm/front.php";',
             'fastcgi_param WEFT_APP "/srv/app/app.php";',
@@ -47,10 +47,21 @@ final class ConfigTest extends TestCase
         self::assertStringContainsString('user "root" "root";', NginxConfig::render(self::settings(['root' => true])));
     }
 
-    public function testNginxKeepsFewerIdleConnectionsThanThereAreWorkers(): void
+    public function testNoKeptAliveConnectionsToPhpFpmByDefault(): void
     {
-        self::assertStringContainsString('keepalive 3;', NginxConfig::render(self::settings(['workers' => 4])));
-        self::assertStringNotContainsString('keepalive ', NginxConfig::render(self::settings(['workers' => 1])));
+        $conf = NginxConfig::render(self::settings());
+        self::assertStringContainsString('fastcgi_keep_conn off;', $conf);
+        self::assertStringNotContainsString('fastcgi_keep_conn on;', $conf);
+        self::assertStringNotContainsString('keepalive ', $conf);
+        self::assertStringContainsString('keepalive_timeout 75s;', $conf, 'client keep-alive is on');
+    }
+
+    public function testWithKeepAliveNginxCachesFewerIdleConnectionsThanThereAreWorkers(): void
+    {
+        $conf = NginxConfig::render(self::settings(['workers' => 4, 'upstreamKeepalive' => true]));
+        self::assertStringContainsString('fastcgi_keep_conn on;', $conf);
+        self::assertStringContainsString('keepalive 3;', $conf);
+        self::assertStringNotContainsString('keepalive ', NginxConfig::render(self::settings(['workers' => 1, 'upstreamKeepalive' => true])));
     }
 
     public function testIpv6AndWildcardAddresses(): void
