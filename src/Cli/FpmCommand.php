@@ -8,6 +8,7 @@ use Weft\Mode\Fpm\Autoload;
 use Weft\Mode\Fpm\Binaries;
 use Weft\Mode\Fpm\FpmSettings;
 use Weft\Mode\Fpm\MissingBinary;
+use Weft\Mode\Fpm\ProcessTable;
 use Weft\Mode\Fpm\Supervisor;
 use Weft\Server\Logger;
 
@@ -37,7 +38,7 @@ final class FpmCommand
         }
 
         $existing = (int) @\file_get_contents($pidFile);
-        if ($existing > 0 && $existing !== \getmypid() && @\posix_kill($existing, 0)) {
+        if ($existing !== \getmypid() && ProcessTable::alive($existing)) {
             \fwrite(\STDERR, "weft: already running with pid $existing (pid file $pidFile)\n");
             return 1;
         }

@@ -54,6 +54,10 @@ final class FrontController
         $length = (int) ($server['CONTENT_LENGTH'] ?? 0);
         $request = SapiRequestFactory::fromGlobals($server, $length > 0 ? $body() : '');
         $handler = $application instanceof RequestHandlerInterface ? new PsrHandlerAdapter($application) : $application;
+        // What the application prints is not its response (as in the other modes, where it goes to
+        // the worker's stdout): here it would go out ahead of the status and header fields.
+        $level = \ob_get_level();
+        \ob_start();
         try {
             $response = $handler($request);
             if (!$response instanceof Response) {
@@ -66,6 +70,17 @@ final class FrontController
         } catch (\Throwable $e) {
             $this->log($server, '{method} {target}: {class}: {message}', $e);
             $response = self::error($e, $debug);
+        } finally {
+            $printed = '';
+            while (\ob_get_level() > $level) {
+                $printed = \ob_get_clean() . $printed;
+            }
+            if ($printed !== '') {
+                $this->logger($server)->warning('{method} {target}: the application printed {bytes} byte(s) outside its response: {start}', [
+                    'method' => $server['REQUEST_METHOD'] ?? '', 'target' => $server['REQUEST_URI'] ?? '',
+                    'bytes' => \strlen($printed), 'start' => \addcslashes(\substr($printed, 0, 80), "\0..\37"),
+                ]);
+            }
         }
         $isHead = $request->method() === 'HEAD';
         try {
@@ -87,15 +102,21 @@ final class FrontController
     }
 
     /** @param array<string, mixed> $server */
+    private function logger(array $server): LoggerInterface
+    {
+        if ($this->logger === null) {
+            $logger = new Logger((string) ($server['WEFT_LOG'] ?? '') ?: 'php://stderr');
+            $logger->setRole('fpm worker');
+            $this->logger = $logger;
+        }
+        return $this->logger;
+    }
+
+    /** @param array<string, mixed> $server */
     private function log(array $server, string $message, \Throwable $e): void
     {
         try {
-            if ($this->logger === null) {
-                $logger = new Logger((string) ($server['WEFT_LOG'] ?? '') ?: 'php://stderr');
-                $logger->setRole('fpm worker');
-                $this->logger = $logger;
-            }
-            $this->logger->error($message, [
+            $this->logger($server)->error($message, [
                 'method' => $server['REQUEST_METHOD'] ?? '', 'target' => $server['REQUEST_URI'] ?? '',
                 'class' => $e::class, 'message' => $e->getMessage(), 'exception' => $e,
             ]);

@@ -71,6 +71,16 @@ final class ProcessTable
         return $this->processes[$pid]['rss'] ?? 0;
     }
 
+    /** Running: a zombie (exited, not reaped) answers kill(0) but counts as gone. */
+    public static function alive(int $pid): bool
+    {
+        if ($pid <= 0 || !@\posix_kill($pid, 0)) {
+            return false;
+        }
+        $stat = @\file_get_contents("/proc/$pid/stat");
+        return $stat === false || \substr($stat, (int) \strrpos($stat, ')') + 2, 1) !== 'Z';
+    }
+
     /** The command line as the process shows it ("php-fpm: pool weft"); "" when gone. */
     public static function commandLine(int $pid): string
     {

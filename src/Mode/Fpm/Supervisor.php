@@ -378,7 +378,7 @@ final class Supervisor
             return;
         }
         $existing = (int) @\file_get_contents($this->pidFile);
-        if ($existing > 0 && $existing !== \getmypid() && @\posix_kill($existing, 0)) {
+        if ($existing !== \getmypid() && ProcessTable::alive($existing)) {
             throw new \RuntimeException("Weft is already running with pid $existing (pid file {$this->pidFile})");
         }
         if (@\file_put_contents($this->pidFile, \getmypid() . "\n") === false) {

@@ -126,6 +126,18 @@ final class FrontControllerTest extends TestCase
         self::assertCount(1, $this->logged);
     }
 
+    public function testWhatTheAppPrintsIsLoggedNotSent(): void
+    {
+        $app = $this->app('return function (Request $r): Response { echo "stray\n"; return new Response(200, [], "the response"); };');
+        $level = \ob_get_level();
+        $this->handle($app);
+        self::assertSame($level, \ob_get_level());
+        self::assertSame('the response', $this->output->body());
+        self::assertSame('warning', $this->logged[0][0]);
+        self::assertSame(6, $this->logged[0][2]['bytes']);
+        self::assertSame('stray\\n', $this->logged[0][2]['start']);
+    }
+
     public function testPingLoadsTheAppWithoutCallingIt(): void
     {
         $app = $this->app('return fn (Request $r): Response => throw new LogicException("must not run");');
