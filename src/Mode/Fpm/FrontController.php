@@ -85,13 +85,13 @@ final class FrontController
         $isHead = $request->method() === 'HEAD';
         try {
             $this->emitter->emit($response, $isHead);
+        } catch (StreamFailed $e) {
+            // The head is out: all that is left is to stop (nginx ends the chunked body).
+            $this->log($server, '{method} {target}: {message}', $e->getPrevious() ?? $e, $e->getMessage());
         } catch (\Throwable $e) {
-            // Invalid header fields are found before anything is sent; a producer's failure comes
-            // after the head is out, when all that is left is to stop.
+            // Invalid header fields: found before anything was sent.
             $this->log($server, '{method} {target}: the response could not be sent: {class}: {message}', $e);
-            if (!\headers_sent() && !$response->isStreamed()) {
-                $this->emitter->emit(self::error($e, $debug), $isHead);
-            }
+            $this->emitter->emit(self::error($e, $debug), $isHead);
         }
     }
 
@@ -113,12 +113,12 @@ final class FrontController
     }
 
     /** @param array<string, mixed> $server */
-    private function log(array $server, string $message, \Throwable $e): void
+    private function log(array $server, string $message, \Throwable $e, ?string $text = null): void
     {
         try {
             $this->logger($server)->error($message, [
                 'method' => $server['REQUEST_METHOD'] ?? '', 'target' => $server['REQUEST_URI'] ?? '',
-                'class' => $e::class, 'message' => $e->getMessage(), 'exception' => $e,
+                'class' => $e::class, 'message' => $text ?? $e->getMessage(), 'exception' => $e,
             ]);
         } catch (\Throwable) {
             \error_log('weft: ' . $e);

@@ -28,6 +28,7 @@ final class SapiEmitter
     /**
      * @param bool $isHead the request was HEAD: the fields describe the body, which is not sent
      * @throws \InvalidArgumentException before anything is sent, when a header could not go on the wire
+     * @throws StreamFailed when a streamed response's producer throws, after the head was sent
      */
     public function emit(Response $response, bool $isHead = false): void
     {
@@ -63,9 +64,12 @@ final class SapiEmitter
             }
             return;
         }
-        $output = $this->output;
-        $output->flush();
-        ($response->producer())(new SapiBodyWriter($output));
+        $this->output->flush();
+        try {
+            ($response->producer())(new SapiBodyWriter($this->output));
+        } catch (\Throwable $e) {
+            throw StreamFailed::after($e);
+        }
     }
 
     /** @return list<string> */

@@ -138,6 +138,25 @@ final class FrontControllerTest extends TestCase
         self::assertSame('stray\\n', $this->logged[0][2]['start']);
     }
 
+    public function testAStreamedResponseWithAnInvalidHeaderIsA500(): void
+    {
+        $app = $this->app('return fn (Request $r): Response => Response::stream(fn ($w) => $w->write("x"), 200, ["X-Bad" => "a\rb"]);');
+        $this->handle($app);
+        self::assertSame(500, $this->output->sentStatus());
+        self::assertSame("Internal Server Error\n", $this->output->body());
+    }
+
+    public function testAFailingProducerStopsTheBodyAndIsLogged(): void
+    {
+        $app = $this->app('return fn (Request $r): Response => Response::stream(function ($w) { $w->write("part"); throw new RuntimeException("producer broke"); });');
+        $this->handle($app);
+        self::assertSame(200, $this->output->sentStatus());
+        self::assertSame('part', $this->output->body(), 'no 500 after the head is out');
+        self::assertCount(1, $this->logged);
+        self::assertStringContainsString('producer broke', $this->logged[0][2]['message']);
+        self::assertInstanceOf(\RuntimeException::class, $this->logged[0][2]['exception']);
+    }
+
     public function testPingLoadsTheAppWithoutCallingIt(): void
     {
         $app = $this->app('return fn (Request $r): Response => throw new LogicException("must not run");');

@@ -113,6 +113,20 @@ final class SapiEmitterTest extends TestCase
         self::assertSame('12345', $this->output->body());
     }
 
+    public function testAFailingProducerIsAStreamFailure(): void
+    {
+        try {
+            $this->emitter->emit(Response::stream(static function (BodyWriter $w): void {
+                $w->write('a');
+                throw new \LogicException('broken');
+            }));
+            self::fail('expected StreamFailed');
+        } catch (\Weft\Mode\Fpm\StreamFailed $e) {
+            self::assertInstanceOf(\LogicException::class, $e->getPrevious());
+        }
+        self::assertSame('a', $this->output->body());
+    }
+
     public function testStreamedHeadDoesNotRunTheProducer(): void
     {
         $ran = false;

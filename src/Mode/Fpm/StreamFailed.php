@@ -1,0 +1,14 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Mode\Fpm;
+
+/** A streamed response's producer failed after the status and header fields had gone out. */
+final class StreamFailed extends \RuntimeException
+{
+    public static function after(\Throwable $previous): self
+    {
+        return new self('The streamed body failed after the response head was sent: ' . $previous->getMessage(), 0, $previous);
+    }
+}
