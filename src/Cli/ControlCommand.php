@@ -42,7 +42,7 @@ final class ControlCommand
         }
         $pidFile = $options->get('pid-file') ?? (\sys_get_temp_dir() . '/weft-' . $options->get('port') . '.pid');
         $pid = (int) @\file_get_contents($pidFile);
-        if ($pid <= 0 || !@\posix_kill($pid, 0)) {
+        if ($pid <= 0 || !self::alive($pid)) {
             \fwrite(\STDERR, "weft: no running server found (pid file $pidFile)\n");
             return 1;
         }
@@ -58,7 +58,7 @@ final class ControlCommand
         \posix_kill($pid, \SIGTERM);
         $deadline = \microtime(true) + $timeout;
         while (\microtime(true) < $deadline) {
-            if (!@\posix_kill($pid, 0)) {
+            if (!self::alive($pid)) {
                 echo "stopped (master pid $pid)\n";
                 return 0;
             }
@@ -66,6 +66,20 @@ final class ControlCommand
         }
         \fwrite(\STDERR, "weft: master pid $pid still running after {$timeout} s\n");
         return 1;
+    }
+
+    /** A zombie (exited, not yet reaped by its parent) still answers kill(0): it counts as gone. */
+    private static function alive(int $pid): bool
+    {
+        if (!@\posix_kill($pid, 0)) {
+            return false;
+        }
+        $stat = @\file_get_contents("/proc/$pid/stat");
+        if ($stat === false) {
+            return true;
+        }
+        $state = \substr($stat, (int) \strrpos($stat, ')') + 2, 1);
+        return $state !== 'Z';
     }
 
     private function signal(int $pid, int $signal, string $message): int

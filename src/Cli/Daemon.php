@@ -19,7 +19,7 @@ final class Daemon
         if ($pid > 0) {
             $deadline = \microtime(true) + 15;
             while (\microtime(true) < $deadline) {
-                if (\is_file($pidFile) && \is_file($pidFile . '.sock')) {
+                if (\is_file($pidFile) && \file_exists($pidFile . '.sock')) {
                     echo 'Weft started in the background, master pid ' . \trim((string) \file_get_contents($pidFile)) . ", log $logFile\n";
                     return 0;
                 }

@@ -69,8 +69,12 @@ final class Socket
         $socket = new self($resource);
         try {
             $socket->waiter()->writable($timeout);
-        } catch (\Weft\Coroutine\Timeout) {
+        } catch (\Weft\Coroutine\Timeout $e) {
             $socket->close();
+            // Only our own connect deadline becomes ConnectTimeout; an enclosing Weft\timeout() keeps its own.
+            if ($e->token !== null) {
+                throw $e;
+            }
             throw ConnectTimeout::after($address, $timeout);
         } catch (\Throwable $e) {
             $socket->close();

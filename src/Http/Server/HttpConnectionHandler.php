@@ -6,6 +6,7 @@ namespace Weft\Http\Server;
 
 use Psr\Http\Server\RequestHandlerInterface;
 use Psr\Log\LoggerInterface;
+use Weft\Http\Message\BadRequest;
 use Weft\Http\Message\BodyFraming;
 use Weft\Http\Message\Request;
 use Weft\Http\Message\Response;
@@ -162,7 +163,13 @@ final class HttpConnectionHandler implements ConnectionHandler
                 }
                 $this->stream($socket, $request, $response, $keepAlive, $isHead);
             } else {
-                $out .= $this->encoder->encode($response, $request->version(), $keepAlive, $isHead, $this->date());
+                try {
+                    $out .= $this->encoder->encode($response, $request->version(), $keepAlive, $isHead, $this->date());
+                } catch (\InvalidArgumentException $e) {
+                    // A header that would break the head (CR/LF injection): never send it.
+                    $this->logger->error('{target}: the response cannot be sent: {message}', ['target' => $request->target(), 'message' => $e->getMessage()]);
+                    $out .= $this->encoder->encode(self::internalError(), $request->version(), $keepAlive, $isHead, $this->date());
+                }
             }
             if (!$keepAlive) {
                 if ($out !== '') {
@@ -195,14 +202,23 @@ final class HttpConnectionHandler implements ConnectionHandler
                 \get_debug_type($response),
                 Response::class,
             ));
+        } catch (BadRequest $e) {
+            // The request's body could not be decoded (form, JSON, multipart): the client's fault.
+            return new Response(400, ['Content-Type' => 'text/plain; charset=utf-8'], 'Bad Request: ' . $e->getMessage() . "\n");
         } catch (\Throwable $e) {
             $this->logger->error('{method} {target}: {class}: {message}', [
                 'method' => $request->method(), 'target' => $request->target(),
                 'class' => $e::class, 'message' => $e->getMessage(), 'exception' => $e,
             ]);
-            $body = $this->options->debug ? "Internal Server Error\n\n" . $e . "\n" : "Internal Server Error\n";
-            return new Response(500, ['Content-Type' => 'text/plain; charset=utf-8'], $body);
+            return $this->options->debug
+                ? new Response(500, ['Content-Type' => 'text/plain; charset=utf-8'], "Internal Server Error\n\n" . $e . "\n")
+                : self::internalError();
         }
+    }
+
+    private static function internalError(): Response
+    {
+        return new Response(500, ['Content-Type' => 'text/plain; charset=utf-8'], "Internal Server Error\n");
     }
 
     private function stream(Socket $socket, Request $request, Response $response, bool &$keepAlive, bool $isHead): void

@@ -1,0 +1,263 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Tests\Integration\Server;
+
+use PHPUnit\Framework\TestCase;
+use Weft\Tests\Support\RawHttp;
+use Weft\Tests\Support\ServerProcess;
+
+/** Master and workers as a user runs them: respawn, recycling, graceful stop, reload, status. */
+final class ProcessModelTest extends TestCase
+{
+    private const APP = __DIR__ . '/../fixtures/app.php';
+
+    public function testKilledWorkerIsReplacedAndOthersKeepServing(): void
+    {
+        $server = new ServerProcess([self::APP, '--workers', '2']);
+        $before = ServerProcess::waitFor(fn () => \count($pids = $server->workerPids()) === 2 ? $pids : null, 15, 'two workers');
+        \posix_kill($before[0], \SIGKILL);
+        $after = ServerProcess::waitFor(function () use ($server, $before) {
+            $pids = $server->workerPids();
+            return \count($pids) === 2 && !\in_array($before[0], $pids, true) ? $pids : null;
+        }, 15, 'a replacement worker');
+        self::assertContains($before[1], $after, 'the other worker was untouched');
+        for ($i = 0; $i < 10; $i++) {
+            self::assertSame(200, RawHttp::get($server->address())['status']);
+        }
+        self::assertStringContainsString('killed by signal 9', $server->output());
+        self::assertSame(1, $server->status()['master']['restarts']);
+        $server->stop();
+    }
+
+    public function testWorkerThatExitsMidRequestIsReplaced(): void
+    {
+        $server = new ServerProcess([self::APP, '--workers', '1']);
+        $pid = (int) RawHttp::get($server->address(), '/pid')['body'];
+        try {
+            RawHttp::get($server->address(), '/exit');
+        } catch (\RuntimeException) {
+            // The connection dies with the worker: that request is lost, as it must be.
+        }
+        $newPid = ServerProcess::waitFor(function () use ($server, $pid) {
+            try {
+                $now = (int) RawHttp::get($server->address(), '/pid')['body'];
+            } catch (\RuntimeException) {
+                return null;
+            }
+            return $now !== $pid ? $now : null;
+        }, 15, 'a new worker');
+        self::assertNotSame($pid, $newPid);
+        self::assertStringContainsString('exited with code 7', $server->output());
+        $server->stop();
+    }
+
+    public function testBrokenApplicationIsRestartedWithBackOffNotInALoop(): void
+    {
+        $app = \sys_get_temp_dir() . '/weft-broken-' . \getmypid() . '.php';
+        \file_put_contents($app, "<?php\nthrow new RuntimeException('cannot boot');\n");
+        $pidFile = \sys_get_temp_dir() . '/weft-broken-' . \getmypid() . '.pid';
+        $process = \proc_open(
+            [\PHP_BINARY, \dirname(__DIR__, 3) . '/bin/weft', 'serve', $app, '--port', '0', '--workers', '1', '--pid-file', $pidFile],
+            [1 => ['pipe', 'w'], 2 => ['pipe', 'w']],
+            $pipes,
+        );
+        $start = \microtime(true);
+        \usleep(2_500_000);
+        \proc_terminate($process, \SIGTERM);
+        $log = \stream_get_contents($pipes[2]);
+        \proc_close($process);
+        @\unlink($app);
+        $boots = \substr_count($log, 'could not load the application: cannot boot');
+        // Back-off 0.1, 0.2, 0.4, 0.8 s...: a handful of attempts in 2.5 s, not hundreds.
+        self::assertGreaterThanOrEqual(2, $boots, $log);
+        self::assertLessThanOrEqual(8, $boots, $log);
+        self::assertStringContainsString('restarting in', $log);
+        self::assertLessThan(30, \microtime(true) - $start);
+    }
+
+    public function testMaxRequestsRecyclesTheWorker(): void
+    {
+        $server = new ServerProcess([self::APP, '--workers', '1', '--max-requests', '5']);
+        $pids = [];
+        for ($i = 0; $i < 12; $i++) {
+            $response = ServerProcess::waitFor(function () use ($server) {
+                try {
+                    return RawHttp::get($server->address(), '/pid');
+                } catch (\RuntimeException) {
+                    return null;
+                }
+            }, 10, 'a response');
+            self::assertSame(200, $response['status']);
+            $pids[$response['body']] = ($pids[$response['body']] ?? 0) + 1;
+        }
+        self::assertGreaterThanOrEqual(3, \count($pids), 'a new worker after every 5 requests');
+        foreach ($pids as $count) {
+            self::assertLessThanOrEqual(5, $count);
+        }
+        $server->stop();
+    }
+
+    public function testStopLetsInFlightRequestsFinish(): void
+    {
+        $server = new ServerProcess([self::APP, '--workers', '1']);
+        $client = new RawHttp($server->address());
+        $client->send("GET /sleep?s=1 HTTP/1.1\r\nHost: t\r\n\r\n");
+        \usleep(200_000);
+        $master = $server->masterPid();
+        \posix_kill($master, \SIGTERM);
+        $response = $client->response();
+        self::assertSame(200, $response['status']);
+        self::assertSame('slept', $response['body']);
+        self::assertSame('close', $response['headers']['connection'], 'a draining worker ends keep-alive');
+        ServerProcess::waitFor(fn () => !$server->isRunning(), 15, 'the master to exit');
+        // The port is released.
+        $this->expectException(\RuntimeException::class);
+        RawHttp::get($server->address());
+    }
+
+    public function testReloadUnderLoadLosesNoRequest(): void
+    {
+        if (!\is_executable('/usr/bin/wrk')) {
+            self::markTestSkipped('wrk is not installed (Debian package wrk)');
+        }
+        $server = new ServerProcess([self::APP, '--workers', '2']);
+        $before = ServerProcess::waitFor(fn () => \count($p = $server->workerPids()) === 2 ? $p : null, 15, 'workers');
+        $wrk = \proc_open(['wrk', '-t1', '-c20', '-d4s', 'http://' . $server->address() . '/'], [1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes);
+        \usleep(1_000_000);
+        [$code, $out] = $server->control('reload');
+        self::assertSame(0, $code, $out);
+        $output = \stream_get_contents($pipes[1]);
+        \proc_close($wrk);
+        $after = $server->workerPids();
+        self::assertCount(2, $after);
+        self::assertSame([], \array_intersect($before, $after), 'every worker was replaced');
+        self::assertMatchesRegularExpression('/(\d+) requests in/', $output);
+        \preg_match('/(\d+) requests in/', $output, $m);
+        self::assertGreaterThan(100, (int) $m[1], $output);
+        self::assertStringNotContainsString('Socket errors', $output, $output);
+        self::assertStringNotContainsString('Non-2xx', $output, $output);
+        $server->stop();
+    }
+
+    public function testStatusReportsEachWorkerFromTheMaster(): void
+    {
+        $server = new ServerProcess([self::APP, '--workers', '2']);
+        for ($i = 0; $i < 6; $i++) {
+            RawHttp::get($server->address());
+        }
+        $status = ServerProcess::waitFor(function () use ($server) {
+            $status = $server->status();
+            $served = \array_sum(\array_column($status['workers'], 'requests'));
+            return $served >= 6 ? $status : null;
+        }, 10, 'the request counts to reach the master');
+        self::assertSame($server->masterPid(), $status['master']['pid']);
+        self::assertCount(2, $status['workers']);
+        foreach ($status['workers'] as $worker) {
+            foreach (['pid', 'uptime', 'requests', 'connections', 'coroutines', 'memory', 'rss', 'state'] as $field) {
+                self::assertArrayHasKey($field, $worker);
+            }
+            self::assertTrue(\posix_kill($worker['pid'], 0));
+        }
+        [$code, $text] = $server->control('status');
+        self::assertSame(0, $code);
+        self::assertStringContainsString('requests', $text);
+        self::assertStringContainsString((string) $status['workers'][0]['pid'], $text);
+        $server->stop();
+    }
+
+    public function testSyncModeBlocksTheWorkerWhileCoroutineModeOverlaps(): void
+    {
+        $times = [];
+        foreach (['sync', 'coroutine'] as $mode) {
+            $server = new ServerProcess([self::APP, '--workers', '1', '--mode', $mode]);
+            $clients = [];
+            $start = \microtime(true);
+            for ($i = 0; $i < 4; $i++) {
+                $clients[] = (new RawHttp($server->address()))->send("GET /sleep?s=0.5 HTTP/1.1\r\nHost: t\r\n\r\n");
+            }
+            foreach ($clients as $client) {
+                self::assertSame('slept', $client->response()['body']);
+            }
+            $times[$mode] = \microtime(true) - $start;
+            $server->stop();
+        }
+        // Four 0.5 s waits on one worker: serialised in sync mode (>= 2 s), overlapped in coroutine mode.
+        self::assertGreaterThanOrEqual(1.95, $times['sync']);
+        self::assertLessThan($times['sync'] * 0.75, $times['coroutine']);
+    }
+
+    public function testDaemonModeStartsInTheBackgroundAndStops(): void
+    {
+        $pidFile = \sys_get_temp_dir() . '/weft-daemon-' . \getmypid() . '.pid';
+        $log = \sys_get_temp_dir() . '/weft-daemon-' . \getmypid() . '.log';
+        $port = self::freePort();
+        [$code, $out] = ServerProcess::cli(['serve', self::APP, '--daemon', '--port', (string) $port, '--workers', '1', '--pid-file', $pidFile, '--log-file', $log]);
+        self::assertSame(0, $code, $out);
+        self::assertStringContainsString('started in the background', $out);
+        self::assertSame('Hello World', RawHttp::get("127.0.0.1:$port")['body']);
+        [$code, $out] = ServerProcess::cli(['stop', '--pid-file', $pidFile]);
+        self::assertSame(0, $code, $out);
+        self::assertFileDoesNotExist($pidFile);
+        self::assertStringContainsString('Weft stopped', (string) \file_get_contents($log));
+        @\unlink($log);
+    }
+
+    public function testLineProtocolServer(): void
+    {
+        $server = new ServerProcess([\dirname(__DIR__, 3) . '/examples/echo-line.php', '--protocol', 'line', '--workers', '1', '--max-line', '16']);
+        $client = \stream_socket_client('tcp://' . $server->address());
+        \stream_set_timeout($client, 5);
+        \fwrite($client, "hello world\r\nsecond\n");
+        self::assertSame("hello world\r\n", \fgets($client));
+        self::assertSame("second\n", \fgets($client));
+        \fwrite($client, \str_repeat('x', 40) . "\n");
+        self::assertSame("ERROR line too long (limit 16 bytes)\r\n", \fgets($client));
+        self::assertSame('', (string) \fread($client, 10));
+        self::assertTrue(\feof($client));
+        $client = \stream_socket_client('tcp://' . $server->address());
+        \fwrite($client, "quit\n");
+        self::assertSame("bye\n", \fgets($client));
+        $server->stop();
+    }
+
+    public function testCliRejectsBadUseWithOneLineAndCode2(): void
+    {
+        foreach ([
+            [['serve', self::APP, '--bogus'], "unknown option '--bogus'"],
+            [['serve', self::APP, '--workers', 'many'], "option '--workers' expects a whole number, got 'many'"],
+            [['serve', self::APP, '--mode', 'turbo'], "option '--mode' expects one of coroutine, sync, fpm, got 'turbo'"],
+            [['serve'], 'serve needs an application file'],
+            [['serve', '/nonexistent.php'], "application file '/nonexistent.php' not found"],
+            [['frobnicate'], "unknown command 'frobnicate'"],
+            [['status', '--bogus'], "unknown option '--bogus'"],
+        ] as [$args, $message]) {
+            [$code, $out] = ServerProcess::cli($args);
+            self::assertSame(2, $code, \implode(' ', $args) . ': ' . $out);
+            self::assertSame(1, \substr_count(\trim($out), "\n") + 1, "one line: $out");
+            self::assertStringContainsString($message, $out);
+        }
+        [$code, $out] = ServerProcess::cli(['serve', '--help']);
+        self::assertSame(0, $code);
+        self::assertStringContainsString('--max-requests', $out);
+    }
+
+    public function testPortInUseIsNamed(): void
+    {
+        $server = new ServerProcess([self::APP, '--workers', '1']);
+        [$code, $out] = ServerProcess::cli(['serve', self::APP, '--port', (string) $server->port, '--pid-file', \sys_get_temp_dir() . '/weft-busy.pid']);
+        self::assertSame(1, $code);
+        self::assertStringContainsString("cannot listen on port {$server->port}", $out);
+        self::assertStringContainsString('Address already in use', $out);
+        $server->stop();
+    }
+
+    private static function freePort(): int
+    {
+        $socket = \stream_socket_server('tcp://127.0.0.1:0');
+        $name = \stream_socket_get_name($socket, false);
+        \fclose($socket);
+        return (int) \substr($name, \strrpos($name, ':') + 1);
+    }
+}

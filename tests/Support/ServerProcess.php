@@ -1,0 +1,192 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Tests\Support;
+
+/**
+ * A real `bin/weft serve` child process for integration tests: waits for its "READY <port>" line (never
+ * a sleep), and always cleans up — graceful stop, then SIGKILL of its whole process group.
+ */
+final class ServerProcess
+{
+    /** @var resource */
+    private $process;
+    /** @var array<int, resource> */
+    private array $pipes = [];
+    public readonly int $port;
+    public readonly string $pidFile;
+    private string $output = '';
+    private ?int $exitCode = null;
+
+    /** @param list<string> $args arguments after `bin/weft serve` */
+    public function __construct(array $args, array $env = [], float $timeout = 20.0, array $phpOptions = [])
+    {
+        $this->pidFile = \sys_get_temp_dir() . '/weft-test-' . \bin2hex(\random_bytes(4)) . '.pid';
+        $root = \dirname(__DIR__, 2);
+        $command = \array_merge(
+            ['setsid', \PHP_BINARY],
+            $phpOptions,
+            [$root . '/bin/weft', 'serve'],
+            $args,
+            \in_array('--port', $args, true) ? [] : ['--port', '0'],
+            ['--pid-file', $this->pidFile],
+        );
+        $this->process = \proc_open($command, [0 => ['file', '/dev/null', 'r'], 1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $this->pipes, $root, $env + \getenv());
+        \stream_set_blocking($this->pipes[1], false);
+        \stream_set_blocking($this->pipes[2], false);
+        $deadline = \microtime(true) + $timeout;
+        while (!\preg_match('/^READY (\d+)$/m', $this->output, $m)) {
+            if (\microtime(true) > $deadline || !$this->isRunning()) {
+                $this->collect();
+                $this->stop();
+                throw new \RuntimeException("The server did not become ready:\n" . $this->output);
+            }
+            $this->collect(0.05);
+        }
+        $this->port = (int) $m[1];
+    }
+
+    public function address(): string
+    {
+        return '127.0.0.1:' . $this->port;
+    }
+
+    /** Runs `bin/weft ARGS --pid-file ...` and returns [exit code, stdout+stderr]. @return array{int, string} */
+    public function control(string $command, array $args = []): array
+    {
+        return self::cli(\array_merge([$command, '--pid-file', $this->pidFile], $args));
+    }
+
+    /** @return array{int, string} */
+    public static function cli(array $args, float $timeout = 60.0): array
+    {
+        $root = \dirname(__DIR__, 2);
+        $process = \proc_open(\array_merge([\PHP_BINARY, $root . '/bin/weft'], $args), [0 => ['file', '/dev/null', 'r'], 1 => ['pipe', 'w'], 2 => ['redirect', 1]], $pipes, $root);
+        $out = '';
+        $deadline = \microtime(true) + $timeout;
+        \stream_set_blocking($pipes[1], false);
+        while (true) {
+            $read = [$pipes[1]];
+            $w = $e = null;
+            if (@\stream_select($read, $w, $e, 0, 100_000)) {
+                $chunk = \fread($pipes[1], 65536);
+                if ($chunk === '' || $chunk === false) {
+                    if (\feof($pipes[1])) {
+                        break;
+                    }
+                } else {
+                    $out .= $chunk;
+                }
+            }
+            if (\microtime(true) > $deadline) {
+                \proc_terminate($process, 9);
+                break;
+            }
+        }
+        $code = \proc_close($process);
+        return [$code, $out];
+    }
+
+    public function masterPid(): int
+    {
+        return (int) @\file_get_contents($this->pidFile);
+    }
+
+    /** @return array<string, mixed> the master's status as JSON */
+    public function status(): array
+    {
+        [$code, $out] = $this->control('status', ['--json']);
+        if ($code !== 0) {
+            throw new \RuntimeException("status failed: $out");
+        }
+        return \json_decode($out, true, 512, \JSON_THROW_ON_ERROR);
+    }
+
+    /** @return list<int> pids of ready workers */
+    public function workerPids(): array
+    {
+        $pids = [];
+        foreach ($this->status()['workers'] as $worker) {
+            if ($worker['state'] === 'ready') {
+                $pids[] = $worker['pid'];
+            }
+        }
+        \sort($pids);
+        return $pids;
+    }
+
+    /** Polls until $condition holds (no fixed sleeps in tests); fails after $timeout. */
+    public static function waitFor(\Closure $condition, float $timeout = 15.0, string $what = 'condition'): mixed
+    {
+        $deadline = \microtime(true) + $timeout;
+        while (true) {
+            $result = $condition();
+            if ($result) {
+                return $result;
+            }
+            if (\microtime(true) > $deadline) {
+                throw new \RuntimeException("Timed out waiting for $what");
+            }
+            \usleep(20_000);
+        }
+    }
+
+    public function output(): string
+    {
+        $this->collect();
+        return $this->output;
+    }
+
+    public function isRunning(): bool
+    {
+        if ($this->exitCode !== null) {
+            return false;
+        }
+        $status = \proc_get_status($this->process);
+        if (!$status['running']) {
+            $this->exitCode = $status['exitcode'];
+            return false;
+        }
+        return true;
+    }
+
+    /** Graceful stop through the CLI, then SIGKILL to the process group as a safety net. */
+    public function stop(): int
+    {
+        if ($this->isRunning()) {
+            $this->control('stop', ['--timeout', '20']);
+        }
+        $pid = \proc_get_status($this->process)['pid'];
+        if ($this->isRunning()) {
+            @\posix_kill(-$pid, \SIGKILL);
+        }
+        self::waitFor(fn () => !$this->isRunning(), 10, 'the server to exit');
+        // Workers of a killed master notice it within a moment; make sure none lingers.
+        @\posix_kill(-$pid, \SIGKILL);
+        $this->collect();
+        @\unlink($this->pidFile);
+        return $this->exitCode ?? -1;
+    }
+
+    public function __destruct()
+    {
+        if ($this->isRunning()) {
+            $this->stop();
+        }
+    }
+
+    private function collect(float $wait = 0.0): void
+    {
+        $read = [$this->pipes[1], $this->pipes[2]];
+        $w = $e = null;
+        if ($wait > 0) {
+            @\stream_select($read, $w, $e, 0, (int) ($wait * 1e6));
+        }
+        foreach ([1, 2] as $i) {
+            while (\is_resource($this->pipes[$i]) && ($chunk = \fread($this->pipes[$i], 65536)) !== false && $chunk !== '') {
+                $this->output .= $chunk;
+            }
+        }
+    }
+}
