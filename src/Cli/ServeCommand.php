@@ -44,7 +44,7 @@ final class ServeCommand
             'log-file' => ['string', null, 'log file (default: stderr; with --daemon: <tmp>/weft-PORT.log)'],
             'daemon' => ['bool', false, 'run in the background'],
             'debug' => ['bool', false, 'show exception traces in 500 responses'],
-            'opcache' => ['string', 'on', 'fpm mode: opcache', ['on', 'off']],
+            'opcache' => ['string', 'on', 'opcache (and the JIT in the resident modes)', ['on', 'off']],
             'preload' => ['string', null, 'fpm mode: opcache.preload script (see bin/weft preload)'],
             'help' => ['bool', false, 'show this help'],
         ];

@@ -24,6 +24,8 @@ final class Stats
             'coroutines' => $scheduler['live'],
             'memory' => \memory_get_usage(true),
             'rss' => self::rss(),
+            'opcache' => (bool) \ini_get('opcache.enable_cli'),
+            'jit' => \function_exists('opcache_get_status') && (\opcache_get_status(false)['jit']['on'] ?? false),
             'updated' => \microtime(true),
         ];
     }
