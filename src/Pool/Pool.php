@@ -34,6 +34,13 @@ use Weft\Loop\Loop;
  */
 final class Pool
 {
+    /**
+     * Attempts on fresh connections after the first failure, while each failure is safe to retry (the
+     * command never left this process). One is the common case; a second covers a server that accepts
+     * a connection and drops it while restarting.
+     */
+    private const MAX_NOT_SENT_RETRIES = 2;
+
     private readonly PoolOptions $options;
     /** @var array<int, array{T, float}> idle connections and when each was released, oldest first */
     private array $idle = [];
@@ -410,15 +417,23 @@ final class Pool
     /** @return T */
     private function retry(Closure $task): mixed
     {
-        $connection = $this->acquire(null, true);
-        try {
-            $result = $task($connection);
-        } catch (BrokenConnection $e) {
-            $this->discardIfBorrowed($connection);
-            throw $e;
-        } catch (\Throwable $e) {
-            $this->releaseIfBorrowed($connection);
-            throw $e;
+        // A fresh connection can itself die before the command leaves (a server that is restarting
+        // accepts, then drops it). A command that was never sent may be tried again: a few more times.
+        for ($attempt = 1; ; $attempt++) {
+            $connection = $this->acquire(null, true);
+            try {
+                $result = $task($connection);
+                break;
+            } catch (BrokenConnection $e) {
+                $this->discardIfBorrowed($connection);
+                if ($attempt < self::MAX_NOT_SENT_RETRIES && $e->isSafeToRetry()) {
+                    continue;
+                }
+                throw $e;
+            } catch (\Throwable $e) {
+                $this->releaseIfBorrowed($connection);
+                throw $e;
+            }
         }
         $this->release($connection);
         return $result;

@@ -71,7 +71,7 @@ final class Pool
 
     /**
      * Runs $task with one connection for its whole duration (for WATCH, or many commands in a row).
-     * Like Weft\Pool\Pool::use(): retried once on a fresh connection only when it is safe.
+     * Like Weft\Pool\Pool::use(): retried on a fresh connection (at most twice) only when nothing was sent.
      *
      * @template R
      * @param Closure(Connection): R $task
