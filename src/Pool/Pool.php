@@ -124,7 +124,7 @@ final class Pool
 
     /**
      * Borrows a connection, runs $task with it and releases it. When $task throws a BrokenConnection the
-     * connection is discarded, and if the exception says it is safe to retry, $task runs once more on a
+     * connection is discarded, and while the exception says it is safe to retry (nothing was sent), $task runs again, at most twice, on a
      * freshly opened connection (a second idle one may well be broken the same way, e.g. after a server
      * restart). Any other exception releases the connection and propagates.
      *
