@@ -120,7 +120,7 @@ final class LineConnectionHandler implements ConnectionHandler
     {
         $this->lines++;
         try {
-            $reply = $this->executor->call(fn () => ($this->application)($line, $connection));
+            $reply = $this->executor->call($this->application, $line, $connection);
         } catch (\Throwable $e) {
             $this->logger->error('Line handler failed: {message}', ['message' => $e->getMessage(), 'exception' => $e]);
             return 'ERROR internal server error';

@@ -10,10 +10,10 @@ final class CoroutineExecutor implements Executor
     private int $calls = 0;
     private ?\Closure $listener = null;
 
-    public function call(\Closure $call): mixed
+    public function call(\Closure $call, mixed ...$args): mixed
     {
         try {
-            return $call();
+            return $call(...$args);
         } finally {
             $this->calls++;
             if ($this->listener !== null) {

@@ -13,8 +13,13 @@ namespace Weft\Server;
  */
 interface Executor
 {
-    /** @template T @param \Closure(): T $call @return T */
-    public function call(\Closure $call): mixed;
+    /**
+     * Runs $call(...$args). Arguments are passed through rather than captured in a closure: this runs
+     * once per request, and a closure per request is an allocation the hot path does not need.
+     *
+     * @template T @param \Closure(mixed...): T $call @return T
+     */
+    public function call(\Closure $call, mixed ...$args): mixed;
 
     /** The name of the mode: "coroutine" or "sync". */
     public function mode(): string;

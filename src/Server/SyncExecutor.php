@@ -17,7 +17,7 @@ use Weft\Loop\Driver;
  */
 final class SyncExecutor implements Executor
 {
-    /** @var list<array{Coroutine, \Closure}> */
+    /** @var list<array{Coroutine, \Closure, array}> */
     private array $queue = [];
     private int $calls = 0;
     private ?\Closure $listener = null;
@@ -26,17 +26,17 @@ final class SyncExecutor implements Executor
     {
     }
 
-    public function call(\Closure $call): mixed
+    public function call(\Closure $call, mixed ...$args): mixed
     {
         $scheduler = Scheduler::get();
         if ($scheduler->current === null) {
             try {
-                return $call();
+                return $call(...$args);
             } finally {
                 $this->calls++;
             }
         }
-        $this->queue[] = [$scheduler->current, $call];
+        $this->queue[] = [$scheduler->current, $call, $args];
         $this->driver->stop();
         [$ok, $value] = $scheduler->await();
         if (!$ok) {
@@ -70,9 +70,9 @@ final class SyncExecutor implements Executor
                 return;
             }
             while ($this->queue !== []) {
-                [$coroutine, $call] = \array_shift($this->queue);
+                [$coroutine, $call, $args] = \array_shift($this->queue);
                 try {
-                    $result = [true, $call()];
+                    $result = [true, $call(...$args)];
                 } catch (\Throwable $e) {
                     $result = [false, $e];
                 }

@@ -66,6 +66,9 @@ final class HttpConnectionHandler implements ConnectionHandler
         $this->connections[$id] = $socket;
         $parser = new RequestParser($this->options->limits, self::host($socket->remoteAddress()));
         $first = true;
+        // Built once per connection: arming a deadline per request must not allocate.
+        $closeQuietly = static fn () => $socket->close();
+        $answerTimeout = fn () => $this->timeout($socket);
         try {
             while (true) {
                 $partial = $parser->hasPartial();
@@ -77,11 +80,11 @@ final class HttpConnectionHandler implements ConnectionHandler
                     // A new connection must send its first request within the header timeout; between
                     // keep-alive requests the idle timeout applies, and it is quiet (no 408).
                     $wait = $first ? $this->options->headerTimeout : ($this->draining ? self::DRAIN_IDLE_WAIT : $this->options->idleTimeout);
-                    $this->sweeper->arm($id, $wait, static fn () => $socket->close());
+                    $this->sweeper->arm($id, $wait, $closeQuietly);
                     $requestStarted = null;
                 } else {
                     $requestStarted ??= \hrtime(true) / 1e9;
-                    $this->sweeper->arm($id, $this->partialTimeout($parser, $requestStarted), fn () => $this->timeout($socket));
+                    $this->sweeper->arm($id, $this->partialTimeout($parser, $requestStarted), $answerTimeout);
                 }
                 $data = $socket->read();
                 unset($this->idle[$id]);
@@ -193,7 +196,7 @@ final class HttpConnectionHandler implements ConnectionHandler
     private function respond(Request $request): Response
     {
         try {
-            $response = $this->executor->call(fn () => ($this->application)($request));
+            $response = $this->executor->call($this->application, $request);
             if ($response instanceof Response) {
                 return $response;
             }
@@ -234,7 +237,7 @@ final class HttpConnectionHandler implements ConnectionHandler
         }
         $writer = new SocketBodyWriter($socket, $framing === BodyFraming::Chunked ? $this->encoder : null, $this->options->writeTimeout);
         try {
-            $this->executor->call(static fn () => ($response->producer())($writer));
+            $this->executor->call($response->producer(), $writer);
         } catch (ConnectionClosed $e) {
             throw $e;
         } catch (\Throwable $e) {
