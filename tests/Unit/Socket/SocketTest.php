@@ -229,6 +229,16 @@ final class SocketTest extends CoroutineTestCase
         }
     }
 
+    public function testReusePortLetsTwoListenersShareAPort(): void
+    {
+        $options = ListenOptions::defaults()->withReusePort();
+        $first = Listener::listen('127.0.0.1:0', $options);
+        $second = Listener::listen($first->address(), $options);
+        self::assertSame($first->port(), $second->port());
+        $first->close();
+        $second->close();
+    }
+
     public function testUnixSocketsAndIpv6(): void
     {
         $path = \sys_get_temp_dir() . '/weft-test-' . \getmypid() . '.sock';
