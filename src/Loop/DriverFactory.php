@@ -14,9 +14,7 @@ final class DriverFactory
         $backend ??= (\getenv('WEFT_LOOP') ?: 'auto');
         return match ($backend) {
             'select' => new StreamSelectDriver(),
-            'epoll' => self::epoll() ?? throw new \RuntimeException(
-                'The epoll loop needs the weft native extension (ext/), which is not loaded; use --loop select',
-            ),
+            'epoll' => self::epoll() ?? throw new \RuntimeException(self::epollMissing()),
             'auto' => self::epoll() ?? new StreamSelectDriver(),
             default => throw new \InvalidArgumentException(
                 "Unknown loop backend '$backend' (expected one of: " . \implode(', ', self::BACKENDS) . ')',
@@ -32,5 +30,15 @@ final class DriverFactory
     private static function epoll(): ?Driver
     {
         return self::epollAvailable() ? new EpollDriver() : null;
+    }
+
+    /** How to get the epoll loop: the extension is optional and PHP does not load it by itself. */
+    private static function epollMissing(): string
+    {
+        $root = \dirname(__DIR__, 2);
+        $built = \is_file("$root/ext/modules/weft.so");
+        return 'The epoll loop needs the weft native extension, which is not loaded. '
+            . ($built ? "It is built ($root/ext/modules/weft.so); " : "Build it with `bash $root/scripts/build-ext.sh` (needs php8.2-dev), then ")
+            . "run PHP with it: `php -d extension=$root/ext/modules/weft.so bin/weft ...`. Or use --loop select.";
     }
 }

@@ -1,0 +1,15 @@
+dnl The weft extension: native pieces of the Weft application server (see README.md).
+dnl Linux only (epoll), no dependencies beyond libc.
+
+PHP_ARG_ENABLE([weft],
+  [whether to enable the weft extension],
+  [AS_HELP_STRING([--enable-weft], [Enable the weft extension (epoll event loop backend)])],
+  [yes])
+
+if test "$PHP_WEFT" != "no"; then
+  AC_CHECK_HEADERS([sys/epoll.h], [], [AC_MSG_ERROR([weft needs <sys/epoll.h>: it is a Linux-only extension])])
+  dnl epoll_pwait2() (glibc 2.35, Linux 5.11) takes a nanosecond timeout; without it waits round up to 1 ms.
+  AC_CHECK_FUNCS([epoll_pwait2])
+  AC_DEFINE(HAVE_WEFT, 1, [ Have the weft extension ])
+  PHP_NEW_EXTENSION(weft, weft.c weft_epoll.c, $ext_shared,, [-DZEND_ENABLE_STATIC_TSRMLS_CACHE=1 -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare -Wno-missing-field-initializers])
+fi

@@ -1,0 +1,18 @@
+#ifndef PHP_WEFT_H
+#define PHP_WEFT_H
+
+extern zend_module_entry weft_module_entry;
+#define phpext_weft_ptr &weft_module_entry
+
+/* Bump when the PHP-visible API changes; PHP code may check Weft\Ext\VERSION / Weft\Ext\version(). */
+#define PHP_WEFT_VERSION "0.1.0"
+
+#if defined(ZTS) && defined(COMPILE_DL_WEFT)
+ZEND_TSRMLS_CACHE_EXTERN()
+#endif
+
+/* weft_epoll.c */
+/* weft_epoll.c; the method tables live in weft_arginfo.h, included by weft.c only. */
+zend_result weft_epoll_minit(const zend_function_entry *epoll_methods, const zend_function_entry *exception_methods);
+
+#endif /* PHP_WEFT_H */

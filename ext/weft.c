@@ -1,0 +1,68 @@
+/*
+ * The weft extension: the native pieces of the Weft application server.
+ * Today: Weft\Ext\Epoll (weft_epoll.c), the event loop backend behind Weft\Loop\EpollDriver.
+ */
+
+#ifdef HAVE_CONFIG_H
+# include "config.h"
+#endif
+
+#include "php.h"
+#include "ext/standard/info.h"
+#include "php_weft.h"
+#include "weft_arginfo.h"
+
+PHP_FUNCTION(weft_version)
+{
+	ZEND_PARSE_PARAMETERS_NONE();
+	RETURN_STRINGL(PHP_WEFT_VERSION, sizeof(PHP_WEFT_VERSION) - 1);
+}
+
+static PHP_MINIT_FUNCTION(weft)
+{
+#if defined(ZTS) && defined(COMPILE_DL_WEFT)
+	ZEND_TSRMLS_CACHE_UPDATE();
+#endif
+	REGISTER_NS_STRING_CONSTANT("Weft\\Ext", "VERSION", PHP_WEFT_VERSION, CONST_PERSISTENT);
+	return weft_epoll_minit(class_Weft_Ext_Epoll_methods, class_Weft_Ext_EpollException_methods);
+}
+
+static PHP_MINFO_FUNCTION(weft)
+{
+	php_info_print_table_start();
+	php_info_print_table_row(2, "weft support", "enabled");
+	php_info_print_table_row(2, "version", PHP_WEFT_VERSION);
+#ifdef HAVE_EPOLL_PWAIT2
+	php_info_print_table_row(2, "epoll wait", "epoll_pwait2 (ns timeouts), epoll_wait fallback");
+#else
+	php_info_print_table_row(2, "epoll wait", "epoll_wait (ms timeouts)");
+#endif
+	php_info_print_table_end();
+}
+
+static const zend_module_dep weft_deps[] = {
+	ZEND_MOD_REQUIRED("spl")
+	ZEND_MOD_END
+};
+
+zend_module_entry weft_module_entry = {
+	STANDARD_MODULE_HEADER_EX,
+	NULL,
+	weft_deps,
+	"weft",
+	ext_functions,
+	PHP_MINIT(weft),
+	NULL,
+	NULL,
+	NULL,
+	PHP_MINFO(weft),
+	PHP_WEFT_VERSION,
+	STANDARD_MODULE_PROPERTIES
+};
+
+#ifdef COMPILE_DL_WEFT
+# ifdef ZTS
+ZEND_TSRMLS_CACHE_DEFINE()
+# endif
+ZEND_GET_MODULE(weft)
+#endif

@@ -1,0 +1,82 @@
+<?php
+
+/**
+ * The PHP-visible API of the weft extension. Documentation only: weft_arginfo.h is written by hand to
+ * match it (PHP 8.2's gen_stub.php wants a PHP-Parser version the project does not ship).
+ *
+ * @generate-class-entries
+ */
+
+namespace Weft\Ext {
+    /** The version of the loaded build, e.g. "0.1.0". */
+    const VERSION = PHP_WEFT_VERSION;
+
+    function version(): string {}
+
+    /**
+     * One epoll(7) instance (created with EPOLL_CLOEXEC), level-triggered unless Epoll::ET is passed.
+     *
+     * Registrations are identified by an integer key chosen by the caller (Weft uses the stream's
+     * resource id); wait() reports ready keys. The instance keeps a reference to each registered stream,
+     * so it can tell when PHP code closed one while it was registered: wait() then reports that key once
+     * with Epoll::CLOSED | Epoll::HUP and forgets it. Like stream_select(), wait() also reports a stream
+     * as readable (Epoll::IN) when PHP's own read buffer (or OpenSSL's) holds data the kernel cannot see.
+     *
+     * fork(): an epoll instance is shared by parent and child. An Epoll created before fork() refuses
+     * add(), modify() and wait() in the child (EpollException), and its remove() only forgets the key
+     * there, without touching the parent's registrations: the child must create its own Epoll.
+     *
+     * @strict-properties
+     * @not-serializable
+     */
+    final class Epoll implements \Countable
+    {
+        public const IN = UNKNOWN;      // EPOLLIN
+        public const OUT = UNKNOWN;     // EPOLLOUT
+        public const PRI = UNKNOWN;     // EPOLLPRI
+        public const ERR = UNKNOWN;     // EPOLLERR, always reported
+        public const HUP = UNKNOWN;     // EPOLLHUP, always reported
+        public const RDHUP = UNKNOWN;   // EPOLLRDHUP
+        public const ET = UNKNOWN;      // EPOLLET
+        public const ONESHOT = UNKNOWN; // EPOLLONESHOT
+        /** Not a kernel flag: the registered stream was closed by PHP code. */
+        public const CLOSED = UNKNOWN;
+
+        /** @throws EpollException */
+        public function __construct() {}
+
+        /**
+         * @param resource $stream any stream with a descriptor (sockets, pipes, pg_socket(), STDIN ...)
+         * @throws EpollException EEXIST (key or descriptor already registered), EPERM (regular file), ...
+         */
+        public function add($stream, int $events, int $key): void {}
+
+        /** @throws EpollException ENOENT for an unknown key */
+        public function modify(int $key, int $events): void {}
+
+        /**
+         * @return bool true if removed from the kernel's set, false if its stream had already been closed
+         * @throws EpollException ENOENT for an unknown key
+         */
+        public function remove(int $key): bool {}
+
+        /**
+         * @param float $timeout seconds; negative blocks until an event (or a signal) arrives
+         * @return array<int, int> ready keys => event bits; empty on timeout or when a signal interrupted
+         */
+        public function wait(float $timeout = -1, int $max = 1024): array {}
+
+        /** Number of registered keys. */
+        public function count(): int {}
+
+        /**
+         * The descriptor stream_select() would use for the stream, or null if it has none
+         * (php://memory, closed or non-stream resources).
+         */
+        public static function descriptorOf(mixed $stream): ?int {}
+    }
+
+    final class EpollException extends \RuntimeException
+    {
+    }
+}

@@ -1,0 +1,63 @@
+/* Hand-written to match weft.stub.php, in the shape gen_stub.php produces for PHP 8.2. */
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_Weft_Ext_version, 0, 0, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Weft_Ext_Epoll___construct, 0, 0, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_Epoll_add, 0, 3, IS_VOID, 0)
+	ZEND_ARG_INFO(0, stream)
+	ZEND_ARG_TYPE_INFO(0, events, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, key, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_Epoll_modify, 0, 2, IS_VOID, 0)
+	ZEND_ARG_TYPE_INFO(0, key, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, events, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_Epoll_remove, 0, 1, _IS_BOOL, 0)
+	ZEND_ARG_TYPE_INFO(0, key, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_Epoll_wait, 0, 0, IS_ARRAY, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, timeout, IS_DOUBLE, 0, "-1")
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, max, IS_LONG, 0, "1024")
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_Epoll_count, 0, 0, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_Epoll_descriptorOf, 0, 1, IS_LONG, 1)
+	ZEND_ARG_TYPE_INFO(0, stream, IS_MIXED, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_FUNCTION(weft_version);
+ZEND_METHOD(Weft_Ext_Epoll, __construct);
+ZEND_METHOD(Weft_Ext_Epoll, add);
+ZEND_METHOD(Weft_Ext_Epoll, modify);
+ZEND_METHOD(Weft_Ext_Epoll, remove);
+ZEND_METHOD(Weft_Ext_Epoll, wait);
+ZEND_METHOD(Weft_Ext_Epoll, count);
+ZEND_METHOD(Weft_Ext_Epoll, descriptorOf);
+
+static const zend_function_entry ext_functions[] = {
+	ZEND_NS_NAMED_FE("Weft\\Ext", version, ZEND_FN(weft_version), arginfo_Weft_Ext_version)
+	ZEND_FE_END
+};
+
+static const zend_function_entry class_Weft_Ext_Epoll_methods[] = {
+	ZEND_ME(Weft_Ext_Epoll, __construct, arginfo_class_Weft_Ext_Epoll___construct, ZEND_ACC_PUBLIC)
+	ZEND_ME(Weft_Ext_Epoll, add, arginfo_class_Weft_Ext_Epoll_add, ZEND_ACC_PUBLIC)
+	ZEND_ME(Weft_Ext_Epoll, modify, arginfo_class_Weft_Ext_Epoll_modify, ZEND_ACC_PUBLIC)
+	ZEND_ME(Weft_Ext_Epoll, remove, arginfo_class_Weft_Ext_Epoll_remove, ZEND_ACC_PUBLIC)
+	ZEND_ME(Weft_Ext_Epoll, wait, arginfo_class_Weft_Ext_Epoll_wait, ZEND_ACC_PUBLIC)
+	ZEND_ME(Weft_Ext_Epoll, count, arginfo_class_Weft_Ext_Epoll_count, ZEND_ACC_PUBLIC)
+	ZEND_ME(Weft_Ext_Epoll, descriptorOf, arginfo_class_Weft_Ext_Epoll_descriptorOf, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
+	ZEND_FE_END
+};
+
+static const zend_function_entry class_Weft_Ext_EpollException_methods[] = {
+	ZEND_FE_END
+};
