@@ -40,6 +40,9 @@
  * (those end at EPOLLRDHUP 0x2000 and restart at EPOLLEXCLUSIVE 1 << 28). */
 #define WEFT_EPOLL_CLOSED (1u << 24)
 
+/* How stale the slow path of the sweep may get (see weft_epoll_sweep). */
+#define WEFT_EPOLL_FULL_SWEEP_NS (10 * 1000 * 1000)
+
 #define WEFT_EPOLL_USER_EVENTS (EPOLLIN | EPOLLOUT | EPOLLPRI | EPOLLERR | EPOLLHUP | EPOLLRDHUP | EPOLLET | EPOLLONESHOT)
 #define WEFT_EPOLL_MAX_EVENTS (1 << 20)
 
@@ -60,6 +63,10 @@ typedef struct {
 	HashTable owners;           /* descriptor => key that last registered it in the kernel */
 	struct epoll_event *buf;
 	int buf_size;
+	zend_ulong *check;          /* keys to look at before the next wait (see weft_epoll_sweep) */
+	uint32_t check_count;
+	uint32_t check_size;
+	uint64_t last_full_sweep;   /* CLOCK_MONOTONIC ns */
 	zend_object std;
 } weft_epoll_object;
 
@@ -232,6 +239,23 @@ static void weft_epoll_set_owner(weft_epoll_object *obj, int fd, zend_long key)
 	zend_hash_index_update(&obj->owners, (zend_ulong) fd, &owner);
 }
 
+/* Remembers a key PHP code is likely to act on before the next wait(): its stream is checked then. */
+static void weft_epoll_note(weft_epoll_object *obj, zend_ulong key)
+{
+	if (obj->check_count == obj->check_size) {
+		obj->check_size = obj->check_size == 0 ? 64 : obj->check_size * 2;
+		obj->check = safe_erealloc(obj->check, obj->check_size, sizeof(zend_ulong), 0);
+	}
+	obj->check[obj->check_count++] = key;
+}
+
+static uint64_t weft_monotonic_ns(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (uint64_t) ts.tv_sec * 1000000000u + (uint64_t) ts.tv_nsec;
+}
+
 static zend_object *weft_epoll_create(zend_class_entry *ce)
 {
 	weft_epoll_object *obj = zend_object_alloc(sizeof(weft_epoll_object), ce);
@@ -245,6 +269,10 @@ static zend_object *weft_epoll_create(zend_class_entry *ce)
 	zend_hash_init(&obj->owners, 8, NULL, NULL, 0);
 	obj->buf = NULL;
 	obj->buf_size = 0;
+	obj->check = NULL;
+	obj->check_count = 0;
+	obj->check_size = 0;
+	obj->last_full_sweep = 0;
 	obj->std.handlers = &weft_epoll_handlers;
 	return &obj->std;
 }
@@ -262,6 +290,10 @@ static void weft_epoll_free(zend_object *object)
 	if (obj->buf != NULL) {
 		efree(obj->buf);
 		obj->buf = NULL;
+	}
+	if (obj->check != NULL) {
+		efree(obj->check);
+		obj->check = NULL;
 	}
 	zend_object_std_dtor(&obj->std);
 }
@@ -358,6 +390,7 @@ PHP_METHOD(Weft_Ext_Epoll, add)
 	entry->seen_position = -1;
 	zend_hash_index_add_new_ptr(&obj->entries, (zend_ulong) key, entry);
 	weft_epoll_set_owner(obj, (int) fd, key);
+	weft_epoll_note(obj, (zend_ulong) key);
 }
 
 PHP_METHOD(Weft_Ext_Epoll, modify)
@@ -382,6 +415,7 @@ PHP_METHOD(Weft_Ext_Epoll, modify)
 		RETURN_THROWS();
 	}
 	entry->events = (uint32_t) events;
+	weft_epoll_note(obj, (zend_ulong) key);
 	if (weft_resource_closed(entry->res)) {
 		return; /* the next wait() reports it as closed */
 	}
@@ -439,58 +473,115 @@ PHP_METHOD(Weft_Ext_Epoll, remove)
 	RETURN_TRUE;
 }
 
+/* Adds bits to result[key]. */
+static void weft_result_or(HashTable *result, zend_ulong key, zend_long bits)
+{
+	zval *seen = zend_hash_index_find(result, key);
+	if (seen != NULL) {
+		Z_LVAL_P(seen) |= bits;
+	} else {
+		zval value;
+		ZVAL_LONG(&value, bits);
+		zend_hash_index_add_new(result, key, &value);
+	}
+}
+
+/*
+ * What the kernel cannot tell about one registered stream: that PHP code closed it (CLOSED | HUP), or
+ * that data already sits in PHP's read buffer (IN), where stream_select() would see it. May run a
+ * stream's cast handler (TLS, user-space wrappers); the caller checks EG(exception).
+ */
+static zend_long weft_epoll_check_entry(weft_epoll_entry *entry)
+{
+	if (UNEXPECTED(weft_resource_closed(entry->res))) {
+		return WEFT_EPOLL_CLOSED | EPOLLHUP;
+	}
+	if (!(entry->events & EPOLLIN)) {
+		return 0;
+	}
+	php_stream *stream = (php_stream *) entry->res->ptr;
+	if (entry->recast && stream->position != entry->seen_position) {
+		entry->seen_position = stream->position;
+		(void) weft_stream_fd(stream);
+		if (UNEXPECTED(EG(exception) != NULL)) {
+			return 0;
+		}
+		if (UNEXPECTED(weft_resource_closed(entry->res))) {
+			return WEFT_EPOLL_CLOSED | EPOLLHUP; /* a user-space wrapper closed itself */
+		}
+	}
+	return stream->writepos - stream->readpos > 0 ? EPOLLIN : 0;
+}
+
 /*
  * Before waiting: report (and forget) keys whose streams PHP code closed, and report as readable the
- * streams whose data already sits in PHP's read buffer, where epoll cannot see it (stream_select()
- * does the same). Returns how many keys it put into result.
+ * streams whose data already sits in PHP's read buffer. Looking at every stream on every wait would make
+ * a wait cost O(registered streams) again (about 8 ns each: 40 us with 5,000 idle connections), so the
+ * fast path looks only at the streams PHP code is likely to have touched since the last wait: those that
+ * wait reported, and those added or modified since. Every WEFT_EPOLL_FULL_SWEEP_NS the slow path looks at
+ * all of them, and until it has, *timeout is capped so that it runs that soon: a stream closed or read
+ * behind the loop's back (not from one of its callbacks) is noticed within about 10 ms.
+ * Returns how many keys it put into result.
  */
-static uint32_t weft_epoll_sweep(weft_epoll_object *obj, zval *result)
+static uint32_t weft_epoll_sweep(weft_epoll_object *obj, zval *result, double *timeout)
 {
+	HashTable *ht = Z_ARRVAL_P(result);
+	uint32_t entries = zend_hash_num_elements(&obj->entries);
+	uint64_t now = weft_monotonic_ns();
+	bool full = now - obj->last_full_sweep >= WEFT_EPOLL_FULL_SWEEP_NS || obj->check_count >= entries / 2;
 	zend_ulong key;
 	weft_epoll_entry *entry;
-	uint32_t found = 0, closed = 0;
+	zend_long bits;
 
 	obj->busy = true;
-	ZEND_HASH_FOREACH_NUM_KEY_PTR(&obj->entries, key, entry) {
-		if (UNEXPECTED(weft_resource_closed(entry->res))) {
-			add_index_long(result, key, WEFT_EPOLL_CLOSED | EPOLLHUP);
-			found++;
-			closed++;
-			continue;
-		}
-		if (!(entry->events & EPOLLIN)) {
-			continue;
-		}
-		php_stream *stream = (php_stream *) entry->res->ptr;
-		if (entry->recast && stream->position != entry->seen_position) {
-			entry->seen_position = stream->position;
-			(void) weft_stream_fd(stream);
+	if (full) {
+		uint32_t closed = 0;
+		obj->last_full_sweep = now;
+		ZEND_HASH_FOREACH_NUM_KEY_PTR(&obj->entries, key, entry) {
+			bits = weft_epoll_check_entry(entry);
 			if (UNEXPECTED(EG(exception) != NULL)) {
 				break;
 			}
-			if (UNEXPECTED(weft_resource_closed(entry->res))) {
-				continue; /* a user-space wrapper closed itself: reported by the next wait() */
+			if (bits != 0) {
+				weft_result_or(ht, key, bits);
+				closed += (bits & WEFT_EPOLL_CLOSED) ? 1 : 0;
 			}
+		} ZEND_HASH_FOREACH_END();
+		if (closed > 0) {
+			zval *events;
+			ZEND_HASH_FOREACH_NUM_KEY_VAL(ht, key, events) {
+				if ((Z_LVAL_P(events) & WEFT_EPOLL_CLOSED) && (entry = zend_hash_index_find_ptr(&obj->entries, key)) != NULL) {
+					weft_epoll_forget(obj, key, entry, true);
+				}
+			} ZEND_HASH_FOREACH_END();
 		}
-		if (stream->writepos - stream->readpos > 0) {
-			add_index_long(result, key, EPOLLIN);
-			found++;
-		}
-	} ZEND_HASH_FOREACH_END();
-	obj->busy = false;
-
-	if (closed > 0) {
-		zval *events;
-		ZEND_HASH_FOREACH_NUM_KEY_VAL(Z_ARRVAL_P(result), key, events) {
-			if (Z_LVAL_P(events) & WEFT_EPOLL_CLOSED) {
-				entry = zend_hash_index_find_ptr(&obj->entries, key);
-				if (entry != NULL) {
+	} else {
+		for (uint32_t i = 0; i < obj->check_count; i++) {
+			key = obj->check[i];
+			entry = zend_hash_index_find_ptr(&obj->entries, key);
+			if (entry == NULL) {
+				continue; /* removed since, or listed twice and already reported closed */
+			}
+			bits = weft_epoll_check_entry(entry);
+			if (UNEXPECTED(EG(exception) != NULL)) {
+				break;
+			}
+			if (bits != 0) {
+				weft_result_or(ht, key, bits);
+				if (bits & WEFT_EPOLL_CLOSED) {
 					weft_epoll_forget(obj, key, entry, true);
 				}
 			}
-		} ZEND_HASH_FOREACH_END();
+		}
+		uint64_t due = WEFT_EPOLL_FULL_SWEEP_NS - (now - obj->last_full_sweep);
+		double cap = (double) due / 1e9;
+		if (*timeout < 0 || *timeout > cap) {
+			*timeout = cap;
+		}
 	}
-	return found;
+	obj->check_count = 0;
+	obj->busy = false;
+	return zend_hash_num_elements(ht);
 }
 
 static int weft_epoll_wait_raw(weft_epoll_object *obj, int max, double timeout)
@@ -554,7 +645,12 @@ PHP_METHOD(Weft_Ext_Epoll, wait)
 	}
 
 	array_init(return_value);
-	uint32_t pending = zend_hash_num_elements(&obj->entries) > 0 ? weft_epoll_sweep(obj, return_value) : 0;
+	uint32_t pending = 0;
+	if (zend_hash_num_elements(&obj->entries) > 0) {
+		pending = weft_epoll_sweep(obj, return_value, &timeout);
+	} else {
+		obj->check_count = 0;
+	}
 	if (UNEXPECTED(EG(exception) != NULL)) {
 		zval_ptr_dtor(return_value);
 		ZVAL_NULL(return_value);
@@ -582,16 +678,15 @@ PHP_METHOD(Weft_Ext_Epoll, wait)
 		if (UNEXPECTED(!zend_hash_index_exists(&obj->entries, key))) {
 			continue;
 		}
+		/* The callbacks about to run for it will likely read it, or close it. */
+		weft_epoll_note(obj, key);
 		if (pending > 0) {
-			zval *seen = zend_hash_index_find(result, key);
-			if (seen != NULL) {
-				Z_LVAL_P(seen) |= events;
-				continue;
-			}
+			weft_result_or(result, key, events);
+		} else {
+			zval value;
+			ZVAL_LONG(&value, events);
+			zend_hash_index_add_new(result, key, &value);
 		}
-		zval value;
-		ZVAL_LONG(&value, events);
-		zend_hash_index_add_new(result, key, &value);
 	}
 }
 

@@ -104,6 +104,36 @@ final class EpollDriverTest extends DriverContract
         self::assertSame(0, $this->loop->watcherCount()['total']);
     }
 
+    public function testStreamClosedLongAfterItWasLastTouchedIsStillNoticed(): void
+    {
+        // The extension looks at untouched streams only every ~10 ms (not on every wait): the loop must
+        // still wake for it rather than block on the remaining idle stream.
+        [$a, $b] = self::pair();
+        [$c, $d] = self::pair();
+        $this->loop->unreference($this->loop->onReadable($d, static function (): void {
+        }));
+        $woke = null;
+        $this->loop->onReadable($b, function (string $id, $stream) use (&$woke): void {
+            $woke = \is_resource($stream) ? 'open' : 'closed';
+        });
+        // Frequent waits first (each one recent enough to skip the slow path), then the close, then quiet.
+        $ticks = 0;
+        $this->loop->repeat(0.001, function (string $id) use (&$ticks, $b): void {
+            if (++$ticks === 20) {
+                \fclose($b);
+                $this->loop->cancel($id);
+            }
+        });
+        $this->loop->unreference($this->loop->delay(3.0, function (): void {
+            $this->loop->stop();
+        }));
+        $start = \hrtime(true);
+        $this->loop->run();
+        self::assertSame('closed', $woke);
+        self::assertLessThan(2.0, (\hrtime(true) - $start) / 1e9);
+        self::assertSame(['enabled' => 2, 'referenced' => 0, 'total' => 2], $this->loop->watcherCount());
+    }
+
     public function testAReusedDescriptorNeverReceivesTheClosedStreamsEvents(): void
     {
         [$a1, $b1] = self::pair();
