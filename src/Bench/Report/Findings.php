@@ -210,4 +210,22 @@ final class Findings
         }
         return $text . ': ' . \implode(', ', $others);
     }
+
+    /** Which rows that ran had errors, and how many rows failed or were skipped. @param list<Row> $rows */
+    public static function errorsLine(array $rows): string
+    {
+        $bad = [];
+        foreach ($rows as $row) {
+            if ($row->isOk() && $row->errorTotal() > 0) {
+                $bad[] = $row->label() . ' (' . Format::errors($row->metric('errors')) . ')';
+            }
+        }
+        $failed = \count(\array_filter($rows, static fn (Row $r) => $r->status === Row::FAILED));
+        $skipped = \count(\array_filter($rows, static fn (Row $r) => $r->status === Row::SKIPPED));
+        $text = $bad === [] ? 'No row that ran had errors.' : 'Rows with errors: ' . \implode('; ', $bad) . '.';
+        if ($failed + $skipped > 0) {
+            $text .= " $failed row(s) failed and $skipped were skipped (see the note column).";
+        }
+        return $text;
+    }
 }

@@ -47,9 +47,10 @@ final class CoreScenario extends AbstractScenario
 
     public function description(): string
     {
-        return 'Each benchmark runs in a fresh child process started like the servers (opcache and JIT on), pinned to the '
-            . 'server CPU; TCP echo and the upstream benchmark have their server on the server CPU and their client on the load CPU. '
-            . 'Pass/fail compares the measured figure with the target.';
+        return 'Each benchmark runs in a fresh child process started like the servers (opcache and JIT on). The coroutine '
+            . 'benchmarks run on the server CPU; TCP echo and the upstream benchmark have their server on the server CPU and their '
+            . 'client on the load CPU; the MySQL and Redis client benchmarks run on the load CPU against the (unpinned) test services. '
+            . 'Pass/fail compares the measured figure with the target; a benchmark without a target has no verdict.';
     }
 
     public function rows(Environment $env): array

@@ -134,7 +134,7 @@ final class HelloScenario extends HttpScenario
         if ($idle !== null) {
             $out[] = $idle;
         }
-        $out[] = self::errorsLine($rows);
+        $out[] = Findings::errorsLine($rows);
         return $out;
     }
 
@@ -177,24 +177,6 @@ final class HelloScenario extends HttpScenario
             $parts[] = \sprintf('%s %s', $select->label('loop'), Format::change($select->number('rps'), $epoll->number('rps')));
         }
         return 'epoll against select (requests/s): ' . \implode(', ', $parts) . '.';
-    }
-
-    /** @param list<Row> $rows */
-    public static function errorsLine(array $rows): string
-    {
-        $bad = [];
-        foreach ($rows as $row) {
-            if ($row->isOk() && $row->errorTotal() > 0) {
-                $bad[] = $row->label() . ' (' . Format::errors($row->metric('errors')) . ')';
-            }
-        }
-        $failed = \count(\array_filter($rows, static fn (Row $r) => $r->status === Row::FAILED));
-        $skipped = \count(\array_filter($rows, static fn (Row $r) => $r->status === Row::SKIPPED));
-        $text = $bad === [] ? 'No row that ran had errors.' : 'Rows with errors: ' . \implode('; ', $bad) . '.';
-        if ($failed + $skipped > 0) {
-            $text .= " $failed row(s) failed and $skipped were skipped (see the note column).";
-        }
-        return $text;
     }
 
     public function checks(array $rows): array

@@ -214,7 +214,7 @@ final class LineScenario extends AbstractScenario
         if ($pss !== []) {
             $out[] = \sprintf('Memory per server process (PSS): %s to %s.', Format::bytes(\min($pss)), Format::bytes(\max($pss)));
         }
-        $out[] = HelloScenario::errorsLine($rows);
+        $out[] = Findings::errorsLine($rows);
         return $out;
     }
 

@@ -217,7 +217,7 @@ final class PreloadScenario extends HttpScenario
         }
         $out = ['The ladder, best row of each configuration: ' . \implode(' → ', $steps) . '.'];
         $out[] = Findings::winner(Findings::ok($rows), 'config') . '.';
-        $out[] = HelloScenario::errorsLine($rows);
+        $out[] = Findings::errorsLine($rows);
         return $out;
     }
 

@@ -136,7 +136,7 @@ final class SleepScenario extends HttpScenario
             }
         }
         $out[] = Findings::describeHurts(Findings::workersHurt($ok, ['mode', 'loop', 'concurrency']));
-        $out[] = HelloScenario::errorsLine($rows);
+        $out[] = Findings::errorsLine($rows);
         return $out;
     }
 

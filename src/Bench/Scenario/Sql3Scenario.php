@@ -164,7 +164,7 @@ final class Sql3Scenario extends HttpScenario
             ? 'No row had a request slower than 2 s.'
             : 'Multi-second tails (max ≥ 2 s or timeouts): ' . \implode('; ', \array_map(static fn (Row $r) => $r->label() . ' max ' . Format::ms($r->number('max_ms')) . ' ms', $tails)) . '.';
         $out[] = Findings::describeHurts(Findings::workersHurt($ok, ['mode', 'loop', 'concurrency']));
-        $out[] = HelloScenario::errorsLine($rows);
+        $out[] = Findings::errorsLine($rows);
         return $out;
     }
 

@@ -187,7 +187,7 @@ final class UpstreamScenario extends HttpScenario
             );
         }
         $out[] = Findings::describeHurts(Findings::workersHurt($ok, ['mode', 'loop', 'concurrency']));
-        $out[] = HelloScenario::errorsLine($rows);
+        $out[] = Findings::errorsLine($rows);
         return $out;
     }
 
