@@ -6,6 +6,7 @@ namespace Weft\Mode\Fpm;
 
 use Psr\Http\Server\RequestHandlerInterface;
 use Psr\Log\LoggerInterface;
+use Weft\Http\Message\BadRequest;
 use Weft\Http\Message\Response;
 use Weft\Http\Psr\PsrHandlerAdapter;
 use Weft\Mode\AppLoader;
@@ -67,6 +68,9 @@ final class FrontController
                     Response::class,
                 ));
             }
+        } catch (BadRequest $e) {
+            // The body could not be decoded (form, JSON, multipart): the client's fault, as in the Weft server.
+            $response = new Response(400, ['Content-Type' => 'text/plain; charset=utf-8'], 'Bad Request: ' . $e->getMessage() . "\n");
         } catch (\Throwable $e) {
             $this->log($server, '{method} {target}: {class}: {message}', $e);
             $response = self::error($e, $debug);

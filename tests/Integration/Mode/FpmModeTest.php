@@ -112,6 +112,15 @@ final class FpmModeTest extends FpmTestCase
         self::assertSame(\strlen($multipart), $echo['length']);
     }
 
+    public function testAnUndecodableBodyIsA400(): void
+    {
+        $connection = new HttpConnection(self::port());
+        $reply = $connection->request('POST', '/echo', ['Content-Type' => 'multipart/form-data; boundary=B'], 'not multipart');
+        $connection->close();
+        self::assertSame(400, $reply->status);
+        self::assertStringStartsWith('Bad Request: ', $reply->body);
+    }
+
     public function testBodyOverTheLimitIsRefusedByNginx(): void
     {
         $connection = new HttpConnection(self::port());

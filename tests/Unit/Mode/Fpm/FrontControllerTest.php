@@ -90,6 +90,15 @@ final class FrontControllerTest extends TestCase
         self::assertInstanceOf(\RuntimeException::class, $context['exception']);
     }
 
+    public function testAnUndecodableBodyIsA400(): void
+    {
+        $app = $this->app('return fn (Request $r): Response => Response::json($r->json());');
+        $this->handle($app, ['REQUEST_METHOD' => 'POST', 'CONTENT_TYPE' => 'application/json', 'CONTENT_LENGTH' => '5'], '{nope');
+        self::assertSame(400, $this->output->sentStatus());
+        self::assertStringStartsWith('Bad Request: Invalid JSON body', $this->output->body());
+        self::assertSame([], $this->logged, "the client's fault, not the application's");
+    }
+
     public function testDebugShowsTheTrace(): void
     {
         $app = $this->app('return fn (Request $r): Response => throw new RuntimeException("kaboom");');
