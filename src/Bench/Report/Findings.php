@@ -228,4 +228,27 @@ final class Findings
         }
         return $text;
     }
+
+    /**
+     * "Server CPU per request (lowest of each mode): sync 9.6 µs, coroutine 10.8 µs, fpm 126 µs."
+     *
+     * @param list<Row> $rows
+     */
+    public static function cpuPerRequest(array $rows, string $param = 'mode', string $unit = 'request'): ?string
+    {
+        $parts = [];
+        foreach (self::groupBy(self::ok($rows, [], 'cpu_us_per_req'), [$param]) as $value => $members) {
+            $lowest = \min(\array_map(static fn (Row $r) => $r->number('cpu_us_per_req'), $members));
+            $parts[$value] = $lowest;
+        }
+        if ($parts === []) {
+            return null;
+        }
+        \asort($parts);
+        $text = [];
+        foreach ($parts as $value => $us) {
+            $text[] = $value . ' ' . Format::number($us) . ' µs';
+        }
+        return "Server CPU time per $unit (all server processes; the lowest row of each $param): " . \implode(', ', $text) . '.';
+    }
 }

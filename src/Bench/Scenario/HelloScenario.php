@@ -118,6 +118,10 @@ final class HelloScenario extends HttpScenario
                 $out[] = "At concurrency $c: $line.";
             }
         }
+        $cpu = Findings::cpuPerRequest($ok, 'mode');
+        if ($cpu !== null) {
+            $out[] = $cpu;
+        }
         $out[] = self::memory($ok);
         $loopLine = self::loops($ok);
         if ($loopLine !== null) {

@@ -214,6 +214,10 @@ final class LineScenario extends AbstractScenario
         if ($pss !== []) {
             $out[] = \sprintf('Memory per server process (PSS): %s to %s.', Format::bytes(\min($pss)), Format::bytes(\max($pss)));
         }
+        $cpu = Findings::cpuPerRequest($ok, 'pattern', 'message');
+        if ($cpu !== null) {
+            $out[] = $cpu;
+        }
         $out[] = Findings::errorsLine($rows);
         return $out;
     }

@@ -217,6 +217,10 @@ final class PreloadScenario extends HttpScenario
         }
         $out = ['The ladder, best row of each configuration: ' . \implode(' → ', $steps) . '.'];
         $out[] = Findings::winner(Findings::ok($rows), 'config') . '.';
+        $cpu = Findings::cpuPerRequest(Findings::ok($rows), 'config');
+        if ($cpu !== null) {
+            $out[] = $cpu;
+        }
         $out[] = Findings::errorsLine($rows);
         return $out;
     }

@@ -135,6 +135,10 @@ final class SleepScenario extends HttpScenario
                 $out[] = \sprintf('%s reached %d %% of its %s req/s bound%s.', $row->label(), (int) \round($share * 100), Format::rate($this->bound($row)), $this->saturated($row) ? ' with the server CPU saturated (' . Format::pct($row->number('cpu_pct')) . ' %)' : '');
             }
         }
+        $cpu = Findings::cpuPerRequest($ok, 'mode');
+        if ($cpu !== null) {
+            $out[] = $cpu;
+        }
         $out[] = Findings::describeHurts(Findings::workersHurt($ok, ['mode', 'loop', 'concurrency']));
         $out[] = Findings::errorsLine($rows);
         return $out;

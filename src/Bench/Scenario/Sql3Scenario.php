@@ -163,6 +163,10 @@ final class Sql3Scenario extends HttpScenario
         $out[] = $tails === []
             ? 'No row had a request slower than 2 s.'
             : 'Multi-second tails (max ≥ 2 s or timeouts): ' . \implode('; ', \array_map(static fn (Row $r) => $r->label() . ' max ' . Format::ms($r->number('max_ms')) . ' ms', $tails)) . '.';
+        $cpu = Findings::cpuPerRequest($ok, 'mode');
+        if ($cpu !== null) {
+            $out[] = $cpu;
+        }
         $out[] = Findings::describeHurts(Findings::workersHurt($ok, ['mode', 'loop', 'concurrency']));
         $out[] = Findings::errorsLine($rows);
         return $out;

@@ -65,6 +65,21 @@ final class FindingsTest extends TestCase
         self::assertSame('More workers never cost more than 10 % of the throughput.', Findings::describeHurts([]));
     }
 
+    public function testCpuPerRequestComparesTheLowestOfEachMode(): void
+    {
+        $rows = [
+            self::row('hello', ['mode' => 'fpm', 'workers' => 1, 'concurrency' => 100], ['rps' => 7000.0, 'cpu_us_per_req' => 126.0]),
+            self::row('hello', ['mode' => 'sync', 'workers' => 1, 'concurrency' => 100], ['rps' => 99000.0, 'cpu_us_per_req' => 9.9]),
+            self::row('hello', ['mode' => 'sync', 'workers' => 1, 'concurrency' => 1000], ['rps' => 67000.0, 'cpu_us_per_req' => 14.6]),
+            self::row('hello', ['mode' => 'coroutine', 'workers' => 1, 'concurrency' => 100], ['rps' => 91000.0, 'cpu_us_per_req' => 10.8]),
+        ];
+        self::assertSame(
+            'Server CPU time per request (all server processes; the lowest row of each mode): sync 9.9 µs, coroutine 10.8 µs, fpm 126.0 µs.',
+            Findings::cpuPerRequest($rows),
+        );
+        self::assertNull(Findings::cpuPerRequest([]));
+    }
+
     public function testSql3ChecksHoldOnThePublishedFigures(): void
     {
         $checks = (new Sql3Scenario(new Settings()))->checks(self::sql3());
