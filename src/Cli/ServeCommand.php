@@ -79,7 +79,11 @@ final class ServeCommand
             throw new UsageError("option '--max-requests' cannot be negative");
         }
         if ($options->get('loop') === 'epoll' && !DriverFactory::epollAvailable()) {
-            throw new UsageError("the epoll loop needs Weft's native extension (ext/), which is not loaded; use --loop select");
+            try {
+                DriverFactory::create('epoll');
+            } catch (\RuntimeException $e) {
+                throw new UsageError($e->getMessage());
+            }
         }
         $pidFile = $options->get('pid-file') ?? (\sys_get_temp_dir() . "/weft-$port.pid");
         $logFile = $options->get('log-file') ?? ($options->get('daemon') ? \sys_get_temp_dir() . "/weft-$port.log" : null);
