@@ -7,6 +7,9 @@ namespace Weft\Cli;
 /** The PHP settings a resident Weft server wants, and how `serve` gets them when the CLI lacks them. */
 final class PhpRuntime
 {
+    /** Descriptors PHP itself may hold open while bin/weft starts (its script, the autoloader's files). */
+    private const OWN_DESCRIPTORS = 2;
+
     public const OPCACHE_FLAGS = [
         '-d', 'opcache.enable_cli=1',
         '-d', 'opcache.jit=tracing',
@@ -28,7 +31,49 @@ final class PhpRuntime
         if ($extension !== null && !\extension_loaded('weft')) {
             \array_push($flags, '-d', 'extension=' . $extension);
         }
+        if ($flags === [] && \count(self::inheritedDescriptors()) > self::OWN_DESCRIPTORS) {
+            // Nothing to add, but descriptors to shed: restart with the same settings.
+            $flags = ['-d', 'opcache.enable_cli=' . (\ini_get('opcache.enable_cli') ? '1' : '0')];
+        }
         return $flags;
+    }
+
+    /**
+     * Descriptors this process inherited beyond stdin, stdout and stderr. PHP opens its streams without
+     * close-on-exec, so a server started by another PHP process (a test runner, a supervisor written in
+     * PHP) can inherit hundreds: its own sockets then get numbers above 1024, which select cannot watch.
+     *
+     * @return list<int>
+     */
+    public static function inheritedDescriptors(): array
+    {
+        $entries = @\scandir('/proc/self/fd');
+        if ($entries === false) {
+            return [];
+        }
+        $fds = [];
+        foreach ($entries as $entry) {
+            if (\ctype_digit($entry) && (int) $entry > 2) {
+                $fds[] = (int) $entry;
+            }
+        }
+        return $fds;
+    }
+
+    /**
+     * The command that restarts PHP with $flags, closing inherited descriptors first (through bash, which
+     * can close any descriptor number, unlike PHP).
+     *
+     * @param list<string> $flags @param list<string> $argv @return array{string, list<string>}
+     */
+    public static function reexecCommand(array $flags, array $argv): array
+    {
+        $php = \array_merge([\PHP_BINARY], $flags, $argv);
+        if (!\is_executable('/bin/bash') || \count(self::inheritedDescriptors()) <= self::OWN_DESCRIPTORS) {
+            return [\PHP_BINARY, \array_merge($flags, $argv)];
+        }
+        $script = 'for fd in $(ls /proc/$$/fd); do [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done 2>/dev/null; exec "$@"';
+        return ['/bin/bash', \array_merge(['-c', $script, 'weft'], $php)];
     }
 
     /** The native extension built in this checkout by scripts/build-ext.sh, if any. */

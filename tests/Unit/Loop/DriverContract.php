@@ -23,6 +23,13 @@ abstract class DriverContract extends TestCase
         $this->loop = $this->createDriver();
     }
 
+    protected function tearDown(): void
+    {
+        // PHPUnit keeps every test object until the run ends: the driver and the streams its watchers
+        // hold would stay open, and every process started later would inherit the descriptors.
+        unset($this->loop);
+    }
+
     public function testRunReturnsWhenNothingIsWatched(): void
     {
         $this->loop->run();

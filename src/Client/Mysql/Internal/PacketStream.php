@@ -37,6 +37,9 @@ final class PacketStream
     private readonly mixed $stream;
     private ?IoWaiter $waiter = null;
 
+    private ?bool $plain = null;
+    private bool $awaitAnswer = false;
+
     public function __construct(public readonly Socket $socket)
     {
         $this->stream = $socket->resource();
@@ -47,6 +50,11 @@ final class PacketStream
     {
         $this->sequence = 0;
         $this->write($payload);
+        // The answer to a command just written cannot be there yet: wait before reading, and save the
+        // read that would only say EAGAIN. Not over TLS, where decrypted bytes may sit in OpenSSL's
+        // buffer without the socket being readable.
+        $this->plain ??= !isset(\stream_get_meta_data($this->stream)['crypto']);
+        $this->awaitAnswer = $this->plain && $this->offset === \strlen($this->buffer);
     }
 
     /** Writes a payload continuing the current sequence (handshake responses, auth data). */
@@ -128,6 +136,21 @@ final class PacketStream
         return $payload;
     }
 
+    private function waitReadable(): void
+    {
+        $timeout = null;
+        if ($this->deadline !== null) {
+            $timeout = $this->deadline - \hrtime(true) / 1e9;
+            if ($timeout <= 0) {
+                throw Timeout::after(0.0, 'Read');
+            }
+        }
+        ($this->waiter ??= new IoWaiter($this->stream))->readable($timeout);
+        if (!\is_resource($this->stream)) {
+            throw ConnectionClosed::local('read');
+        }
+    }
+
     /** Makes sure $bytes bytes are buffered from the current offset on. */
     private function need(int $bytes): void
     {
@@ -143,6 +166,10 @@ final class PacketStream
         $have = \strlen($this->buffer);
         $parts = $bytes - $have > self::LARGE ? [$this->buffer] : null;
         while ($have < $bytes) {
+            if ($this->awaitAnswer) {
+                $this->awaitAnswer = false;
+                $this->waitReadable();
+            }
             // Read first, wait only when nothing is there: TLS may hold decrypted bytes the kernel no
             // longer shows as readable.
             $data = @\fread($this->stream, \min(\max(self::READ_CHUNK, $bytes - $have), self::LARGE));
@@ -158,17 +185,7 @@ final class PacketStream
             if ($data === false || \feof($this->stream)) {
                 throw ConnectionClosed::byPeer(\sprintf('reading a packet (%d of %d bytes received)', $have, $bytes));
             }
-            $timeout = null;
-            if ($this->deadline !== null) {
-                $timeout = $this->deadline - \hrtime(true) / 1e9;
-                if ($timeout <= 0) {
-                    throw Timeout::after(0.0, 'Read');
-                }
-            }
-            ($this->waiter ??= new IoWaiter($this->stream))->readable($timeout);
-            if (!\is_resource($this->stream)) {
-                throw ConnectionClosed::local('read');
-            }
+            $this->waitReadable();
         }
         if ($parts !== null) {
             $this->buffer = \implode('', $parts);
