@@ -72,7 +72,9 @@ final class PhpRuntime
         if (!\is_executable('/bin/bash') || \count(self::inheritedDescriptors()) <= self::OWN_DESCRIPTORS) {
             return [\PHP_BINARY, \array_merge($flags, $argv)];
         }
-        $script = 'for fd in $(ls /proc/$$/fd); do [ "$fd" -gt 2 ] && eval "exec $fd>&-"; done 2>/dev/null; exec "$@"';
+        // No redirection around the loop: bash would park stderr on a high descriptor, which the loop
+        // would then close.
+        $script = 'fds=$(ls /proc/$$/fd); for fd in $fds; do if [ "$fd" -gt 2 ]; then eval "exec $fd>&-"; fi; done; exec "$@"';
         return ['/bin/bash', \array_merge(['-c', $script, 'weft'], $php)];
     }
 
