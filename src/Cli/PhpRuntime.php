@@ -17,25 +17,40 @@ final class PhpRuntime
         '-d', 'opcache.validate_timestamps=1',
     ];
 
-    /** @param list<string> $argv @return list<string> "-d" flags to restart PHP with; [] when nothing is missing */
+    /**
+     * The "-d" flags to restart PHP with, or [] when nothing is missing. A restart re-creates the whole
+     * runtime (flags given on the original command line are not inherited), so the flags describe all
+     * of it: opcache and the JIT as they are or should be, and the native extension when built or loaded.
+     *
+     * @param list<string> $argv @return list<string>
+     */
     public static function reexecFlags(array $argv): array
     {
         if (\getenv('WEFT_NO_REEXEC') !== false || !\function_exists('pcntl_exec')) {
             return [];
         }
+        $opcacheOn = (bool) \ini_get('opcache.enable_cli');
+        $wantOpcache = !self::opcacheOff($argv) && \extension_loaded('Zend OPcache');
+        $extension = self::builtExtension();
+        $needed = ($wantOpcache && !$opcacheOn)
+            || ($extension !== null && !\extension_loaded('weft'))
+            || \count(self::inheritedDescriptors()) > self::OWN_DESCRIPTORS;
+        if (!$needed) {
+            return [];
+        }
         $flags = [];
-        if (!self::opcacheOff($argv) && \extension_loaded('Zend OPcache') && !\ini_get('opcache.enable_cli')) {
+        if ($opcacheOn) {
+            // Keep the settings this PHP was started with.
+            foreach (['opcache.enable_cli', 'opcache.jit', 'opcache.jit_buffer_size', 'opcache.validate_timestamps'] as $name) {
+                \array_push($flags, '-d', $name . '=' . \ini_get($name));
+            }
+        } elseif ($wantOpcache) {
             $flags = self::OPCACHE_FLAGS;
         }
-        $extension = self::builtExtension();
-        if ($extension !== null && !\extension_loaded('weft')) {
+        if ($extension !== null) {
             \array_push($flags, '-d', 'extension=' . $extension);
         }
-        if ($flags === [] && \count(self::inheritedDescriptors()) > self::OWN_DESCRIPTORS) {
-            // Nothing to add, but descriptors to shed: restart with the same settings.
-            $flags = ['-d', 'opcache.enable_cli=' . (\ini_get('opcache.enable_cli') ? '1' : '0')];
-        }
-        return $flags;
+        return $flags === [] ? ['-d', 'opcache.enable_cli=0'] : $flags;
     }
 
     /**
