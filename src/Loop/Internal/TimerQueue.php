@@ -5,10 +5,11 @@ declare(strict_types=1);
 namespace Weft\Loop\Internal;
 
 /**
- * A binary min-heap of timers keyed by expiry, with removal by id.
+ * A binary min-heap of timers keyed by expiry, with removal in O(log n).
  *
- * Each watcher is in the heap at most once; the position map makes remove() and re-insert O(log n),
- * so timers that are armed and cancelled per request (timeouts) never pile up as stale entries.
+ * Each watcher is in the heap at most once and carries its own heap index and insertion order, so
+ * timers armed and cancelled per request (sleeps, timeouts) never pile up as stale entries. This runs
+ * for every Weft\sleep(): comparisons are inlined rather than method calls.
  *
  * @internal
  */
@@ -16,60 +17,55 @@ final class TimerQueue
 {
     /** @var list<Watcher> */
     private array $heap = [];
-    /** @var array<string, int> watcher id => heap index */
-    private array $pointers = [];
     /** Tie-break so that equal expiries fire in insertion order. */
     private int $sequence = 0;
-    /** @var array<string, int> */
-    private array $order = [];
 
     public function insert(Watcher $watcher): void
     {
-        if (isset($this->pointers[$watcher->id])) {
+        if ($watcher->heapIndex >= 0) {
             $this->remove($watcher);
         }
+        $watcher->order = $this->sequence++;
+        // An explicit index, not $heap[]: after an unset() of the last slot PHP would append past a gap.
         $index = \count($this->heap);
         $this->heap[$index] = $watcher;
-        $this->pointers[$watcher->id] = $index;
-        $this->order[$watcher->id] = $this->sequence++;
+        $watcher->heapIndex = $index;
         $this->up($index);
     }
 
     public function remove(Watcher $watcher): void
     {
-        $id = $watcher->id;
-        if (!isset($this->pointers[$id])) {
+        $index = $watcher->heapIndex;
+        if ($index < 0) {
             return;
         }
-        $index = $this->pointers[$id];
+        $watcher->heapIndex = -1;
         $last = \count($this->heap) - 1;
-        unset($this->pointers[$id], $this->order[$id]);
-        if ($index === $last) {
-            unset($this->heap[$last]);
-            return;
-        }
         $moved = $this->heap[$last];
         unset($this->heap[$last]);
+        if ($index === $last) {
+            return;
+        }
         $this->heap[$index] = $moved;
-        $this->pointers[$moved->id] = $index;
+        $moved->heapIndex = $index;
         $this->up($index);
-        $this->down($this->pointers[$moved->id]);
+        $this->down($moved->heapIndex);
     }
 
     /** Removes and returns the earliest timer if it expired at $now, else null. */
     public function extract(float $now): ?Watcher
     {
-        if ($this->heap === [] || $this->heap[0]->expiration > $now) {
+        $top = $this->heap[0] ?? null;
+        if ($top === null || $top->expiration > $now) {
             return null;
         }
-        $top = $this->heap[0];
         $this->remove($top);
         return $top;
     }
 
     public function peek(): ?float
     {
-        return $this->heap === [] ? null : $this->heap[0]->expiration;
+        return isset($this->heap[0]) ? $this->heap[0]->expiration : null;
     }
 
     public function count(): int
@@ -77,53 +73,52 @@ final class TimerQueue
         return \count($this->heap);
     }
 
-    private function less(int $a, int $b): bool
-    {
-        $x = $this->heap[$a];
-        $y = $this->heap[$b];
-        return $x->expiration < $y->expiration
-            || ($x->expiration === $y->expiration && $this->order[$x->id] < $this->order[$y->id]);
-    }
-
     private function up(int $index): void
     {
+        $heap = &$this->heap;
+        $node = $heap[$index];
+        $expiration = $node->expiration;
+        $order = $node->order;
         while ($index > 0) {
-            $parent = ($index - 1) >> 1;
-            if (!$this->less($index, $parent)) {
-                return;
+            $parentIndex = ($index - 1) >> 1;
+            $parent = $heap[$parentIndex];
+            if ($parent->expiration < $expiration || ($parent->expiration === $expiration && $parent->order < $order)) {
+                break;
             }
-            $this->swap($index, $parent);
-            $index = $parent;
+            $heap[$index] = $parent;
+            $parent->heapIndex = $index;
+            $index = $parentIndex;
         }
+        $heap[$index] = $node;
+        $node->heapIndex = $index;
     }
 
     private function down(int $index): void
     {
-        $count = \count($this->heap);
-        while (true) {
-            $smallest = $index;
-            $left = 2 * $index + 1;
-            $right = $left + 1;
-            if ($left < $count && $this->less($left, $smallest)) {
-                $smallest = $left;
+        $heap = &$this->heap;
+        $count = \count($heap);
+        $node = $heap[$index];
+        $expiration = $node->expiration;
+        $order = $node->order;
+        while (($child = 2 * $index + 1) < $count) {
+            $candidate = $heap[$child];
+            $right = $child + 1;
+            if ($right < $count) {
+                $other = $heap[$right];
+                if ($other->expiration < $candidate->expiration
+                    || ($other->expiration === $candidate->expiration && $other->order < $candidate->order)) {
+                    $candidate = $other;
+                    $child = $right;
+                }
             }
-            if ($right < $count && $this->less($right, $smallest)) {
-                $smallest = $right;
+            if ($expiration < $candidate->expiration || ($expiration === $candidate->expiration && $order < $candidate->order)) {
+                break;
             }
-            if ($smallest === $index) {
-                return;
-            }
-            $this->swap($index, $smallest);
-            $index = $smallest;
+            $heap[$index] = $candidate;
+            $candidate->heapIndex = $index;
+            $index = $child;
         }
-    }
-
-    private function swap(int $a, int $b): void
-    {
-        $x = $this->heap[$a];
-        $this->heap[$a] = $this->heap[$b];
-        $this->heap[$b] = $x;
-        $this->pointers[$this->heap[$a]->id] = $a;
-        $this->pointers[$x->id] = $b;
+        $heap[$index] = $node;
+        $node->heapIndex = $index;
     }
 }

@@ -23,6 +23,9 @@ final class Watcher
     /** @var resource|null */
     public mixed $stream = null;
     public int $streamId = 0;
+    /** @internal TimerQueue bookkeeping: position in the heap (-1: not in it) and insertion order. */
+    public int $heapIndex = -1;
+    public int $order = 0;
     /** A backend checked once that it can watch this stream (the watcher keeps its stream for life). */
     public bool $probed = false;
 
