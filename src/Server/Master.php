@@ -335,7 +335,8 @@ final class Master
                 'pid' => \getmypid(),
                 'address' => $this->listener->address(),
                 'mode' => $this->config->mode,
-                'loop' => $this->config->loop,
+                // The backend the workers really run ("auto" resolves in each worker).
+                'loop' => ($workers[0]['loop'] ?? null) ?? $this->config->loop,
                 'workers' => $this->config->workers,
                 'uptime' => \round(\microtime(true) - $this->started, 1),
                 'restarts' => $this->restarts,
