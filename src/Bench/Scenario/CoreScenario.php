@@ -285,7 +285,11 @@ final class CoreScenario extends AbstractScenario
         return (string) (\getenv('WEFT_TEST_REDIS_URL') ?: 'redis://127.0.0.1:16379');
     }
 
-    /** Why a service at $url cannot be reached (a plain TCP connect), or null. */
+    /**
+     * Why a service at $url cannot be reached (a plain TCP connect), or null. The bench starts the
+     * checkout's own throwaway services (scripts/services.sh) when they are down, once, and stops them
+     * again when it exits.
+     */
     public static function unreachable(string $url, string $what): ?string
     {
         $parts = \parse_url($url);
@@ -294,12 +298,44 @@ final class CoreScenario extends AbstractScenario
         if ($port === null) {
             return null;
         }
+        $error = self::connectError($host, (int) $port);
+        if ($error !== null && self::startServices()) {
+            $error = self::connectError($host, (int) $port);
+        }
+        return $error === null ? null : "$what not reachable at $host:$port ($error; bash scripts/services.sh start)";
+    }
+
+    private static function connectError(string $host, int $port): ?string
+    {
         $socket = @\stream_socket_client("tcp://$host:$port", $errno, $error, 2.0);
         if ($socket === false) {
-            return "$what not reachable at $host:$port ($error; bash scripts/services.sh start)";
+            return $error;
         }
         \fclose($socket);
         return null;
+    }
+
+    private static ?bool $servicesStarted = null;
+
+    /** Starts MariaDB, PostgreSQL and Redis of this checkout, once per run. */
+    private static function startServices(): bool
+    {
+        if (self::$servicesStarted !== null) {
+            return self::$servicesStarted;
+        }
+        $script = \dirname(__DIR__, 3) . '/scripts/services.sh';
+        if (!\is_file($script)) {
+            return self::$servicesStarted = false;
+        }
+        \fwrite(\STDERR, "weft bench: starting the test services (scripts/services.sh start)\n");
+        \exec('bash ' . \escapeshellarg($script) . ' start 2>&1', $output, $code);
+        self::$servicesStarted = $code === 0;
+        if (self::$servicesStarted) {
+            \register_shutdown_function(static function () use ($script): void {
+                \exec('bash ' . \escapeshellarg($script) . ' stop 2>&1');
+            });
+        }
+        return self::$servicesStarted;
     }
 
     public function columns(): array
