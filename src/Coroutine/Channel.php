@@ -14,11 +14,9 @@ final class Channel implements \Countable
 {
     /** @var \SplQueue<mixed> */
     private \SplQueue $buffer;
-    /** @var array<int, Coroutine> */
-    private array $receivers = [];
-    /** @var array<int, array{Coroutine, mixed}> */
-    private array $senders = [];
-    private int $nextKey = 0;
+    private readonly WaitQueue $receivers;
+    /** Senders waiting with their value as payload. */
+    private readonly WaitQueue $senders;
     private bool $closed = false;
 
     public function __construct(private readonly int $capacity = 0)
@@ -27,6 +25,8 @@ final class Channel implements \Countable
             throw new \InvalidArgumentException('A channel capacity cannot be negative');
         }
         $this->buffer = new \SplQueue();
+        $this->receivers = new WaitQueue();
+        $this->senders = new WaitQueue();
     }
 
     public function send(mixed $value, ?float $timeout = null): void
@@ -34,55 +34,39 @@ final class Channel implements \Countable
         if ($this->closed) {
             throw new ChannelClosed('Cannot send on a closed channel');
         }
-        if ($this->receivers !== []) {
-            $key = \array_key_first($this->receivers);
-            $receiver = $this->receivers[$key];
-            unset($this->receivers[$key]);
-            Scheduler::get()->resume($receiver, $value);
+        $receiver = $this->receivers->shift();
+        if ($receiver !== null) {
+            Scheduler::get()->resume($receiver[0], $value);
             return;
         }
         if ($this->buffer->count() < $this->capacity) {
             $this->buffer->enqueue($value);
             return;
         }
-        $this->wait(function () use ($value): void {
-            $scheduler = Scheduler::get();
-            $key = $this->nextKey++;
-            $this->senders[$key] = [$scheduler->current, $value];
-            $scheduler->await(function () use ($key): void {
-                unset($this->senders[$key]);
-            });
-        }, $timeout, 'Channel send');
+        $this->senders->wait($timeout, 'Channel send', $value);
     }
 
     public function receive(?float $timeout = null): mixed
     {
         if (!$this->buffer->isEmpty()) {
             $value = $this->buffer->dequeue();
-            if ($this->senders !== []) {
+            $sender = $this->senders->shift();
+            if ($sender !== null) {
                 // A slot opened: the longest-waiting sender's value moves into the buffer.
-                [$sender, $pending] = $this->takeSender();
-                $this->buffer->enqueue($pending);
-                Scheduler::get()->resume($sender);
+                $this->buffer->enqueue($sender[1]);
+                Scheduler::get()->resume($sender[0]);
             }
             return $value;
         }
-        if ($this->senders !== []) {
-            [$sender, $value] = $this->takeSender();
-            Scheduler::get()->resume($sender);
-            return $value;
+        $sender = $this->senders->shift();
+        if ($sender !== null) {
+            Scheduler::get()->resume($sender[0]);
+            return $sender[1];
         }
         if ($this->closed) {
             throw new ChannelClosed('The channel is closed and empty');
         }
-        return $this->wait(function (): mixed {
-            $scheduler = Scheduler::get();
-            $key = $this->nextKey++;
-            $this->receivers[$key] = $scheduler->current;
-            return $scheduler->await(function () use ($key): void {
-                unset($this->receivers[$key]);
-            });
-        }, $timeout, 'Channel receive');
+        return $this->receivers->wait($timeout, 'Channel receive');
     }
 
     public function close(): void
@@ -92,13 +76,12 @@ final class Channel implements \Countable
         }
         $this->closed = true;
         $scheduler = Scheduler::get();
-        foreach ($this->receivers as $receiver) {
+        foreach ($this->receivers->takeAll() as [$receiver]) {
             $scheduler->throw($receiver, new ChannelClosed('The channel was closed while waiting to receive'));
         }
-        foreach ($this->senders as [$sender]) {
+        foreach ($this->senders->takeAll() as [$sender]) {
             $scheduler->throw($sender, new ChannelClosed('The channel was closed while waiting to send'));
         }
-        $this->receivers = $this->senders = [];
     }
 
     public function isClosed(): bool
@@ -115,23 +98,5 @@ final class Channel implements \Countable
     public function capacity(): int
     {
         return $this->capacity;
-    }
-
-    /** @return array{Coroutine, mixed} */
-    private function takeSender(): array
-    {
-        $key = \array_key_first($this->senders);
-        $entry = $this->senders[$key];
-        unset($this->senders[$key]);
-        return $entry;
-    }
-
-    private function wait(\Closure $wait, ?float $timeout, string $what): mixed
-    {
-        if ($timeout !== null) {
-            $inner = $wait;
-            $wait = static fn (): mixed => \Weft\timeout($timeout, $inner, $what);
-        }
-        return Scheduler::get()->current === null ? Blocking::run($wait) : $wait();
     }
 }

@@ -12,9 +12,12 @@ final class Mutex
 {
     private bool $locked = false;
     private ?Coroutine $owner = null;
-    /** @var array<int, Coroutine> */
-    private array $waiters = [];
-    private int $nextKey = 0;
+    private readonly WaitQueue $waiters;
+
+    public function __construct()
+    {
+        $this->waiters = new WaitQueue();
+    }
 
     public function lock(?float $timeout = null): void
     {
@@ -27,22 +30,10 @@ final class Mutex
         if ($this->owner === $scheduler->current) {
             throw new \Error('Mutex is not reentrant: this coroutine already holds it');
         }
-        $wait = function (): void {
-            $scheduler = Scheduler::get();
-            $key = $this->nextKey++;
-            $this->waiters[$key] = $scheduler->current;
-            $scheduler->await(function () use ($key): void {
-                unset($this->waiters[$key]);
-            });
-        };
-        if ($timeout !== null) {
-            $inner = $wait;
-            $wait = static fn () => \Weft\timeout($timeout, $inner, 'Mutex lock');
-        }
         if ($scheduler->current === null) {
             throw new \Error('Mutex::lock() would wait outside of a coroutine, where nothing else can release it');
         }
-        $wait();
+        $this->waiters->wait($timeout, 'Mutex lock');
         // unlock() handed the lock to us before waking us.
     }
 
@@ -65,12 +56,10 @@ final class Mutex
         if ($this->owner !== $scheduler->current) {
             throw new \Error('Only the coroutine that locked the mutex can unlock it');
         }
-        if ($this->waiters !== []) {
-            $key = \array_key_first($this->waiters);
-            $next = $this->waiters[$key];
-            unset($this->waiters[$key]);
-            $this->owner = $next;
-            $scheduler->resume($next);
+        $next = $this->waiters->shift();
+        if ($next !== null) {
+            $this->owner = $next[0];
+            $scheduler->resume($next[0]);
             return;
         }
         $this->locked = false;

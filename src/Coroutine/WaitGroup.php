@@ -8,9 +8,12 @@ namespace Weft\Coroutine;
 final class WaitGroup
 {
     private int $count = 0;
-    /** @var array<int, Coroutine> */
-    private array $waiters = [];
-    private int $nextKey = 0;
+    private readonly WaitQueue $waiters;
+
+    public function __construct()
+    {
+        $this->waiters = new WaitQueue();
+    }
 
     public function add(int $delta = 1): void
     {
@@ -39,30 +42,13 @@ final class WaitGroup
         if ($this->count === 0) {
             return;
         }
-        $wait = function (): void {
-            if ($this->count === 0) {
-                return;
-            }
-            $scheduler = Scheduler::get();
-            $key = $this->nextKey++;
-            $this->waiters[$key] = $scheduler->current;
-            $scheduler->await(function () use ($key): void {
-                unset($this->waiters[$key]);
-            });
-        };
-        if ($timeout !== null) {
-            $inner = $wait;
-            $wait = static fn () => \Weft\timeout($timeout, $inner, 'WaitGroup wait');
-        }
-        Scheduler::get()->current === null ? Blocking::run($wait) : $wait();
+        $this->waiters->wait($timeout, 'WaitGroup wait');
     }
 
     private function wakeAll(): void
     {
-        $waiters = $this->waiters;
-        $this->waiters = [];
         $scheduler = Scheduler::get();
-        foreach ($waiters as $waiter) {
+        foreach ($this->waiters->takeAll() as [$waiter]) {
             $scheduler->resume($waiter);
         }
     }
