@@ -133,7 +133,8 @@ final class ServeCommand
         $httpOptions = new HttpOptions(
             limits: (new Limits())
                 ->withMaxBodyBytes($options->get('max-body'))
-                ->withMaxHeaderBytes($options->get('max-header')),
+                ->withMaxHeaderBytes($options->get('max-header'))
+                ->withMaxTargetBytes($options->get('max-header')),
             headerTimeout: $options->get('header-timeout'),
             idleTimeout: $options->get('idle-timeout'),
             debug: $options->get('debug'),
