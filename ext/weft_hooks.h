@@ -1,0 +1,51 @@
+/*
+ * The contract between the hooks of the weft extension and the one wait primitive of Weft.
+ *
+ * A hook (a stream op, sleep, curl, ...) that would block asks weft_hook_can_suspend() first. When it
+ * says no (hooks off for that kind, no waiter installed by PHP, no active Fiber, the Fiber being
+ * destroyed, zend_fiber_switch_blocked(): GC destructors, shutdown), the hook runs the original code,
+ * which blocks exactly as without Weft. When it says yes, the hook makes its descriptor non-blocking
+ * for the call and waits through weft_hook_wait_fd() / weft_hook_wait_fds(), which suspend the current
+ * coroutine (by calling the waiter that Weft's PHP side installed) until the loop sees the descriptor
+ * ready, the timeout passes, or the coroutine is cancelled.
+ */
+#ifndef WEFT_HOOKS_H
+#define WEFT_HOOKS_H
+
+#include "php.h"
+#include <poll.h>
+#include <stdbool.h>
+
+/* Kinds of hook, one bit each; `--hooks all|none|LIST` selects them. */
+#define WEFT_HOOK_STREAM 0x01u /* PHP socket streams: tcp, unix, udp, ssl/tls (mysqlnd, phpredis, http wrapper) */
+#define WEFT_HOOK_SLEEP  0x02u /* sleep, usleep, time_nanosleep */
+#define WEFT_HOOK_CURL   0x04u /* curl_exec, curl_multi_* */
+#define WEFT_HOOK_DNS    0x08u /* gethostbyname, gethostbynamel, name lookups of stream connects */
+#define WEFT_HOOK_EXIT   0x10u /* exit()/die() inside a coroutine ends that request, not the worker */
+#define WEFT_HOOK_ALL    0x1Fu
+
+/* Events for weft_hook_wait_fd(). */
+#define WEFT_WAIT_READ  0x01
+#define WEFT_WAIT_WRITE 0x02
+
+/* Whether a hook of this kind may suspend the current coroutine right now (see above). Cheap. */
+bool weft_hook_can_suspend(uint32_t kind);
+
+/*
+ * Suspends the current coroutine until fd is ready for `events` (WEFT_WAIT_READ | WEFT_WAIT_WRITE),
+ * at most `timeout` seconds (timeout < 0: no limit). Call only after weft_hook_can_suspend() said yes.
+ * Returns the ready events (> 0; WEFT_WAIT_READ is also reported on hang-up or error, as poll does),
+ * 0 when the timeout passed, -1 when the coroutine was cancelled or the wait failed: EG(exception) is
+ * then set, and the hook must fail its operation (and discard its connection) without touching the
+ * descriptor again beyond closing it.
+ */
+int weft_hook_wait_fd(int fd, int events, double timeout);
+
+/*
+ * The same for several descriptors at once, with poll(2)'s struct: waits until any is ready and sets
+ * each revents (POLLIN / POLLOUT, POLLERR/POLLHUP reported as readable). Returns how many are ready,
+ * 0 on timeout, -1 with EG(exception) set. n == 0 is a plain sleep of `timeout` seconds.
+ */
+int weft_hook_wait_fds(struct pollfd *fds, int n, double timeout);
+
+#endif
