@@ -15,4 +15,8 @@ ZEND_TSRMLS_CACHE_EXTERN()
 /* weft_epoll.c; the method tables live in weft_arginfo.h, included by weft.c only. */
 zend_result weft_epoll_minit(const zend_function_entry *epoll_methods, const zend_function_entry *exception_methods);
 
+/* weft_hooks.c */
+zend_result weft_hooks_minit(const zend_function_entry *methods);
+zend_result weft_hooks_rshutdown(void);
+
 #endif /* PHP_WEFT_H */

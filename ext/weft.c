@@ -1,6 +1,7 @@
 /*
  * The weft extension: the native pieces of the Weft application server.
- * Today: Weft\Ext\Epoll (weft_epoll.c), the event loop backend behind Weft\Loop\EpollDriver.
+ * Weft\Ext\Epoll (weft_epoll.c), the event loop backend behind Weft\Loop\EpollDriver; the hooks that make
+ * blocking PHP calls suspend the current coroutine (weft_hooks.c and the weft_hook_*.c files).
  */
 
 #ifdef HAVE_CONFIG_H
@@ -26,7 +27,16 @@ static PHP_MINIT_FUNCTION(weft)
 #endif
 	weft_curl_minit(module_number);
 	REGISTER_NS_STRING_CONSTANT("Weft\\Ext", "VERSION", PHP_WEFT_VERSION, CONST_PERSISTENT);
-	return weft_epoll_minit(class_Weft_Ext_Epoll_methods, class_Weft_Ext_EpollException_methods);
+	if (weft_epoll_minit(class_Weft_Ext_Epoll_methods, class_Weft_Ext_EpollException_methods) != SUCCESS
+		|| weft_hooks_minit(class_Weft_Ext_Hooks_methods) != SUCCESS) {
+		return FAILURE;
+	}
+	return SUCCESS;
+}
+
+static PHP_RSHUTDOWN_FUNCTION(weft)
+{
+	return weft_hooks_rshutdown();
 }
 
 static PHP_MINFO_FUNCTION(weft)
@@ -57,7 +67,7 @@ zend_module_entry weft_module_entry = {
 	PHP_MINIT(weft),
 	NULL,
 	NULL,
-	NULL,
+	PHP_RSHUTDOWN(weft),
 	PHP_MINFO(weft),
 	PHP_WEFT_VERSION,
 	STANDARD_MODULE_PROPERTIES

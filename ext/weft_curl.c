@@ -474,6 +474,7 @@ void weft_curl_minit(int module_number)
 #ifdef WEFT_CURL_SUPPORTED
 		if (weft_curl_install_poll(curl->handle)) {
 			weft_curl_install_guards();
+			weft_hooks_declare_available(WEFT_HOOK_CURL);
 		} else {
 			php_error_docref(NULL, E_WARNING, "weft: curl hook %s; curl calls will block the worker", weft_curl_status);
 		}
