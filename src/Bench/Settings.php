@@ -15,6 +15,7 @@ final class Settings
      * @param list<int>|null $concurrency
      * @param list<string>|null $modes
      * @param list<string>|null $loops
+     * @param list<string>|null $apps the application variants of a scenario (`--app`), null: its default
      */
     public function __construct(
         public readonly bool $quick = false,
@@ -25,6 +26,7 @@ final class Settings
         public readonly ?array $loops = null,
         public readonly bool $ab = false,
         public readonly bool $varied = false,
+        public readonly ?array $apps = null,
     ) {
     }
 
@@ -58,6 +60,7 @@ final class Settings
             'loops' => $this->loops,
             'ab' => $this->ab,
             'varied' => $this->varied,
+            'apps' => $this->apps,
         ];
     }
 }

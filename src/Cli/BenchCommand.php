@@ -48,6 +48,7 @@ final class BenchCommand
             'loops' => ['list', null, "override the matrix's loop backends (select, epoll)"],
             'ab' => ['bool', false, 'also load every HTTP row with ab -k (apache2-utils)'],
             'varied' => ['bool', false, 'hello: add rows whose requests vary path, query and a header (wrk Lua script)'],
+            'app' => ['list', null, 'upstream: the handlers to run (weft, curl, streams; default weft)'],
             'help' => ['bool', false, 'show this help'],
         ];
     }
@@ -144,6 +145,7 @@ final class BenchCommand
             loops: $choices('loops', ['select', 'epoll']),
             ab: $options->get('ab'),
             varied: $options->get('varied'),
+            apps: $choices('app', ['weft', 'curl', 'streams']),
         );
     }
 }
