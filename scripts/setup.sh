@@ -24,6 +24,7 @@ PACKAGES=(
     mariadb-server mariadb-client
     postgresql postgresql-client
     redis-server
+    php8.2-curl libcurl4-openssl-dev
     wrk apache2-utils
     unzip git procps util-linux composer
 )
