@@ -233,6 +233,17 @@ int weft_hook_wait_fds(struct pollfd *fds, int n, double timeout)
 	return r;
 }
 
+zif_handler weft_hooks_replace_function(const char *name, zif_handler handler)
+{
+	zend_function *fn = zend_hash_str_find_ptr(CG(function_table), name, strlen(name));
+	if (fn == NULL || fn->type != ZEND_INTERNAL_FUNCTION) {
+		return NULL;
+	}
+	zif_handler previous = fn->internal_function.handler;
+	fn->internal_function.handler = handler;
+	return previous;
+}
+
 /* ---------------------------------------------------------------------------------------------------- */
 /* Weft\Ext\Hooks */
 
