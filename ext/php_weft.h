@@ -25,4 +25,8 @@ zif_handler weft_hooks_replace_function(const char *name, zif_handler handler);
 zend_result weft_hook_stream_minit(void);
 void weft_hook_stream_mshutdown(void);
 
+/* weft_hook_sleep.c */
+zend_result weft_hook_sleep_minit(void);
+void weft_hook_sleep_mshutdown(void);
+
 #endif /* PHP_WEFT_H */
