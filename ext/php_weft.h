@@ -18,5 +18,15 @@ zend_result weft_epoll_minit(const zend_function_entry *epoll_methods, const zen
 /* weft_hooks.c */
 zend_result weft_hooks_minit(const zend_function_entry *methods);
 zend_result weft_hooks_rshutdown(void);
+/* Swaps an internal function's handler (at MINIT/MSHUTDOWN only); returns the previous one, or NULL. */
+zif_handler weft_hooks_replace_function(const char *name, zif_handler handler);
+
+/* weft_hook_stream.c */
+zend_result weft_hook_stream_minit(void);
+void weft_hook_stream_mshutdown(void);
+
+/* weft_hook_sleep.c */
+zend_result weft_hook_sleep_minit(void);
+void weft_hook_sleep_mshutdown(void);
 
 #endif /* PHP_WEFT_H */

@@ -28,9 +28,18 @@ static PHP_MINIT_FUNCTION(weft)
 	weft_curl_minit(module_number);
 	REGISTER_NS_STRING_CONSTANT("Weft\\Ext", "VERSION", PHP_WEFT_VERSION, CONST_PERSISTENT);
 	if (weft_epoll_minit(class_Weft_Ext_Epoll_methods, class_Weft_Ext_EpollException_methods) != SUCCESS
-		|| weft_hooks_minit(class_Weft_Ext_Hooks_methods) != SUCCESS) {
+		|| weft_hooks_minit(class_Weft_Ext_Hooks_methods) != SUCCESS
+		|| weft_hook_stream_minit() != SUCCESS
+		|| weft_hook_sleep_minit() != SUCCESS) {
 		return FAILURE;
 	}
+	return SUCCESS;
+}
+
+static PHP_MSHUTDOWN_FUNCTION(weft)
+{
+	weft_hook_sleep_mshutdown();
+	weft_hook_stream_mshutdown();
 	return SUCCESS;
 }
 
@@ -54,6 +63,7 @@ static PHP_MINFO_FUNCTION(weft)
 
 static const zend_module_dep weft_deps[] = {
 	ZEND_MOD_REQUIRED("spl")
+	ZEND_MOD_OPTIONAL("openssl") /* its transports (tcp, ssl, tls) must be registered before ours wrap them */
 	ZEND_MOD_OPTIONAL("curl") /* loaded first, so that its libcurl is there for the curl hook (weft_curl.c) */
 	ZEND_MOD_END
 };
@@ -65,7 +75,7 @@ zend_module_entry weft_module_entry = {
 	"weft",
 	ext_functions,
 	PHP_MINIT(weft),
-	NULL,
+	PHP_MSHUTDOWN(weft),
 	NULL,
 	PHP_RSHUTDOWN(weft),
 	PHP_MINFO(weft),

@@ -76,6 +76,36 @@ bool weft_hook_can_suspend(uint32_t kind)
 	return (weft_hooks_kinds & kind) != 0 && weft_hook_can_switch();
 }
 
+/*
+ * Engine state that belongs to the code running, not to the process, and that a suspension would leak
+ * into whatever runs next: the error mode (new PDO() sets EH_THROW with PDOException while it connects,
+ * so a warning in another coroutine would become a PDOException) and the error level (@ lowers it for
+ * its expression). weft_suspend_begin() puts the neutral values in place for the others, and
+ * weft_suspend_end() gives the resumed code its own back.
+ */
+typedef struct {
+	zend_error_handling handling;
+	int error_reporting;
+} weft_suspend_state;
+
+static int weft_base_error_reporting = E_ALL;
+
+static void weft_suspend_begin(weft_suspend_state *state)
+{
+	zend_save_error_handling(&state->handling);
+	state->error_reporting = EG(error_reporting);
+	EG(error_handling) = EH_NORMAL;
+	EG(exception_class) = NULL;
+	EG(error_reporting) = weft_base_error_reporting;
+}
+
+static void weft_suspend_end(weft_suspend_state *state)
+{
+	EG(error_handling) = state->handling.handling;
+	EG(exception_class) = state->handling.exception;
+	EG(error_reporting) = state->error_reporting;
+}
+
 static double weft_now(void)
 {
 	struct timespec ts;
@@ -129,7 +159,10 @@ int weft_hook_wait_fd(int fd, int events, double timeout)
 		fci.retval = &ret;
 		fci.params = args;
 		fci.param_count = 3;
+		weft_suspend_state state;
+		weft_suspend_begin(&state);
 		zend_result called = zend_call_function(&fci, &fcc);
+		weft_suspend_end(&state);
 		if (called != SUCCESS || EG(exception) != NULL) {
 			zval_ptr_dtor(&ret);
 			if (EG(exception) == NULL) {
@@ -186,7 +219,10 @@ int weft_hook_wait_fds(struct pollfd *fds, int n, double timeout)
 		fci.retval = &ret;
 		fci.params = args;
 		fci.param_count = 2;
+		weft_suspend_state state;
+		weft_suspend_begin(&state);
 		zend_result called = zend_call_function(&fci, &fcc);
+		weft_suspend_end(&state);
 		zval_ptr_dtor(&args[0]);
 		if (called != SUCCESS || EG(exception) != NULL) {
 			zval_ptr_dtor(&ret);
@@ -231,6 +267,17 @@ int weft_hook_wait_fds(struct pollfd *fds, int n, double timeout)
 		return -1;
 	}
 	return r;
+}
+
+zif_handler weft_hooks_replace_function(const char *name, zif_handler handler)
+{
+	zend_function *fn = zend_hash_str_find_ptr(CG(function_table), name, strlen(name));
+	if (fn == NULL || fn->type != ZEND_INTERNAL_FUNCTION) {
+		return NULL;
+	}
+	zif_handler previous = fn->internal_function.handler;
+	fn->internal_function.handler = handler;
+	return previous;
 }
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -284,6 +331,9 @@ PHP_METHOD(Weft_Ext_Hooks, install)
 		RETURN_THROWS();
 	}
 	weft_waiter_installed = true;
+	/* The level the application runs at (install() is not called under @): what others see while a
+	 * coroutine that silenced a call is suspended in it. */
+	weft_base_error_reporting = EG(error_reporting);
 }
 
 PHP_METHOD(Weft_Ext_Hooks, uninstall)
