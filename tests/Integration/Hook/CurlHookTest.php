@@ -229,6 +229,32 @@ final class CurlHookTest extends TestCase
         self::assertSame([true, ['X-Weft-I: 1', 'X-Weft-I: 2', 'X-Weft-I: 3'], 'ok', true, 200, 0], $result);
     }
 
+    public function testACallbackThatSuspendsLetsOtherCoroutinesTransfer(): void
+    {
+        $url = self::url('http', '/conn');
+        $inCallback = false;
+        [$a, $b] = self::concurrently(
+            static function () use ($url, &$inCallback): string {
+                $ch = \curl_init($url);
+                \curl_setopt($ch, \CURLOPT_WRITEFUNCTION, static function ($ch, string $chunk) use (&$inCallback): int {
+                    $inCallback = true;
+                    \Weft\sleep(0.3); // suspends inside libcurl's callback
+                    $inCallback = false;
+                    return \strlen($chunk);
+                });
+                return \curl_exec($ch) === true ? 'a done' : 'a failed: ' . \curl_error($ch);
+            },
+            static function () use ($url, &$inCallback): string {
+                while (!$inCallback) {
+                    \Weft\sleep(0.005);
+                }
+                $result = self::get($url);
+                return $result['errno'] === 0 && $inCallback ? 'b done while a was in its callback' : 'b: ' . $result['error'];
+            },
+        );
+        self::assertSame(['a done', 'b done while a was in its callback'], [$a, $b]);
+    }
+
     #[DataProvider('backends')]
     public function testCurlMultiWithSeveralHandlesSuspendsInCurlMultiSelect(string $backend): void
     {
@@ -250,6 +276,54 @@ final class CurlHookTest extends TestCase
         $results = self::multiGet(["$url&id=1", "$url&id=2", "$url&id=3"]);
         self::assertSame([3, 3, 3], \array_column($results, 'peak'), 'curl_multi is concurrent by itself');
         self::assertSame(['1', '2', '3'], \array_column($results, 'id'));
+    }
+
+    public function testGuzzleWithItsDefaultHandlerInTwoCoroutines(): void
+    {
+        self::needGuzzle();
+        $url = self::url('http', '/delay?s=0.5&await=2');
+        // One client shared by both: its CurlHandler takes a curl handle per request.
+        $client = new \GuzzleHttp\Client(['timeout' => 20]);
+        [$a, $b] = self::concurrently(
+            static fn (): array => \json_decode((string) $client->get("$url&id=a")->getBody(), true),
+            static fn (): array => \json_decode((string) $client->get("$url&id=b")->getBody(), true),
+        );
+        self::assertSame([['a', 2], ['b', 2]], [[$a['id'], $a['peak']], [$b['id'], $b['peak']]]);
+    }
+
+    public function testGuzzlePromisesWaitInCurlMultiSelect(): void
+    {
+        self::needGuzzle();
+        $url = self::url('http', '/delay?s=0.5&await=3');
+        [$promised, $single] = self::concurrently(
+            static function () use ($url): array {
+                // The CurlMultiHandler of this client's stack drives both requests.
+                $client = new \GuzzleHttp\Client(['timeout' => 20]);
+                $responses = \GuzzleHttp\Promise\Utils::unwrap([$client->getAsync("$url&id=p1"), $client->getAsync("$url&id=p2")]);
+                return \array_map(static fn ($r): int => \json_decode((string) $r->getBody(), true)['peak'], $responses);
+            },
+            static fn (): int => \json_decode((string) (new \GuzzleHttp\Client(['timeout' => 20]))->get("$url&id=s")->getBody(), true)['peak'],
+        );
+        self::assertSame([[3, 3], 3], [$promised, $single]);
+    }
+
+    public function testGuzzleErrorsAreTheUsualOnes(): void
+    {
+        self::needGuzzle();
+        $client = new \GuzzleHttp\Client();
+        $messages = [];
+        foreach ([true, false] as $inside) {
+            $messages[] = self::at($inside, static function () use ($client): string {
+                try {
+                    $client->get(self::url('http', '/delay?s=5'), ['timeout' => 0.3]);
+                    return 'no error';
+                } catch (\GuzzleHttp\Exception\ConnectException $e) {
+                    return (string) \preg_replace('/after \d+ milliseconds/', 'after N milliseconds', $e->getMessage());
+                }
+            });
+        }
+        self::assertStringStartsWith('cURL error 28: Operation timed out after N milliseconds with 0 bytes received', $messages[0]);
+        self::assertSame($messages[1], $messages[0], 'the same inside and outside a coroutine');
     }
 
     public function testTwoCoroutinesOnOneCurlHandleGetAClearError(): void
@@ -365,6 +439,13 @@ final class CurlHookTest extends TestCase
     }
 
     // ---------------------------------------------------------------------------------------------------
+
+    private static function needGuzzle(): void
+    {
+        if (!\class_exists(\GuzzleHttp\Client::class)) {
+            self::markTestSkipped('guzzlehttp/guzzle is not installed (composer install)');
+        }
+    }
 
     private function useLoop(string $backend): void
     {
