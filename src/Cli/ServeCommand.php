@@ -4,6 +4,8 @@ declare(strict_types=1);
 
 namespace Weft\Cli;
 
+use Weft\Hook\Hooks;
+use Weft\Hook\WorkerHooks;
 use Weft\Http\Parser\Limits;
 use Weft\Http\Server\HttpConnectionHandler;
 use Weft\Http\Server\HttpOptions;
@@ -40,6 +42,7 @@ final class ServeCommand
             'grace' => ['float', ServerConfig::DEFAULT_GRACE, 'seconds in-flight requests get on stop or reload'],
             'backlog' => ['int', ListenOptions::DEFAULT_BACKLOG, 'listen backlog (capped by net.core.somaxconn)'],
             'max-coroutines' => ['int', \Weft\Coroutine\Scheduler::DEFAULT_MAX_COROUTINES, 'coroutines per worker (each holds a Fiber)'],
+            'hooks' => ['string', 'all', 'coroutine mode: blocking PHP calls that suspend the coroutine instead (all, none, or a list of ' . \implode(',', \array_keys(Hooks::KINDS)) . ')'],
             'pid-file' => ['string', null, 'pid file (default: <tmp>/weft-PORT.pid); the control socket is PIDFILE.sock'],
             'log-file' => ['string', null, 'log file (default: stderr; with --daemon: <tmp>/weft-PORT.log)'],
             'daemon' => ['bool', false, 'run in the background'],
@@ -85,6 +88,11 @@ final class ServeCommand
                 throw new UsageError($e->getMessage());
             }
         }
+        try {
+            $hooks = Hooks::parse($options->get('hooks'));
+        } catch (\InvalidArgumentException $e) {
+            throw new UsageError("option '--hooks': " . $e->getMessage());
+        }
         $pidFile = $options->get('pid-file') ?? (\sys_get_temp_dir() . "/weft-$port.pid");
         $logFile = $options->get('log-file') ?? ($options->get('daemon') ? \sys_get_temp_dir() . "/weft-$port.log" : null);
 
@@ -108,6 +116,8 @@ final class ServeCommand
             logFile: $logFile,
             daemon: $options->get('daemon'),
             maxCoroutines: $options->get('max-coroutines'),
+            // Sync mode runs one request at a time: nothing to switch to, so nothing is hooked.
+            hooks: $options->get('mode') === 'coroutine' ? $hooks : 0,
         );
         $master = new Master($config, $logger);
         try {
@@ -116,6 +126,7 @@ final class ServeCommand
             \fwrite(\STDERR, "weft: cannot listen on port $port: " . $e->getMessage() . "\n");
             return 1;
         }
+        WorkerHooks::announce($config, $logger);
         if ($options->get('daemon')) {
             return Daemon::start($pidFile, $logFile, static fn (): int => $master->run());
         }

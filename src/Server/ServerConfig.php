@@ -32,6 +32,8 @@ final class ServerConfig
         public readonly bool $daemon = false,
         public readonly string $name = 'weft',
         public readonly int $maxCoroutines = \Weft\Coroutine\Scheduler::DEFAULT_MAX_COROUTINES,
+        /** Weft\Hook\Hooks kinds the workers enable (coroutine mode only; see --hooks) */
+        public readonly int $hooks = 0,
     ) {
         if ($workers < 1) {
             throw new \InvalidArgumentException('--workers must be at least 1');

@@ -27,7 +27,7 @@ final class Stats
             'opcache' => (bool) \ini_get('opcache.enable_cli'),
             'jit' => \function_exists('opcache_get_status') && (\opcache_get_status(false)['jit']['on'] ?? false),
             'updated' => \microtime(true),
-        ];
+        ] + \Weft\Hook\WorkerHooks::stats();
     }
 
     /** Resident set size of this process in bytes, from /proc (0 where there is no /proc). */

@@ -1,0 +1,69 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Hook;
+
+use Psr\Log\LoggerInterface;
+use Weft\Server\ServerConfig;
+
+/**
+ * The hooks as the server uses them: enabled in each coroutine-mode worker right after fork (before the
+ * application loads, so connections it opens at boot are hooked too), announced once at start-up, and
+ * reported to `bin/weft status`.
+ */
+final class WorkerHooks
+{
+    /** In a worker, after fork: turns on the configured kinds (0: off). */
+    public static function install(int $kinds): void
+    {
+        if ($kinds === 0) {
+            Hooks::disable();
+            return;
+        }
+        Hooks::enable($kinds);
+    }
+
+    /** The start-up line: which calls suspend, and a warning when the extension cannot hook them. */
+    public static function announce(ServerConfig $config, LoggerInterface $logger): void
+    {
+        if ($config->mode !== 'coroutine') {
+            return;
+        }
+        if ($config->hooks === 0) {
+            $logger->info('Hooks off (--hooks none): ordinary blocking calls (PDO, mysqli, phpredis, file_get_contents, curl, sleep) block the worker while they wait');
+            return;
+        }
+        if (!Hooks::isSupported()) {
+            $logger->warning(
+                'The weft extension is not loaded: ordinary blocking calls (PDO, mysqli, phpredis, file_get_contents, curl, sleep) '
+                . 'block the whole worker and every request on it; Weft\'s own clients and Weft\\sleep() do not. '
+                . 'Build it with: bash scripts/build-ext.sh',
+            );
+            return;
+        }
+        $active = $config->hooks & Hooks::available();
+        $missing = Hooks::ALL & ~$active;
+        $logger->info('Hooks on: {active} (these blocking PHP calls suspend the coroutine); not hooked: {missing}', [
+            'active' => Hooks::describe($active),
+            'missing' => Hooks::describe($missing),
+        ]);
+    }
+
+    /** @return array{hooks: string} this worker's figures for `bin/weft status` */
+    public static function stats(): array
+    {
+        return ['hooks' => Hooks::describe()];
+    }
+
+    /** @param list<array<string, mixed>> $workers as `bin/weft status` receives them */
+    public static function render(array $workers): string
+    {
+        foreach ($workers as $worker) {
+            if (isset($worker['hooks'])) {
+                return 'Hooks: ' . $worker['hooks'] . "\n\n";
+            }
+        }
+        return '';
+    }
+}

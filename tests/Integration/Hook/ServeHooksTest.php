@@ -1,0 +1,111 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Tests\Integration\Hook;
+
+use PHPUnit\Framework\TestCase;
+use Weft\Hook\Hooks;
+use Weft\Tests\Support\RawHttp;
+use Weft\Tests\Support\ServerProcess;
+
+/**
+ * `bin/weft serve --hooks ...` with an application written with ordinary blocking calls, one worker:
+ * with the hooks, a request that waits does not hold up the next one.
+ */
+final class ServeHooksTest extends TestCase
+{
+    private const APP = __DIR__ . '/fixtures/blocking-app.php';
+
+    protected function setUp(): void
+    {
+        if (!Hooks::isSupported()) {
+            self::markTestSkipped('the weft extension is not built (bash scripts/build-ext.sh)');
+        }
+    }
+
+    public function testByDefaultABlockingCallOnlyHoldsItsOwnRequest(): void
+    {
+        $server = new ServerProcess([self::APP, '--workers', '1']);
+        try {
+            self::assertSame(['fast', 'slow'], self::race($server, '/usleep?ms=1500'));
+            self::assertSame(['fast', 'slow'], self::race($server, '/pdo?sleep=1.5'));
+            $status = $server->status();
+            self::assertSame('stream, sleep', $status['workers'][0]['hooks']);
+            [, $text] = $server->control('status');
+            self::assertStringContainsString('Hooks: stream, sleep', $text);
+        } finally {
+            $server->stop();
+        }
+        self::assertMatchesRegularExpression('/Hooks on: stream, sleep .*not hooked: /', $server->output());
+    }
+
+    public function testWithHooksNoneTheWorkerBlocks(): void
+    {
+        $server = new ServerProcess([self::APP, '--workers', '1', '--hooks', 'none']);
+        try {
+            self::assertSame(['slow', 'fast'], self::race($server, '/usleep?ms=800'));
+            self::assertSame('none', $server->status()['workers'][0]['hooks']);
+        } finally {
+            $server->stop();
+        }
+        self::assertStringContainsString('Hooks off (--hooks none)', $server->output());
+    }
+
+    public function testAListOfKindsAndSyncMode(): void
+    {
+        $server = new ServerProcess([self::APP, '--workers', '1', '--hooks', 'sleep']);
+        try {
+            self::assertSame('sleep', $server->status()['workers'][0]['hooks']);
+            self::assertSame(['fast', 'slow'], self::race($server, '/usleep?ms=1500'));
+        } finally {
+            $server->stop();
+        }
+        $sync = new ServerProcess([self::APP, '--workers', '1', '--mode', 'sync']);
+        try {
+            self::assertSame('none', $sync->status()['workers'][0]['hooks']);
+            self::assertSame('slept', RawHttp::get($sync->address(), '/usleep?ms=10')['body']);
+        } finally {
+            $sync->stop();
+        }
+    }
+
+    public function testAnUnknownKindIsAUsageError(): void
+    {
+        [$code, $output] = ServerProcess::cli(['serve', self::APP, '--hooks', 'stream,files']);
+        self::assertNotSame(0, $code);
+        self::assertStringContainsString("option '--hooks': Unknown hook \"files\"", $output);
+    }
+
+    /**
+     * Sends a slow request, then a fast one on another connection, and returns which answered first.
+     *
+     * @return list<string>
+     */
+    private static function race(ServerProcess $server, string $slowTarget): array
+    {
+        $mark = \sys_get_temp_dir() . '/weft-mark-' . \bin2hex(\random_bytes(6));
+        $slow = (new RawHttp($server->address(), 30))->send("GET {$slowTarget}&mark={$mark} HTTP/1.1\r\nHost: t\r\n\r\n");
+        // The slow request must be in the application before the fast one arrives.
+        ServerProcess::waitFor(static fn (): bool => \is_file($mark), 15.0, 'the slow request to reach the application');
+        \unlink($mark);
+        $fast = (new RawHttp($server->address(), 30))->send("GET /fast HTTP/1.1\r\nHost: t\r\n\r\n");
+        $order = [];
+        $pending = ['slow' => $slow, 'fast' => $fast];
+        while ($pending !== []) {
+            $read = \array_map(static fn (RawHttp $c) => $c->socket, $pending);
+            $write = $except = null;
+            if (\stream_select($read, $write, $except, 30) < 1) {
+                throw new \RuntimeException('no answer within 30 s');
+            }
+            foreach ($pending as $name => $client) {
+                if (\in_array($client->socket, $read, true)) {
+                    self::assertSame(200, $client->response()['status']);
+                    $order[] = $name;
+                    unset($pending[$name]);
+                }
+            }
+        }
+        return $order;
+    }
+}
