@@ -11,6 +11,7 @@ use Weft\Coroutine\Timeout;
 use Weft\Hook\Hooks;
 use Weft\Loop\EpollDriver;
 use Weft\Loop\Loop;
+use Weft\Tests\Support\ServerProcess;
 
 use function Weft\go;
 use function Weft\run;
@@ -326,6 +327,43 @@ final class CurlHookTest extends TestCase
         self::assertSame($messages[1], $messages[0], 'the same inside and outside a coroutine');
     }
 
+    /** @return iterable<string, array{string, int}> */
+    public static function serveHooks(): iterable
+    {
+        yield 'hooks on (the default)' => ['all', 2];
+        yield 'hooks off' => ['none', 1];
+    }
+
+    /** Guzzle's default handler in a real `bin/weft serve` worker in coroutine mode. */
+    #[DataProvider('serveHooks')]
+    public function testGuzzleUnderBinWeftServe(string $hooks, int $peak): void
+    {
+        self::needGuzzle();
+        $server = new ServerProcess([\dirname(__DIR__) . '/fixtures/curl-guzzle-app.php', '--workers', '1', '--mode', 'coroutine', '--hooks', $hooks]);
+        try {
+            // With the hooks off the worker serves one request at a time: await=1 keeps that case short.
+            $upstream = self::url('http', "/delay?s=0.5&await=$peak");
+            $base = "http://{$server->address()}";
+            $answers = self::multiGetRaw([
+                "$base/sync?to=" . \rawurlencode("$upstream&id=a"),
+                "$base/sync?to=" . \rawurlencode("$upstream&id=b"),
+            ]);
+            self::assertSame([$peak, $peak], \array_map(static fn (string $body): int => \json_decode($body, true)['peak'] ?? -1, $answers), \implode("\n", $answers));
+
+            // Promises: the worker's coroutine waits in curl_multi_select while the other request runs.
+            // Hooks off: the promises overlap each other (curl_multi), the other request waits its turn.
+            $expected = $peak === 2 ? [3, 3, 3] : [2, 2, 1];
+            [$async, $sync] = self::multiGetRaw([
+                "$base/async?to=" . \rawurlencode(self::url('http', "/delay?s=0.5&await=$expected[0]")),
+                "$base/sync?to=" . \rawurlencode(self::url('http', "/delay?s=0.5&await=$expected[2]&id=s")),
+            ]);
+            $peaks = \array_map(static fn (string $line): int => \json_decode($line, true)['peak'] ?? -1, [...\explode("\n", $async), $sync]);
+            self::assertSame($expected, $peaks, "$async\n$sync");
+        } finally {
+            $server->stop();
+        }
+    }
+
     public function testTwoCoroutinesOnOneCurlHandleGetAClearError(): void
     {
         $ch = \curl_init(self::url('http', '/delay?s=0.5'));
@@ -504,6 +542,32 @@ final class CurlHookTest extends TestCase
             \curl_multi_remove_handle($mh, $ch);
         }
         return $bodies;
+    }
+
+    /**
+     * Bodies of GET requests made all at once from this process (curl_multi outside any coroutine).
+     * @param list<string> $urls @return list<string>
+     */
+    private static function multiGetRaw(array $urls): array
+    {
+        $mh = \curl_multi_init();
+        $handles = [];
+        foreach ($urls as $url) {
+            $ch = \curl_init($url);
+            \curl_setopt_array($ch, [\CURLOPT_RETURNTRANSFER => true, \CURLOPT_TIMEOUT => 30]);
+            \curl_multi_add_handle($mh, $ch);
+            $handles[] = $ch;
+        }
+        do {
+            \curl_multi_exec($mh, $running);
+            if ($running > 0) {
+                \curl_multi_select($mh, 1.0);
+            }
+        } while ($running > 0);
+        return \array_map(static function (\CurlHandle $ch): string {
+            self::assertSame(200, \curl_getinfo($ch, \CURLINFO_RESPONSE_CODE), (string) \curl_multi_getcontent($ch));
+            return (string) \curl_multi_getcontent($ch);
+        }, $handles);
     }
 
     /**
