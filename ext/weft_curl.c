@@ -276,6 +276,18 @@ static int weft_curl_poll(struct pollfd *fds, nfds_t n, int timeout_ms)
 	return weft_curl_poll_suspending(fds, n, timeout_ms);
 }
 
+typedef int (*weft_poll_chk_fn)(struct pollfd *fds, nfds_t nfds, int timeout, size_t fdslen);
+static weft_poll_chk_fn weft_curl_real_poll_chk = NULL;
+
+/* The _FORTIFY_SOURCE variant: its bounds check first (the real one aborts), then the same wait. */
+static int weft_curl_poll_chk(struct pollfd *fds, nfds_t n, int timeout_ms, size_t fdslen)
+{
+	if (fdslen / sizeof(*fds) < n) {
+		return weft_curl_real_poll_chk(fds, n, timeout_ms, fdslen);
+	}
+	return weft_curl_poll(fds, n, timeout_ms);
+}
+
 /* ---------------------------------------------------------------------------------------------------- */
 /* Finding libcurl's poll slot */
 
@@ -321,7 +333,9 @@ static uintptr_t weft_curl_dyn_ptr(const weft_curl_object *object, ElfW(Addr) va
 	return value < object->bias ? object->bias + value : value;
 }
 
-/* The address of the slot through which `object` calls `symbol`, or NULL. */
+static const char weft_curl_not_imported[] = "not imported";
+
+/* The address of the slot through which `object` calls `symbol`, or NULL (and why). */
 static void **weft_curl_find_slot(const weft_curl_object *object, const char *symbol, const char **why)
 {
 	uintptr_t jmprel = 0, rela = 0, symtab = 0, strtab = 0;
@@ -365,7 +379,7 @@ static void **weft_curl_find_slot(const weft_curl_object *object, const char *sy
 			}
 		}
 	}
-	*why = "it does not import poll()";
+	*why = weft_curl_not_imported;
 	return NULL;
 }
 
@@ -383,6 +397,13 @@ static bool weft_curl_write_slot(const weft_curl_object *object, void **slot, vo
 		mprotect((void *) page, page_size, PROT_READ);
 	}
 	return true;
+}
+
+static void weft_curl_restore(const weft_curl_object *object, void **slot, void *original)
+{
+	if (slot != NULL) {
+		weft_curl_write_slot(object, slot, original);
+	}
 }
 
 typedef void *(*weft_curl_multi_init_fn)(void);
@@ -408,22 +429,47 @@ static bool weft_curl_install_poll(void *curl_module_handle)
 		weft_curl_set_status("unavailable: %s not found among the loaded objects", library);
 		return false;
 	}
-	const char *why = NULL;
-	void **slot = weft_curl_find_slot(&object, "poll", &why);
-	if (slot == NULL) {
-		weft_curl_set_status("unavailable: %s: %s", library, why);
-		return false;
-	}
-	weft_poll_fn system_poll = poll;
-	void *current = __atomic_load_n(slot, __ATOMIC_SEQ_CST);
-	if (current != (void *) system_poll) {
-		weft_curl_set_status("unavailable: %s's poll() import does not hold poll's address (another hook?)", library);
-		return false;
-	}
-	weft_curl_real_poll = system_poll;
+	/* libcurl calls poll(), or __poll_chk() when built with _FORTIFY_SOURCE and a known array size. */
+	struct {
+		const char *name;
+		void *original;
+		void *replacement;
+		void **slot;
+	} imports[] = {
+		{"poll", (void *) poll, (void *) weft_curl_poll, NULL},
+		{"__poll_chk", dlsym(RTLD_DEFAULT, "__poll_chk"), (void *) weft_curl_poll_chk, NULL},
+	};
+	const size_t count = sizeof(imports) / sizeof(imports[0]);
+	weft_curl_real_poll = poll;
+	weft_curl_real_poll_chk = (weft_poll_chk_fn) imports[1].original;
 	weft_curl_php_thread = pthread_self();
-	if (!weft_curl_write_slot(&object, slot, (void *) weft_curl_poll)) {
-		weft_curl_set_status("unavailable: %s's poll() import could not be written (%s)", library, strerror(errno));
+	int patched = 0;
+	for (size_t i = 0; i < count; i++) {
+		const char *why = NULL;
+		void **slot = imports[i].original == NULL ? NULL : weft_curl_find_slot(&object, imports[i].name, &why);
+		if (slot == NULL) {
+			if (why != NULL && why != weft_curl_not_imported) {
+				weft_curl_set_status("unavailable: %s: %s", library, why);
+				weft_curl_restore(&object, imports[0].slot, imports[0].original);
+				return false;
+			}
+			continue;
+		}
+		if (__atomic_load_n(slot, __ATOMIC_SEQ_CST) != imports[i].original) {
+			weft_curl_set_status("unavailable: %s's %s() import does not hold %s's address (another hook?)", library, imports[i].name, imports[i].name);
+			weft_curl_restore(&object, imports[0].slot, imports[0].original);
+			return false;
+		}
+		if (!weft_curl_write_slot(&object, slot, imports[i].replacement)) {
+			weft_curl_set_status("unavailable: %s's %s() import could not be written (%s)", library, imports[i].name, strerror(errno));
+			weft_curl_restore(&object, imports[0].slot, imports[0].original);
+			return false;
+		}
+		imports[i].slot = slot;
+		patched++;
+	}
+	if (patched == 0) {
+		weft_curl_set_status("unavailable: %s imports neither poll() nor __poll_chk()", library);
 		return false;
 	}
 
@@ -449,7 +495,9 @@ static bool weft_curl_install_poll(void *curl_module_handle)
 		multi_cleanup(multi);
 	}
 	if (weft_curl_probe_calls == 0) {
-		weft_curl_write_slot(&object, slot, (void *) system_poll);
+		for (size_t i = 0; i < count; i++) {
+			weft_curl_restore(&object, imports[i].slot, imports[i].original);
+		}
 		weft_curl_set_status("unavailable: a wait of %s did not arrive at the hook (start-up check)", library);
 		return false;
 	}

@@ -476,6 +476,39 @@ final class CurlHookTest extends TestCase
         self::assertIsInt($result[1]);
     }
 
+    public function testAtShutdownAndInADestroyedFiberCurlExecBlocksAsUsual(): void
+    {
+        $script = <<<'PHP'
+            require $argv[1] . '/vendor/autoload.php';
+            $url = $argv[2];
+            \Weft\Hook\Hooks::enable(\Weft\Hook\Hooks::ALL);
+            $get = static function (string $url): string {
+                $ch = \curl_init($url);
+                \curl_setopt($ch, \CURLOPT_RETURNTRANSFER, true);
+                return \curl_exec($ch) === false ? 'error ' . \curl_error($ch) : 'ok';
+            };
+            \register_shutdown_function(static function () use ($get, $url): void {
+                echo 'shutdown ', $get($url), "\n";
+            });
+            $fiber = new \Fiber(static function () use ($get, $url): void {
+                try {
+                    \Fiber::suspend();
+                } finally {
+                    echo 'fiber destroyed ', $get($url), "\n";
+                }
+            });
+            $fiber->start();
+            echo "end of script\n";
+            PHP;
+        $extension = \dirname(__DIR__, 3) . '/ext/modules/weft.so';
+        $command = [\PHP_BINARY, '-d', "extension=$extension", '-r', $script, \dirname(__DIR__, 3), self::url('http', '/conn')];
+        $process = \proc_open($command, [1 => ['pipe', 'w'], 2 => ['redirect', 1]], $pipes);
+        $output = (string) \stream_get_contents($pipes[1]);
+        $code = \proc_close($process);
+        self::assertSame(0, $code, $output);
+        self::assertSame("end of script\nshutdown ok\nfiber destroyed ok\n", $output);
+    }
+
     // ---------------------------------------------------------------------------------------------------
 
     private static function needGuzzle(): void
