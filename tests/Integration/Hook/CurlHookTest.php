@@ -169,6 +169,26 @@ final class CurlHookTest extends TestCase
     }
 
     #[DataProvider('places')]
+    public function testCurloptConnectTimeoutGivesErrno28(bool $inside): void
+    {
+        // A listener whose accept queue is full: the kernel drops further SYNs, so a connect hangs.
+        $listener = \stream_socket_server('tcp://127.0.0.1:0', $errno, $error, \STREAM_SERVER_BIND | \STREAM_SERVER_LISTEN, \stream_context_create(['socket' => ['backlog' => 0]]));
+        $address = \stream_socket_get_name($listener, false);
+        $fillers = [];
+        for ($i = 0; $i < 3; $i++) {
+            $fillers[] = \stream_socket_client("tcp://$address", $errno, $error, 1, \STREAM_CLIENT_CONNECT | \STREAM_CLIENT_ASYNC_CONNECT);
+        }
+        [$result, $ticks] = self::atWithTicker($inside, static fn (): array => self::get("http://$address/", [\CURLOPT_CONNECTTIMEOUT_MS => 300]));
+        self::assertSame(\CURLE_OPERATION_TIMEDOUT, $result['errno'], $result['error']);
+        self::assertMatchesRegularExpression('/^Failed to connect to 127\.0\.0\.1 port \d+ after \d+ ms: Timeout was reached$/', $result['error']);
+        if ($inside) {
+            self::assertGreaterThan(0, $ticks, 'another coroutine ran while curl_exec waited');
+        }
+        \array_map('fclose', \array_filter($fillers));
+        \fclose($listener);
+    }
+
+    #[DataProvider('places')]
     public function testARefusedConnection(bool $inside): void
     {
         $refused = self::at($inside, static fn (): array => self::get('http://127.0.0.1:' . self::closedPort() . '/'));
@@ -269,6 +289,14 @@ final class CurlHookTest extends TestCase
         );
         self::assertSame([3, 3], \array_column($multi, 'peak'));
         self::assertSame(3, $single['json']['peak']);
+    }
+
+    public function testCurlMultiWithManyHandlesInACoroutine(): void
+    {
+        // More descriptors than the hook keeps on its stack.
+        $url = self::url('http', '/delay?s=0.3&await=12');
+        [$results] = self::concurrently(static fn (): array => self::multiGet(\array_map(static fn (int $i): string => "$url&id=$i", \range(1, 12))));
+        self::assertSame(\array_fill(0, 12, 12), \array_column($results, 'peak'));
     }
 
     public function testCurlMultiOutsideACoroutine(): void
