@@ -4,8 +4,8 @@
  *
  * Every wait of libcurl goes through one call to poll(2): curl_easy_perform() waits in curl_multi_poll(),
  * curl_multi_wait() (curl_multi_select) in the same function, both through Curl_poll(). So the hook
- * replaces libcurl's import of poll, the one slot of its global offset table that the dynamic linker
- * filled with poll's address, by weft_curl_poll(). In a coroutine that one waits through
+ * replaces libcurl's import of poll (and of __poll_chk, its _FORTIFY_SOURCE twin), the slot of its global
+ * offset table that the dynamic linker filled with poll's address, by weft_curl_poll(). In a coroutine that one waits through
  * weft_hook_wait_fds() and answers with the kernel's own revents; everywhere else (outside a coroutine,
  * in destructors, at shutdown, hooks off, a zero timeout, another thread) it calls poll itself.
  *
