@@ -221,6 +221,25 @@ final class CurlHookTest extends TestCase
         self::assertSame([1, 0], $result[2], 'the second call opened no connection');
     }
 
+    public function testACurlShareHandleKeepsConnectionsAcrossCoroutines(): void
+    {
+        $share = \curl_share_init();
+        \curl_share_setopt($share, \CURLSHOPT_SHARE, \CURL_LOCK_DATA_CONNECT);
+        \curl_share_setopt($share, \CURLSHOPT_SHARE, \CURL_LOCK_DATA_DNS);
+        // "localhost": a name, so libcurl's resolver thread runs too.
+        $url = \str_replace('127.0.0.1', 'localhost', self::url('http', '/delay?s=0.2&await=2'));
+        $round = static fn (): array => self::concurrently(
+            static fn (): array => self::get("$url&id=a", [\CURLOPT_SHARE => $share, \CURLOPT_IPRESOLVE => \CURL_IPRESOLVE_V4]),
+            static fn (): array => self::get("$url&id=b", [\CURLOPT_SHARE => $share, \CURLOPT_IPRESOLVE => \CURL_IPRESOLVE_V4]),
+        );
+        $first = $round();
+        $second = $round();
+        self::assertSame([2, 2, 2, 2], \array_map(static fn (array $r): int => $r['json']['peak'], [...$first, ...$second]));
+        self::assertSame([1, 1, 0, 0], \array_map(static fn (array $r): int => $r['connects'], [...$first, ...$second]), 'the second round reused both connections');
+        $connections = static fn (array $rs): array => \array_map(static fn (array $r): int => $r['json']['conn'], $rs);
+        self::assertEqualsCanonicalizing($connections($first), $connections($second));
+    }
+
     #[DataProvider('places')]
     public function testCallbacksRunInTheCallingCoroutineAndInfoIsAsUsual(bool $inside): void
     {
@@ -557,7 +576,7 @@ final class CurlHookTest extends TestCase
 
     /**
      * One GET through curl_exec. @param array<int, mixed> $options
-     * @return array{body: string|false, json: mixed, errno: int, error: string, info: array<string, mixed>}
+     * @return array{body: string|false, json: mixed, errno: int, error: string, info: array<string, mixed>, connects: int}
      */
     private static function get(string $url, array $options = [], ?\CurlHandle $ch = null): array
     {
@@ -573,6 +592,7 @@ final class CurlHookTest extends TestCase
             'errno' => \curl_errno($ch),
             'error' => \curl_error($ch),
             'info' => \curl_getinfo($ch),
+            'connects' => \curl_getinfo($ch, \CURLINFO_NUM_CONNECTS),
         ];
     }
 
