@@ -326,6 +326,6 @@ final class StaticScenario extends HttpScenario
 
     public function notes(Environment $env): array
     {
-        return ['Both servers run one worker process on the server CPU; wrk runs on the other when pinned. nginx serves with sendfile(2), Weft reads the file in 128 KB chunks (files above 64 KB) and writes them through its event loop.'];
+        return ['Both servers run one worker process on the server CPU; wrk runs on the other when pinned. nginx serves with sendfile(2), Weft reads the file in 256 KB chunks (files above 64 KB) and writes them through its event loop.'];
     }
 }

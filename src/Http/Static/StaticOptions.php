@@ -14,7 +14,7 @@ final class StaticOptions
     /** Files up to this size are read in one call and sent as a string body (one write with the head). */
     public const DEFAULT_BUFFER_LIMIT = 64 * 1024;
     /** Larger files are streamed in chunks of this size: the memory a transfer holds, whatever the file's size. */
-    public const DEFAULT_CHUNK_SIZE = 128 * 1024;
+    public const DEFAULT_CHUNK_SIZE = 256 * 1024;
 
     public readonly string $root;
 
