@@ -232,4 +232,31 @@ final class StaticFilesTest extends TestCase
         $range = Curl::get(self::url('/large.txt'), ['--range', '100000-300000']);
         self::assertSame(\file_get_contents($file, false, null, 100000, 200001), $range['body']);
     }
+
+    public function testSyncModeStreamsFilesToo(): void
+    {
+        $sync = new ServerProcess([self::APP, '--workers', '1', '--mode', 'sync', '--static', self::$docRoot->root]);
+        $file = self::$docRoot->path('large.txt');
+        $whole = Curl::get('http://' . $sync->address() . '/large.txt');
+        self::assertSame(\md5_file($file), \md5($whole['body']));
+        $compressed = Curl::get('http://' . $sync->address() . '/large.txt', ['--compressed']);
+        self::assertSame('gzip', $compressed['headers']['content-encoding']);
+        self::assertSame($whole['body'], $compressed['body']);
+        self::assertSame(304, RawHttp::get($sync->address(), '/large.txt', ['If-None-Match' => $whole['headers']['etag']])['status']);
+        $sync->stop();
+    }
+
+    public function testTheExampleSiteWrapsItsOwnHandler(): void
+    {
+        $examples = \dirname(__DIR__, 3) . '/examples';
+        $site = new ServerProcess([$examples . '/static-site.php', '--workers', '1']);
+        $url = 'http://' . $site->address();
+        self::assertSame(\file_get_contents($examples . '/public/index.html'), Curl::get($url . '/')['body']);
+        self::assertSame('text/css; charset=utf-8', Curl::get($url . '/style.css')['headers']['content-type']);
+        self::assertArrayHasKey('time', \json_decode(Curl::get($url . '/api/time')['body'], true));
+        self::assertSame(404, Curl::get($url . '/nothing')['status']);
+        $escape = Curl::run(['--path-as-is', $url . '/../static-site.php']);
+        self::assertStringNotContainsString('StaticFiles', $escape['out']);
+        $site->stop();
+    }
 }
