@@ -46,6 +46,9 @@ final class Gzip
 
     public function compress(Request $request, Response $response): Response
     {
+        if ($response->status() === 304) {
+            return self::revalidated($request, $response);
+        }
         if (!$this->compressible($response)) {
             return $response;
         }
@@ -148,6 +151,21 @@ final class Gzip
             }
         }
         return false;
+    }
+
+    /**
+     * A 304 answers the variant the client holds. When it revalidated the gzip variant (its
+     * If-None-Match has W/"x" where the layer below says "x"), the 304 carries the tag as the
+     * client knows it, so a cache updates the entry it has instead of seeing a different validator.
+     */
+    private static function revalidated(Request $request, Response $response): Response
+    {
+        $etag = $response->header('etag');
+        $ifNoneMatch = $request->header('if-none-match');
+        if ($etag === null || $ifNoneMatch === null || \str_starts_with($etag, 'W/') || !\str_contains($ifNoneMatch, 'W/' . $etag)) {
+            return $response;
+        }
+        return self::withVary($response->withHeader('ETag', 'W/' . $etag));
     }
 
     private static function withVary(Response $response): Response

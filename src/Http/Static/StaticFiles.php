@@ -147,7 +147,8 @@ final class StaticFiles
             }
             return [$index, null];
         }
-        return \is_file($real) ? [$real, null] : null;
+        // "/file.txt/" names a directory that is not there (ENOTDIR), as the file system would say.
+        return \is_file($real) && !\str_ends_with($path, '/') ? [$real, null] : null;
     }
 
     /**

@@ -129,6 +129,10 @@ final class GzipTest extends TestCase
         $notModified = $client->send("GET /data.json HTTP/1.1\r\nHost: t\r\nAccept-Encoding: gzip\r\nIf-None-Match: {$gzip['headers']['etag']}\r\n\r\n")->response();
         self::assertSame(304, $notModified['status']);
         self::assertSame('', $notModified['body']);
+        self::assertSame($gzip['headers']['etag'], $notModified['headers']['etag'], 'the 304 names the variant the client holds');
+        self::assertSame('Accept-Encoding', $notModified['headers']['vary']);
+        $identity304 = $client->send("GET /data.json HTTP/1.1\r\nHost: t\r\nIf-None-Match: {$identity['headers']['etag']}\r\n\r\n")->response();
+        self::assertSame([304, $identity['headers']['etag']], [$identity304['status'], $identity304['headers']['etag']]);
         $next = $client->send("GET /hello.txt HTTP/1.1\r\nHost: t\r\n\r\n")->response();
         self::assertSame("Hello, static world\n", $next['body'], 'the connection is still in step after the 304');
         $client->close();

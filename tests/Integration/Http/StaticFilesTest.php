@@ -100,6 +100,7 @@ final class StaticFilesTest extends TestCase
         yield 'encoded dotfile' => ['/%2eenv'];
         yield 'inside a dot directory' => ['/.git/config'];
         yield 'absolute path' => ['//etc/passwd'];
+        yield 'a file as a directory' => ['/hello.txt/'];
     }
 
     #[DataProvider('escapes')]
