@@ -236,7 +236,7 @@ final class StaticFilesTest extends TestCase
 
     public function testSyncModeStreamsFilesToo(): void
     {
-        $sync = new ServerProcess([self::APP, '--workers', '1', '--mode', 'sync', '--static', self::$docRoot->root]);
+        $sync = new ServerProcess([self::APP, '--workers', '1', '--mode', 'sync', '--loop', 'select', '--static', self::$docRoot->root]);
         $file = self::$docRoot->path('large.txt');
         $whole = Curl::get('http://' . $sync->address() . '/large.txt');
         self::assertSame(\md5_file($file), \md5($whole['body']));

@@ -108,4 +108,31 @@ final class StaticLargeFileTest extends TestCase
         $deep = RawHttp::get(self::$server->address(), '/big.bin', ['Range' => 'bytes=' . (37 * 1024 * 1024) . '-' . (37 * 1024 * 1024 + 7)]);
         self::assertSame('00000037', $deep['body']);
     }
+
+    public function testAFileThatShrinksWhileSentCutsTheConnection(): void
+    {
+        $copy = self::$docRoot->path('shrinking.bin');
+        \copy(self::$docRoot->path('big.bin'), $copy);
+        $socket = \socket_create(\AF_INET, \SOCK_STREAM, \SOL_TCP);
+        \socket_set_option($socket, \SOL_SOCKET, \SO_RCVBUF, 8192);
+        \socket_set_option($socket, \SOL_SOCKET, \SO_RCVTIMEO, ['sec' => 30, 'usec' => 0]);
+        self::assertTrue(\socket_connect($socket, '127.0.0.1', self::$server->port));
+        \socket_write($socket, "GET /shrinking.bin HTTP/1.1\r\nHost: t\r\n\r\n");
+        $received = (string) \socket_read($socket, 4096);
+        self::assertStringStartsWith('HTTP/1.1 200 OK', $received);
+        // The server is now blocked on a full socket, a few megabytes into the file at most: cut the
+        // file to 20 MB under it. The promised 40 MB can no longer be sent.
+        $handle = \fopen($copy, 'r+');
+        \ftruncate($handle, 20 * 1024 * 1024);
+        \fclose($handle);
+        while (($chunk = \socket_read($socket, 65536)) !== false && $chunk !== '') {
+            $received .= $chunk;
+        }
+        \socket_close($socket);
+        $body = \substr($received, \strpos($received, "\r\n\r\n") + 4);
+        self::assertSame(20 * 1024 * 1024, \strlen($body), 'the bytes the file still had, then the connection closed');
+        self::assertSame(\sha1_file($copy), \sha1($body));
+        self::assertSame("Hello, static world\n", RawHttp::get(self::$server->address(), '/hello.txt')['body'], 'the worker serves on');
+        self::assertStringContainsString('changed while being sent', self::$server->output());
+    }
 }
