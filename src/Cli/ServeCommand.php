@@ -6,14 +6,13 @@ namespace Weft\Cli;
 
 use Weft\Http\Compression\GzipOptions;
 use Weft\Http\Parser\Limits;
-use Weft\Http\Static\StaticOptions;
 use Weft\Http\Server\HttpConnectionHandler;
 use Weft\Http\Server\HttpOptions;
+use Weft\Http\Static\StaticOptions;
 use Weft\Line\LineCodec;
 use Weft\Line\LineConnectionHandler;
 use Weft\Loop\DriverFactory;
 use Weft\Mode\AppLoader;
-use Weft\Mode\HttpLayers;
 use Weft\Server\Executor;
 use Weft\Server\Logger;
 use Weft\Server\Master;
@@ -143,6 +142,7 @@ final class ServeCommand
     {
         $protocol = $options->get('protocol');
         $maxLine = $options->get('max-line');
+        [$static, $gzip] = self::layers($options);
         $httpOptions = new HttpOptions(
             limits: (new Limits())
                 ->withMaxBodyBytes($options->get('max-body'))
@@ -152,16 +152,15 @@ final class ServeCommand
             idleTimeout: $options->get('idle-timeout'),
             debug: $options->get('debug'),
         );
-        [$static, $gzip] = self::layers($options);
         return static function (Executor $executor) use ($app, $protocol, $maxLine, $httpOptions, $logger, $static, $gzip) {
-            $application = AppLoader::load($app);
+            $application = \Weft\Mode\HttpLayers::wrap(AppLoader::load($app), $static, $gzip);
             if ($protocol === 'line') {
                 if (!$application instanceof \Closure) {
                     throw new \Weft\Mode\AppError('A line-protocol application must return a closure fn (string $line, Connection $c): ?string');
                 }
                 return new LineConnectionHandler($application, $executor, $logger, $maxLine);
             }
-            return new HttpConnectionHandler(HttpLayers::wrap($application, $static, $gzip), $executor, $logger, $httpOptions);
+            return new HttpConnectionHandler($application, $executor, $logger, $httpOptions);
         };
     }
 
@@ -179,7 +178,7 @@ final class ServeCommand
                 followSymlinks: $options->get('static-symlinks'),
                 dotfiles: $options->get('static-dotfiles'),
             );
-            $gzip = $options->get('gzip') === 'off' ? null : new GzipOptions(
+            $gzip = $options->get('gzip') === 'off' || $options->get('protocol') !== 'http' ? null : new GzipOptions(
                 $options->get('gzip-min-length'),
                 $options->get('gzip-types'),
                 $options->get('gzip-level'),
