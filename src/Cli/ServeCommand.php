@@ -46,8 +46,6 @@ final class ServeCommand
             'log-file' => ['string', null, 'log file (default: stderr; with --daemon: <tmp>/weft-PORT.log)'],
             'daemon' => ['bool', false, 'run in the background'],
             'debug' => ['bool', false, 'show exception traces in 500 responses'],
-            'opcache' => ['string', 'on', 'opcache (and the JIT in the resident modes)', ['on', 'off']],
-            'preload' => ['string', null, 'fpm mode: opcache.preload script (see bin/weft preload)'],
             'static' => ['string', null, 'serve files from this directory before the application'],
             'static-symlinks' => ['bool', false, 'serve files reached through symlinks that leave the --static directory'],
             'static-dotfiles' => ['bool', false, 'serve names starting with "." under --static'],
@@ -55,6 +53,8 @@ final class ServeCommand
             'gzip-min-length' => ['bytes', GzipOptions::DEFAULT_MIN_LENGTH, 'smallest response body to compress'],
             'gzip-types' => ['list', GzipOptions::DEFAULT_TYPES, 'media types to compress (patterns like text/*)'],
             'gzip-level' => ['int', GzipOptions::DEFAULT_LEVEL, 'gzip compression level, 1 (fast) to 9 (small)'],
+            'opcache' => ['string', 'on', 'opcache (and the JIT in the resident modes)', ['on', 'off']],
+            'preload' => ['string', null, 'fpm mode: opcache.preload script (see bin/weft preload)'],
             'help' => ['bool', false, 'show this help'],
         ];
     }
