@@ -260,4 +260,16 @@ final class StaticFilesTest extends TestCase
         self::assertStringNotContainsString('StaticFiles', $escape['out']);
         $site->stop();
     }
+
+    public function testOptionsLetSymlinksOutAndDotfilesThrough(): void
+    {
+        $open = new ServerProcess([self::APP, '--workers', '1', '--static', self::$docRoot->root, '--static-symlinks', '--static-dotfiles']);
+        self::assertSame(DocRoot::SECRET, RawHttp::get($open->address(), '/link-out.txt')['body']);
+        self::assertSame(DocRoot::SECRET, RawHttp::get($open->address(), '/dir-out/secret.txt')['body']);
+        self::assertSame("DB_PASSWORD=hunter2\n", RawHttp::get($open->address(), '/.env')['body']);
+        // Still never "..": the options widen what the root may link to, not what a path may say.
+        self::assertSame('app: GET /../secret.txt', RawHttp::get($open->address(), '/../secret.txt')['body']);
+        self::assertSame('app: GET /%2e%2e/secret.txt', RawHttp::get($open->address(), '/%2e%2e/secret.txt')['body']);
+        $open->stop();
+    }
 }
