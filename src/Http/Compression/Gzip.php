@@ -31,6 +31,8 @@ final class Gzip
 {
     /** @var \Closure(Request): mixed */
     private readonly \Closure $next;
+    /** @var array<string, bool> Content-Type value => compress it */
+    private array $typeVerdicts = [];
 
     /** @param (callable(Request): mixed)|RequestHandlerInterface $next */
     public function __construct(callable|RequestHandlerInterface $next, private readonly GzipOptions $options = new GzipOptions())
@@ -112,34 +114,67 @@ final class Gzip
         return ($gzip ?? $any ?? 0.0) > 0.0;
     }
 
+    /**
+     * On the path of every response, so it is one pass: a string body below the threshold (most
+     * small API answers) is decided by its length alone, the headers are read in one loop, and the
+     * verdict for a media type is remembered.
+     */
     private function compressible(Response $response): bool
     {
         $status = $response->status();
         if ($status < 200 || $status === 204 || $status === 206 || $status === 304) {
             return false;
         }
-        if ($response->hasHeader('content-encoding') || $response->hasHeader('content-range')
-            || $response->hasHeader('transfer-encoding')) {
+        $streamed = $response->isStreamed();
+        $length = $streamed ? 0 : \strlen($response->body());
+        if ($length !== 0 && $length < $this->options->minLength) {
             return false;
         }
-        $cacheControl = $response->header('cache-control');
-        if ($cacheControl !== null && \stripos($cacheControl, 'no-transform') !== false) {
+        $type = null;
+        $declared = null;
+        foreach ($response->headerFields() as $name => $value) {
+            switch (\strtolower((string) $name)) {
+                case 'content-type':
+                    $type = \is_array($value) ? (string) ($value[0] ?? '') : (string) $value;
+                    break;
+                case 'content-length':
+                    $declared = \is_array($value) ? (string) ($value[0] ?? '') : (string) $value;
+                    break;
+                case 'cache-control':
+                    if (\stripos(\is_array($value) ? \implode(',', $value) : (string) $value, 'no-transform') !== false) {
+                        return false;
+                    }
+                    break;
+                case 'content-encoding':
+                case 'content-range':
+                case 'transfer-encoding':
+                    return false;
+            }
+        }
+        if ($type === null || !$this->compressibleType($type)) {
             return false;
         }
-        $type = $response->header('content-type');
-        if ($type === null) {
-            return false;
-        }
-        $type = \strtolower(\trim(\explode(';', $type, 2)[0]));
-        if (!self::matchesAny($type, $this->options->types) || self::matchesAny($type, GzipOptions::NEVER)) {
-            return false;
-        }
-        $declared = $response->header('content-length');
-        if ($response->isStreamed() || ($response->body() === '' && $declared !== null)) {
+        if ($streamed || $length === 0) {
             // A stream, or the head of a HEAD answer: only a declared length says how big.
-            return $declared === null || !\ctype_digit($declared) || (int) $declared >= $this->options->minLength;
+            if ($declared === null) {
+                return $streamed;
+            }
+            return !\ctype_digit($declared) || (int) $declared >= $this->options->minLength;
         }
-        return \strlen($response->body()) >= $this->options->minLength;
+        return true;
+    }
+
+    private function compressibleType(string $contentType): bool
+    {
+        if (isset($this->typeVerdicts[$contentType])) {
+            return $this->typeVerdicts[$contentType];
+        }
+        $type = \strtolower(\trim(\explode(';', $contentType, 2)[0]));
+        $verdict = self::matchesAny($type, $this->options->types) && !self::matchesAny($type, GzipOptions::NEVER);
+        if (\count($this->typeVerdicts) >= 256) {
+            $this->typeVerdicts = [];   // a bound, against applications that put ids in their types
+        }
+        return $this->typeVerdicts[$contentType] = $verdict;
     }
 
     /** @param list<string> $patterns */
