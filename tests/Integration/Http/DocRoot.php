@@ -50,6 +50,13 @@ final class DocRoot
                 \fwrite($file, \substr_replace($block, \sprintf('%08d', $i), 0, 8));
             }
             \fclose($file);
+            // Text of the same order of size, for gzip on the fly: lines that differ, so it does not
+            // compress to nothing.
+            $file = \fopen("$this->root/big.txt", 'wb');
+            for ($i = 0; $i < 24 * 1024; $i++) {
+                \fwrite($file, \str_repeat(\sprintf("line %08d of a big text file %s\n", $i, \md5((string) $i)), 16));
+            }
+            \fclose($file);
         }
     }
 

@@ -54,6 +54,19 @@ final class StaticLargeFileTest extends TestCase
         self::assertLessThan($before + self::MEMORY_BOUND, self::peak(), 'the worker held far more than a chunk of the file');
     }
 
+    public function testABigTextFileIsGzippedOnTheFlyInBoundedMemory(): void
+    {
+        $before = self::peak();
+        $file = self::$docRoot->path('big.txt');
+        $url = 'http://' . self::$server->address() . '/big.txt';
+        $response = Curl::get($url, ['--compressed', '--limit-rate', '40M']);
+        self::assertSame('gzip', $response['headers']['content-encoding']);
+        self::assertSame('chunked', $response['headers']['transfer-encoding']);
+        self::assertSame(\filesize($file), \strlen($response['body']));
+        self::assertSame(\sha1_file($file), \sha1($response['body']));
+        self::assertLessThan($before + self::MEMORY_BOUND, self::peak(), 'the worker held far more than a chunk of the file');
+    }
+
     public function testASlowSocketReaderWithASmallReceiveBufferGetsEveryByteInOrder(): void
     {
         $before = self::peak();
