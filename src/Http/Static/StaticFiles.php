@@ -34,7 +34,8 @@ use Weft\Http\Psr\PsrHandlerAdapter;
  *   multipart/byteranges is rarely worth its cost (browsers and download tools ask for one range).
  *   If-Range with a stale validator also gets the whole file.
  * - Files up to bufferLimit are read in one call; larger ones are streamed chunkSize bytes at a time
- *   behind a declared Content-Length, so a transfer holds one chunk however big the file is. A file that
+ *   behind a declared Content-Length, so a transfer holds one chunk however big the file is, and all
+ *   transfers together about streamBudget (chunks shrink when many are in flight). A file that
  *   shrinks while it is sent cuts the connection (the length is already promised).
  */
 final class StaticFiles
@@ -45,12 +46,15 @@ final class StaticFiles
     private readonly MimeTypes $mimeTypes;
     /** @var (\Closure(Request): mixed)|null */
     private readonly ?\Closure $next;
+    /** Streamed transfers in flight in this worker, shared by their producers (see StaticOptions::$streamBudget). */
+    private readonly Transfers $transfers;
 
     /** @param (callable(Request): mixed)|RequestHandlerInterface|null $next the application; null: 404/405 */
     public function __construct(StaticOptions|string $options, callable|RequestHandlerInterface|null $next = null)
     {
         $this->options = \is_string($options) ? new StaticOptions($options) : $options;
         $this->mimeTypes = new MimeTypes($this->options->mimeTypes);
+        $this->transfers = new Transfers();
         $this->next = match (true) {
             $next === null => null,
             $next instanceof RequestHandlerInterface => (new PsrHandlerAdapter($next))(...),
@@ -208,15 +212,18 @@ final class StaticFiles
             }
             return new Response($status, $headers, $body);
         }
-        $chunkSize = $this->options->chunkSize;
-        return Response::stream(static function ($out) use ($handle, $offset, $length, $chunkSize, $file): void {
+        $transfers = $this->transfers;
+        $options = $this->options;
+        return Response::stream(static function ($out) use ($handle, $offset, $length, $file, $transfers, $options): void {
+            $transfers->inFlight++;
             try {
                 if ($offset > 0 && \fseek($handle, $offset) !== 0) {
                     throw new \RuntimeException("Static file '$file': cannot seek to $offset");
                 }
                 $left = $length;
                 while ($left > 0) {
-                    $chunk = \fread($handle, \min($chunkSize, $left));
+                    // Asked for every chunk: transfers that start or end meanwhile change the share.
+                    $chunk = \fread($handle, \min($transfers->chunkSize($options), $left));
                     if ($chunk === false || $chunk === '') {
                         // The head promised $length bytes: the file shrank. Throwing cuts the
                         // connection, the only honest signal left.
@@ -226,6 +233,7 @@ final class StaticFiles
                     $out->write($chunk);
                 }
             } finally {
+                $transfers->inFlight--;
                 \fclose($handle);
             }
         }, $status, $headers + ['Content-Length' => (string) $length]);

@@ -100,4 +100,53 @@ final class StaticFilesTest extends TestCase
             }
         }
     }
+
+    public function testManyTransfersShareTheStreamBudget(): void
+    {
+        \file_put_contents($this->base . '/www/big.bin', \str_repeat('x', 1024 * 1024));
+        $handler = new StaticFiles(new StaticOptions($this->base . '/www', chunkSize: 256 * 1024, streamBudget: 512 * 1024));
+        $largest = [];   // transfer => size of its first chunk
+        $received = [];
+        \Weft\run(static function () use ($handler, &$largest, &$received): void {
+            $wg = new \Weft\Coroutine\WaitGroup();
+            for ($i = 0; $i < 8; $i++) {
+                $wg->add();
+                \Weft\go(static function () use ($i, $handler, $wg, &$largest, &$received): void {
+                    $response = $handler(Request::create('GET', '/big.bin'));
+                    // A slow client: every write waits, so all eight transfers are in flight together.
+                    $writer = new class ($i, $largest, $received) implements BodyWriter {
+                        public function __construct(private int $i, private array &$largest, private array &$received)
+                        {
+                        }
+
+                        public function write(string $chunk): void
+                        {
+                            $this->largest[$this->i] ??= \strlen($chunk);   // the first chunk
+                            $this->received[$this->i] = ($this->received[$this->i] ?? 0) + \strlen($chunk);
+                            \Weft\sleep(0.001);
+                        }
+                    };
+                    ($response->producer())($writer);
+                    $wg->done();
+                });
+            }
+            $wg->wait();
+        });
+        self::assertSame(\array_fill(0, 8, 1024 * 1024), $received, 'every transfer got the whole file');
+        // Transfer n starts with n - 1 others in flight: its first chunk is the budget's share,
+        // capped by the chunk size (256 KB) — 512 KB / 3, / 4, ... / 8 for the later ones.
+        \ksort($largest);
+        self::assertSame([262144, 262144, 174762, 131072, 104857, 87381, 74898, 65536], $largest);
+    }
+
+    public function testTheShareHasAFloor(): void
+    {
+        $options = new StaticOptions($this->base . '/www', chunkSize: 256 * 1024, streamBudget: 1024 * 1024);
+        $transfers = new \Weft\Http\Static\Transfers();
+        self::assertSame(256 * 1024, $transfers->chunkSize($options));
+        $transfers->inFlight = 16;
+        self::assertSame(64 * 1024, $transfers->chunkSize($options));
+        $transfers->inFlight = 10_000;
+        self::assertSame(StaticOptions::MIN_CHUNK_SIZE, $transfers->chunkSize($options), 'chunks never shrink to a syscall per few bytes');
+    }
 }
