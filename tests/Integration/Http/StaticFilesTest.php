@@ -272,4 +272,14 @@ final class StaticFilesTest extends TestCase
         self::assertSame('app: GET /%2e%2e/secret.txt', RawHttp::get($open->address(), '/%2e%2e/secret.txt')['body']);
         $open->stop();
     }
+
+    public function testAPsr15ApplicationBehindTheDocumentRoot(): void
+    {
+        $psr = new ServerProcess([__DIR__ . '/../fixtures/psr15.php', '--workers', '1', '--static', self::$docRoot->root]);
+        self::assertSame("Hello, static world\n", RawHttp::get($psr->address(), '/hello.txt')['body']);
+        $app = RawHttp::get($psr->address(), '/items?page=2');
+        self::assertSame([201, 'yes'], [$app['status'], $app['headers']['x-psr']]);
+        self::assertSame('/items', \json_decode($app['body'], true)['path']);
+        $psr->stop();
+    }
 }
