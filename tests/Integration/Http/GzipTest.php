@@ -214,6 +214,7 @@ final class GzipTest extends TestCase
             [['--gzip-types', 'not a type'], 'is not a media type pattern'],
             [['--gzip', 'maybe'], 'expects one of on, off'],
             [['--static', '.', '--mode', 'fpm'], 'not available in fpm mode'],
+            [['--static', '.', '--protocol', 'line'], "needs --protocol http"],
         ] as [$args, $reason]) {
             [$code, $out] = ServerProcess::cli(['serve', self::APP, '--port', '0', ...$args]);
             self::assertSame(2, $code, $out);
