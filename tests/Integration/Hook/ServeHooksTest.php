@@ -31,13 +31,13 @@ final class ServeHooksTest extends TestCase
             self::assertSame(['fast', 'slow'], self::race($server, '/usleep?ms=1500'));
             self::assertSame(['fast', 'slow'], self::race($server, '/pdo?sleep=1.5'));
             $status = $server->status();
-            self::assertSame('stream, sleep', $status['workers'][0]['hooks']);
+            self::assertSame('stream, sleep, exit', $status['workers'][0]['hooks']);
             [, $text] = $server->control('status');
-            self::assertStringContainsString('Hooks: stream, sleep', $text);
+            self::assertStringContainsString('Hooks: stream, sleep, exit', $text);
         } finally {
             $server->stop();
         }
-        self::assertMatchesRegularExpression('/Hooks on: stream, sleep .*not hooked: /', $server->output());
+        self::assertMatchesRegularExpression('/Hooks on: stream, sleep, exit .*not hooked: /', $server->output());
     }
 
     public function testWithHooksNoneTheWorkerBlocks(): void
@@ -68,6 +68,30 @@ final class ServeHooksTest extends TestCase
         } finally {
             $sync->stop();
         }
+    }
+
+    public function testExitInARequestAnswers500AndLeavesTheWorkerAndItsOtherRequests(): void
+    {
+        $server = new ServerProcess([self::APP, '--workers', '1']);
+        try {
+            $pid = RawHttp::get($server->address(), '/pid')['body'];
+            $mark = \sys_get_temp_dir() . '/weft-mark-' . \bin2hex(\random_bytes(6));
+            $inFlight = (new RawHttp($server->address(), 30))->send("GET /usleep?ms=800&mark={$mark} HTTP/1.1\r\nHost: t\r\n\r\n");
+            ServerProcess::waitFor(static fn (): bool => \is_file($mark), 15.0, 'the request to reach the application');
+            \unlink($mark);
+            self::assertSame(500, RawHttp::get($server->address(), '/exit')['status']);
+            self::assertSame('slept', $inFlight->response()['body']);
+            self::assertSame($pid, RawHttp::get($server->address(), '/pid')['body']);
+            $worker = $server->status()['workers'][0];
+            self::assertStringContainsString('exit', $worker['hooks']);
+            if (\extension_loaded('Zend OPcache') && \function_exists('opcache_get_status')) {
+                // The exit hook is a user opcode handler for ZEND_EXIT, which the JIT accepts.
+                self::assertTrue($worker['jit'], 'the JIT stays on with the exit hook');
+            }
+        } finally {
+            $server->stop();
+        }
+        self::assertStringContainsString('exit() was called inside a coroutine with "bye"', $server->output());
     }
 
     public function testAnUnknownKindIsAUsageError(): void
