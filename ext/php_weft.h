@@ -29,4 +29,8 @@ void weft_hook_stream_mshutdown(void);
 zend_result weft_hook_sleep_minit(void);
 void weft_hook_sleep_mshutdown(void);
 
+/* weft_hook_exit.c */
+zend_result weft_hook_exit_minit(void);
+void weft_hook_exit_mshutdown(void);
+
 #endif /* PHP_WEFT_H */

@@ -30,7 +30,8 @@ static PHP_MINIT_FUNCTION(weft)
 	if (weft_epoll_minit(class_Weft_Ext_Epoll_methods, class_Weft_Ext_EpollException_methods) != SUCCESS
 		|| weft_hooks_minit(class_Weft_Ext_Hooks_methods) != SUCCESS
 		|| weft_hook_stream_minit() != SUCCESS
-		|| weft_hook_sleep_minit() != SUCCESS) {
+		|| weft_hook_sleep_minit() != SUCCESS
+		|| weft_hook_exit_minit() != SUCCESS) {
 		return FAILURE;
 	}
 	return SUCCESS;
@@ -38,6 +39,7 @@ static PHP_MINIT_FUNCTION(weft)
 
 static PHP_MSHUTDOWN_FUNCTION(weft)
 {
+	weft_hook_exit_mshutdown();
 	weft_hook_sleep_mshutdown();
 	weft_hook_stream_mshutdown();
 	return SUCCESS;

@@ -72,6 +72,30 @@ final class ServeHooksTest extends TestCase
         }
     }
 
+    public function testExitInARequestAnswers500AndLeavesTheWorkerAndItsOtherRequests(): void
+    {
+        $server = new ServerProcess([self::APP, '--workers', '1']);
+        try {
+            $pid = RawHttp::get($server->address(), '/pid')['body'];
+            $mark = \sys_get_temp_dir() . '/weft-mark-' . \bin2hex(\random_bytes(6));
+            $inFlight = (new RawHttp($server->address(), 30))->send("GET /usleep?ms=800&mark={$mark} HTTP/1.1\r\nHost: t\r\n\r\n");
+            ServerProcess::waitFor(static fn (): bool => \is_file($mark), 15.0, 'the request to reach the application');
+            \unlink($mark);
+            self::assertSame(500, RawHttp::get($server->address(), '/exit')['status']);
+            self::assertSame('slept', $inFlight->response()['body']);
+            self::assertSame($pid, RawHttp::get($server->address(), '/pid')['body']);
+            $worker = $server->status()['workers'][0];
+            self::assertStringContainsString('exit', $worker['hooks']);
+            if (\extension_loaded('Zend OPcache') && \function_exists('opcache_get_status')) {
+                // The exit hook is a user opcode handler for ZEND_EXIT, which the JIT accepts.
+                self::assertTrue($worker['jit'], 'the JIT stays on with the exit hook');
+            }
+        } finally {
+            $server->stop();
+        }
+        self::assertStringContainsString('exit() was called inside a coroutine with "bye"', $server->output());
+    }
+
     public function testAnUnknownKindIsAUsageError(): void
     {
         [$code, $output] = ServerProcess::cli(['serve', self::APP, '--hooks', 'stream,files']);
