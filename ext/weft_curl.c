@@ -516,8 +516,12 @@ static bool weft_curl_install_poll(void *curl_module_handle)
 void weft_curl_minit(int module_number)
 {
 	zend_module_entry *curl = zend_hash_str_find_ptr(&module_registry, "curl", sizeof("curl") - 1);
+	const char *switched = getenv("WEFT_CURL_HOOK");
 	if (curl == NULL) {
 		weft_curl_set_status("unavailable: the curl extension is not loaded");
+	} else if (switched != NULL && strcmp(switched, "off") == 0) {
+		/* The operator's way out: libcurl and PHP's curl functions are left entirely untouched. */
+		weft_curl_set_status("unavailable: turned off by WEFT_CURL_HOOK=off");
 	} else {
 #ifdef WEFT_CURL_SUPPORTED
 		if (weft_curl_install_poll(curl->handle)) {

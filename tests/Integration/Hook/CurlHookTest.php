@@ -523,6 +523,24 @@ final class CurlHookTest extends TestCase
         self::assertIsInt($result[1]);
     }
 
+    public function testWeftCurlHookOffLeavesCurlUntouched(): void
+    {
+        $script = <<<'PHP'
+            require $argv[1] . '/vendor/autoload.php';
+            echo \Weft\Ext\CURL_HOOK, "\n";
+            echo \Weft\Hook\Hooks::enable(\Weft\Hook\Hooks::ALL) & \Weft\Ext\Hooks::CURL, "\n";
+            $ch = \curl_init($argv[2]);
+            \curl_setopt($ch, \CURLOPT_RETURNTRANSFER, true);
+            echo \Weft\run(static fn () => \is_string(\curl_exec($ch)) ? 'ok' : \curl_error($ch)), "\n";
+            PHP;
+        $extension = \dirname(__DIR__, 3) . '/ext/modules/weft.so';
+        $command = [\PHP_BINARY, '-d', "extension=$extension", '-r', $script, \dirname(__DIR__, 3), self::url('http', '/conn')];
+        $process = \proc_open($command, [1 => ['pipe', 'w'], 2 => ['redirect', 1]], $pipes, null, ['WEFT_CURL_HOOK' => 'off'] + \getenv());
+        $output = (string) \stream_get_contents($pipes[1]);
+        self::assertSame(0, \proc_close($process), $output);
+        self::assertSame("unavailable: turned off by WEFT_CURL_HOOK=off\n0\nok\n", $output, 'no warning, curl not hooked, curl still works');
+    }
+
     public function testAtShutdownAndInADestroyedFiberCurlExecBlocksAsUsual(): void
     {
         $script = <<<'PHP'
