@@ -295,6 +295,31 @@ final class CurlHookTest extends TestCase
         self::assertSame(['a done', 'b done while a was in its callback'], [$a, $b]);
     }
 
+    public function testCurlGetinfoAndTheResponseAreTheSameInsideAndOutside(): void
+    {
+        $options = [
+            \CURLOPT_FOLLOWLOCATION => true,
+            \CURLOPT_HEADER => true,
+            \CURLINFO_HEADER_OUT => true,
+            \CURLOPT_HTTPHEADER => ['X-Test: 1'],
+        ];
+        $fetch = static function () use ($options): array {
+            $result = self::get(self::url('http', '/redirect?to=/headers%3Fn%3D2'), $options);
+            // Everything but timings, ports and the request's own header block (its order is libcurl's).
+            $info = \array_diff_key($result['info'], \array_flip(['local_port', 'total_time', 'namelookup_time', 'connect_time', 'pretransfer_time',
+                'starttransfer_time', 'redirect_time', 'speed_download', 'speed_upload', 'total_time_us', 'namelookup_time_us', 'connect_time_us',
+                'pretransfer_time_us', 'starttransfer_time_us', 'redirect_time_us', 'appconnect_time_us', 'appconnect_time', 'certinfo']));
+            return [$result['body'], $info, $result['errno']];
+        };
+        $inside = run($fetch);
+        $outside = $fetch();
+        self::assertSame(0, $inside[2]);
+        self::assertSame(1, $inside[1]['redirect_count']);
+        self::assertStringEndsWith('/headers?n=2', $inside[1]['url']);
+        self::assertStringContainsString("X-Weft-I: 2\r\n", $inside[0]);
+        self::assertSame($outside, $inside);
+    }
+
     #[DataProvider('backends')]
     public function testCurlMultiWithSeveralHandlesSuspendsInCurlMultiSelect(string $backend): void
     {
