@@ -564,6 +564,15 @@ final class CurlHookTest extends TestCase
         $output = (string) \stream_get_contents($pipes[1]);
         self::assertSame(0, \proc_close($process), $output);
         self::assertSame("unavailable: turned off by WEFT_CURL_HOOK=off\n0\nok\n", $output, 'no warning, curl not hooked, curl still works');
+
+        // A server says so at start-up, with the reason.
+        $server = new ServerProcess([\dirname(__DIR__) . '/fixtures/curl-guzzle-app.php', '--workers', '1'], ['WEFT_CURL_HOOK' => 'off']);
+        try {
+            self::assertStringContainsString('curl is not hooked (unavailable: turned off by WEFT_CURL_HOOK=off)', $server->output());
+            self::assertStringNotContainsString('curl', (string) ($server->status()['workers'][0]['hooks'] ?? 'curl'));
+        } finally {
+            $server->stop();
+        }
     }
 
     public function testAtShutdownAndInADestroyedFiberCurlExecBlocksAsUsual(): void
