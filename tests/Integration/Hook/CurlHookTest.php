@@ -156,6 +156,17 @@ final class CurlHookTest extends TestCase
         self::assertSame($refused[0], $refused[1], 'the same error inside and outside a coroutine');
     }
 
+    public function testLargeResponsesInTwoCoroutinesArriveWhole(): void
+    {
+        // 8 MB each: many waits per transfer, the two transfers interleaved.
+        [$a, $b] = self::concurrently(
+            static fn (): array => self::get(self::url('http', '/big?mb=8&seed=a')),
+            static fn (): array => self::get(self::url('http', '/big?mb=8&seed=b')),
+        );
+        self::assertSame(\str_repeat(\md5('a'), 8 * 32768), $a['body']);
+        self::assertSame(\str_repeat(\md5('b'), 8 * 32768), $b['body']);
+    }
+
     #[DataProvider('places')]
     public function testCurloptTimeoutGivesErrno28(bool $inside): void
     {
