@@ -62,6 +62,8 @@ static ssize_t weft_stream_write(php_stream *stream, const char *buf, size_t cou
 static int weft_stream_close(php_stream *stream, int close_handle);
 static int weft_stream_set_option(php_stream *stream, int option, int value, void *ptrparam);
 static int weft_stream_cast(php_stream *stream, int castas, void **ret);
+static bool weft_stream_ops_known(const php_stream_ops *ops);
+static void weft_stream_wrap(php_stream *stream, uint32_t crypto);
 
 static inline bool weft_stream_is_hooked(const php_stream *stream)
 {
@@ -446,8 +448,62 @@ static int weft_stream_set_option(php_stream *stream, int option, int value, voi
 		weft_stream_restore_blocking(h, sock);
 		return weft_orig_set_option(stream, h, option, value, ptrparam);
 	}
-	/* Everything else (liveness checks poll with a zero timeout, metadata, shutdown, ...) as before. */
-	if (option != PHP_STREAM_OPTION_READ_TIMEOUT && option != PHP_STREAM_OPTION_META_DATA_API) {
+	if (option == PHP_STREAM_OPTION_XPORT_API && ptrparam != NULL
+		&& ((php_stream_xport_param *) ptrparam)->op == STREAM_XPORT_OP_ACCEPT) {
+		/* stream_socket_accept(): wait for a connection through the loop (with the accept timeout), then
+		 * accept it; the new stream is hooked like one this process opened. */
+		php_stream_xport_param *xparam = (php_stream_xport_param *) ptrparam;
+		bool refused;
+		if (weft_stream_may_suspend(stream, h, sock, &refused)) {
+			double timeout = xparam->inputs.timeout != NULL
+				? (double) xparam->inputs.timeout->tv_sec + (double) xparam->inputs.timeout->tv_usec / 1e6 : -1;
+			int ready = weft_stream_wait(stream, h, sock->socket, WEFT_WAIT_READ, timeout);
+			if (ready <= 0) {
+				xparam->outputs.client = NULL;
+				xparam->outputs.returncode = -1;
+				if (ready == 0) {
+					xparam->outputs.error_code = ETIMEDOUT;
+					if (xparam->want_errortext) {
+						xparam->outputs.error_text = zend_string_init("Connection timed out", sizeof("Connection timed out") - 1, 0);
+					}
+				}
+				return PHP_STREAM_OPTION_RETURN_OK;
+			}
+		} else if (refused) {
+			xparam->outputs.client = NULL;
+			xparam->outputs.returncode = -1;
+			return PHP_STREAM_OPTION_RETURN_OK;
+		}
+		weft_stream_restore_blocking(h, sock);
+		int r = weft_orig_set_option(stream, h, option, value, ptrparam);
+		php_stream *client = xparam->outputs.client;
+		if (client != NULL && !client->is_persistent && weft_stream_ops_known(client->ops)
+			&& (weft_hooks_enabled_kinds() & WEFT_HOOK_STREAM) != 0) {
+			weft_stream_wrap(client, 0);
+		}
+		return r;
+	}
+	if (option == PHP_STREAM_OPTION_XPORT_API && ptrparam != NULL
+		&& ((php_stream_xport_param *) ptrparam)->op == STREAM_XPORT_OP_RECV) {
+		/* stream_socket_recvfrom(): wait until there is something to receive, then receive it. */
+		php_stream_xport_param *xparam = (php_stream_xport_param *) ptrparam;
+		bool refused;
+		if (weft_stream_may_suspend(stream, h, sock, &refused) && !(xparam->inputs.flags & STREAM_PEEK)) {
+			int ready = weft_stream_wait(stream, h, sock->socket, WEFT_WAIT_READ, -1);
+			if (ready < 0) {
+				xparam->outputs.returncode = -1;
+				return PHP_STREAM_OPTION_RETURN_OK;
+			}
+		} else if (refused) {
+			xparam->outputs.returncode = -1;
+			return PHP_STREAM_OPTION_RETURN_OK;
+		}
+	}
+	/* What only polls or reads state works in either mode; the rest (recvfrom/sendto, shutdown, options
+	 * of other layers) sees the descriptor in the mode PHP reports. */
+	if (option != PHP_STREAM_OPTION_READ_TIMEOUT && option != PHP_STREAM_OPTION_META_DATA_API
+		&& option != PHP_STREAM_OPTION_CHECK_LIVENESS && option != PHP_STREAM_OPTION_READ_BUFFER
+		&& option != PHP_STREAM_OPTION_WRITE_BUFFER) {
 		weft_stream_restore_blocking(h, sock);
 	}
 	return weft_orig_set_option(stream, h, option, value, ptrparam);
@@ -486,6 +542,25 @@ static uint32_t weft_crypto_method(php_stream_context *context)
 	return method;
 }
 
+/* Points the stream at a hooked copy of its ops (the caller checked weft_stream_ops_known()). */
+static void weft_stream_wrap(php_stream *stream, uint32_t crypto)
+{
+	weft_stream_hook *h = pemalloc(sizeof(*h), 0);
+	memcpy(&h->ops, stream->ops, sizeof(php_stream_ops));
+	h->orig = stream->ops;
+	h->owner = NULL;
+	h->crypto_method = crypto;
+	h->persistent = false;
+	h->nonblocking = false;
+	h->closed_by_other = false;
+	h->ops.read = weft_stream_read;
+	h->ops.write = weft_stream_write;
+	h->ops.close = weft_stream_close;
+	h->ops.set_option = h->orig->set_option != NULL ? weft_stream_set_option : NULL;
+	h->ops.cast = h->orig->cast != NULL ? weft_stream_cast : NULL;
+	stream->ops = &h->ops;
+}
+
 static php_stream *weft_stream_factory(const char *proto, size_t protolen,
 	const char *resourcename, size_t resourcenamelen, const char *persistent_id, int options, int flags,
 	struct timeval *timeout, php_stream_context *context STREAMS_DC)
@@ -518,20 +593,7 @@ static php_stream *weft_stream_factory(const char *proto, size_t protolen,
 		}
 		return stream;
 	}
-	weft_stream_hook *h = pemalloc(sizeof(*h), 0);
-	memcpy(&h->ops, stream->ops, sizeof(php_stream_ops));
-	h->orig = stream->ops;
-	h->owner = NULL;
-	h->crypto_method = crypto;
-	h->persistent = false;
-	h->nonblocking = false;
-	h->closed_by_other = false;
-	h->ops.read = weft_stream_read;
-	h->ops.write = weft_stream_write;
-	h->ops.close = weft_stream_close;
-	h->ops.set_option = h->orig->set_option != NULL ? weft_stream_set_option : NULL;
-	h->ops.cast = h->orig->cast != NULL ? weft_stream_cast : NULL;
-	stream->ops = &h->ops;
+	weft_stream_wrap(stream, crypto);
 	return stream;
 }
 

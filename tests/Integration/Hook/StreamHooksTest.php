@@ -151,10 +151,10 @@ final class StreamHooksTest extends TestCase
             $log = [];
             $waits = [
                 go(static function () use ($http, &$log): void {
-                    $log[] = 'http slow ' . \file_get_contents($http . '/?delay=0.6');
+                    $log[] = 'http slow ' . \file_get_contents($http . '/?delay=1.5');
                 }),
                 go(static function () use ($https, $context, &$log): void {
-                    $log[] = 'https slow ' . \file_get_contents($https . '/?delay=0.6', false, $context);
+                    $log[] = 'https slow ' . \file_get_contents($https . '/?delay=1.5', false, $context);
                 }),
                 go(static function () use ($http, &$log): void {
                     $log[] = 'http fast ' . \file_get_contents($http . '/?delay=0.05');
