@@ -18,6 +18,7 @@ use Weft\Loop\Loop;
 use Weft\Server\ConnectionHandler;
 use Weft\Server\Executor;
 use Weft\Server\IdleSweeper;
+use Weft\Server\InFlight;
 use Weft\Socket\ConnectionClosed;
 use Weft\Socket\Socket;
 use Weft\Socket\SocketException;
@@ -195,6 +196,7 @@ final class HttpConnectionHandler implements ConnectionHandler
 
     private function respond(Request $request): Response
     {
+        $running = InFlight::start($request->method(), $request->target());
         try {
             $response = $this->executor->call($this->application, $request);
             if ($response instanceof Response) {
@@ -216,6 +218,8 @@ final class HttpConnectionHandler implements ConnectionHandler
             return $this->options->debug
                 ? new Response(500, ['Content-Type' => 'text/plain; charset=utf-8'], "Internal Server Error\n\n" . $e . "\n")
                 : self::internalError();
+        } finally {
+            InFlight::end($running);
         }
     }
 
@@ -236,6 +240,7 @@ final class HttpConnectionHandler implements ConnectionHandler
             return;
         }
         $writer = new SocketBodyWriter($socket, $framing === BodyFraming::Chunked ? $this->encoder : null, $this->options->writeTimeout);
+        $running = InFlight::start($request->method(), $request->target());
         try {
             $this->executor->call($response->producer(), $writer);
         } catch (ConnectionClosed $e) {
@@ -247,6 +252,8 @@ final class HttpConnectionHandler implements ConnectionHandler
             ]);
             $keepAlive = false;
             return;
+        } finally {
+            InFlight::end($running);
         }
         if ($framing === BodyFraming::Chunked) {
             $socket->write($this->encoder->lastChunk(), $this->options->writeTimeout);
