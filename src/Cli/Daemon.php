@@ -73,6 +73,11 @@ final class Daemon
             self::$stdio[] = \fopen('/dev/null', 'a');
             self::$stdio[] = \fopen('/dev/null', 'a');
         }
+        // The CLI's own error logging (error_log(), warnings) stops once its stderr stream is closed,
+        // whatever descriptor 2 is now: point it at descriptor 2 by name.
+        if ((string) \ini_get('error_log') === '' && \is_dir('/proc/self/fd')) {
+            \ini_set('error_log', '/proc/self/fd/2');
+        }
     }
 
     /** @param resource $channel */

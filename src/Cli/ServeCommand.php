@@ -111,7 +111,12 @@ final class ServeCommand
             return (new FpmCommand())->run($app, $options, $pidFile, $logFile);
         }
 
-        $logger = new Logger($logFile);
+        try {
+            $logger = new Logger($logFile);
+        } catch (\RuntimeException $e) {
+            \fwrite(\STDERR, 'weft: ' . $e->getMessage() . "\n");
+            return 1;
+        }
         $config = new ServerConfig(
             handlerFactory: self::handlerFactory($app, $options, $logger),
             host: $options->get('host'),

@@ -408,7 +408,7 @@ final class Master
             throw new UnsafePath("'$path' exists and is not a socket (a symbolic link or a file put there): refusing to replace it");
         }
         // Created 0600: the control socket answers status and reload to whoever can connect.
-        $umask = \umask(0077);
+        $umask = \umask(0177);
         try {
             $this->control = Listener::listen('unix://' . $path);
         } finally {

@@ -396,7 +396,7 @@ final class Supervisor
             throw new UnsafePath("'$path' exists and is not a socket: refusing to replace it");
         }
         @\unlink($path);
-        $umask = \umask(0077);
+        $umask = \umask(0177);
         $control = @\stream_socket_server('unix://' . $path, $errno, $error);
         \umask($umask);
         if ($control === false) {
