@@ -83,11 +83,12 @@ return [
         'error' => null,
     ],
     [
-        'name' => 'extension and lowercase methods are tokens',
-        'raw' => "PURGE /cache HTTP/1.1\r\nHost: x\r\n\r\nget / HTTP/1.1\r\nHost: x\r\n\r\n",
+        'name' => 'registered and known extension methods',
+        'raw' => "PURGE /cache HTTP/1.1\r\nHost: x\r\n\r\nPROPFIND / HTTP/1.1\r\nHost: x\r\n\r\nM-SEARCH / HTTP/1.1\r\nHost: x\r\n\r\n",
         'requests' => [
             ['method' => 'PURGE', 'target' => '/cache', 'version' => '1.1', 'headers' => ['host' => ['x']]],
-            ['method' => 'get', 'target' => '/', 'version' => '1.1', 'headers' => ['host' => ['x']]],
+            ['method' => 'PROPFIND', 'target' => '/', 'version' => '1.1', 'headers' => ['host' => ['x']]],
+            ['method' => 'M-SEARCH', 'target' => '/', 'version' => '1.1', 'headers' => ['host' => ['x']]],
         ],
         'error' => null,
     ],
@@ -132,16 +133,14 @@ return [
         'error' => null,
     ],
     [
-        'name' => 'Content-Length zero, leading zeros, identical repeats',
+        'name' => 'Content-Length zero, leading zeros, spaces around',
         'raw' => "POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n"
             . "POST /b HTTP/1.1\r\nHost: x\r\nContent-Length: 003\r\n\r\nabc"
-            . "POST /c HTTP/1.1\r\nHost: x\r\nContent-Length: 2, 2\r\n\r\nde"
-            . "POST /d HTTP/1.1\r\nHost: x\r\nContent-Length: 1\r\ncontent-length: 1\r\n\r\nf",
+            . "POST /c HTTP/1.1\r\nHost: x\r\nContent-Length:  2 \r\n\r\nde",
         'requests' => [
             ['method' => 'POST', 'target' => '/a', 'version' => '1.1', 'headers' => ['host' => ['x'], 'content-length' => ['0']]],
             ['method' => 'POST', 'target' => '/b', 'version' => '1.1', 'headers' => ['host' => ['x'], 'content-length' => ['003']], 'body' => 'abc'],
-            ['method' => 'POST', 'target' => '/c', 'version' => '1.1', 'headers' => ['host' => ['x'], 'content-length' => ['2, 2']], 'body' => 'de'],
-            ['method' => 'POST', 'target' => '/d', 'version' => '1.1', 'headers' => ['host' => ['x'], 'content-length' => ['1', '1']], 'body' => 'f'],
+            ['method' => 'POST', 'target' => '/c', 'version' => '1.1', 'headers' => ['host' => ['x'], 'content-length' => ['2']], 'body' => 'de'],
         ],
         'error' => null,
     ],
