@@ -44,6 +44,7 @@ final class ServeCommand
             'max-header' => ['bytes', Limits::DEFAULT_MAX_HEADER_BYTES, 'largest request line + headers (431/414 beyond)'],
             'header-timeout' => ['float', HttpOptions::DEFAULT_HEADER_TIMEOUT, 'seconds to receive a request head (408 beyond)'],
             'idle-timeout' => ['float', HttpOptions::DEFAULT_IDLE_TIMEOUT, 'seconds an idle keep-alive connection stays open'],
+            'extra-methods' => ['list', [], 'request methods to accept besides the registered ones (others: 501)'],
             'max-line' => ['bytes', LineCodec::DEFAULT_MAX_LINE, 'line protocol: longest line'],
             'grace' => ['float', ServerConfig::DEFAULT_GRACE, 'seconds in-flight requests get on stop or reload'],
             'backlog' => ['int', ListenOptions::DEFAULT_BACKLOG, 'listen backlog (capped by net.core.somaxconn)'],
@@ -175,11 +176,17 @@ final class ServeCommand
     {
         $protocol = $options->get('protocol');
         $maxLine = $options->get('max-line');
-        $httpOptions = new HttpOptions(
-            limits: (new Limits())
+        try {
+            $limits = (new Limits())
                 ->withMaxBodyBytes($options->get('max-body'))
                 ->withMaxHeaderBytes($options->get('max-header'))
-                ->withMaxTargetBytes($options->get('max-header')),
+                ->withMaxTargetBytes($options->get('max-header'))
+                ->withExtraMethods(\array_map('strtoupper', $options->get('extra-methods')));
+        } catch (\InvalidArgumentException $e) {
+            throw new UsageError($e->getMessage());
+        }
+        $httpOptions = new HttpOptions(
+            limits: $limits,
             headerTimeout: $options->get('header-timeout'),
             idleTimeout: $options->get('idle-timeout'),
             debug: $options->get('debug'),

@@ -200,6 +200,11 @@ final class HttpConnectionHandler implements ConnectionHandler
         try {
             $response = $this->executor->call($this->application, $request);
             if ($response instanceof Response) {
+                if ($response->isStreamed()) {
+                    // Its head goes out before its body is produced: a head that cannot be sent (1xx,
+                    // CR/LF in a field, a Content-Length that is no number) must fail here, as a 500.
+                    $this->encoder->encodeHead($response, $request->version(), false, false, '');
+                }
                 return $response;
             }
             throw new \UnexpectedValueException(\sprintf(
