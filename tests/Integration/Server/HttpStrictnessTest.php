@@ -5,7 +5,7 @@ declare(strict_types=1);
 namespace Weft\Tests\Integration\Server;
 
 use PHPUnit\Framework\TestCase;
-use Weft\Tests\Support\HttpWire;
+use Weft\Http\Fuzz\Wire;
 use Weft\Tests\Support\RawHttp;
 use Weft\Tests\Support\ServerProcess;
 
@@ -40,7 +40,7 @@ final class HttpStrictnessTest extends TestCase
             }
             $name = $vector['name'];
             $methods = \array_column($vector['requests'], 'method');
-            $result = HttpWire::exchange(self::$server->address(), $vector['raw'], $methods);
+            $result = Wire::exchange(self::$server->address(), $vector['raw'], $methods);
             self::assertNull($result['malformed'], "$name: malformed response");
             $expected = [];
             foreach ($vector['requests'] as $request) {
@@ -97,5 +97,16 @@ final class HttpStrictnessTest extends TestCase
             ServerProcess::waitFor(fn () => \str_contains(self::$server->output(), $why), 10, "the log to say '$why'");
             self::assertStringContainsString("$target", self::$server->output());
         }
+    }
+
+    public function testABoundedFuzzRunAgainstTheLiveServerGetsOnlyWellFormedAgreeingAnswers(): void
+    {
+        $errorsBefore = \substr_count(self::$server->output(), 'error:');
+        $report = (new \Weft\Http\Fuzz\Fuzzer(\Weft\Cli\FuzzCommand::seeds(__DIR__ . '/../../Unit/Http/vectors.php')))
+            ->run(20261123, 1500, self::$server->address());
+        self::assertSame([], $report['failures']);
+        self::assertSame(1500, $report['live']);
+        self::assertSame(200, RawHttp::get(self::$server->address())['status'], 'the server serves on');
+        self::assertSame($errorsBefore, \substr_count(self::$server->output(), 'error:'), 'no handler or connection error in the log');
     }
 }

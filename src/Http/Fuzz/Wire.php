@@ -2,14 +2,14 @@
 
 declare(strict_types=1);
 
-namespace Weft\Tests\Support;
+namespace Weft\Http\Fuzz;
 
 /**
  * Reads HTTP/1.1 responses off raw bytes, strictly: anything that is not a well-formed response (status
  * line, field lines, framing by Content-Length or chunked) is reported as malformed. For the request
  * vectors and the fuzzer run against a live server.
  */
-final class HttpWire
+final class Wire
 {
     /**
      * Sends $raw on a fresh connection, half-closes it, and reads every response until the server closes.
