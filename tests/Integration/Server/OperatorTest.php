@@ -145,6 +145,33 @@ final class OperatorTest extends TestCase
         self::assertStringContainsString('symbolic link', $out);
     }
 
+    public function testAPidFilePathAnotherUserControlsIsRefused(): void
+    {
+        $open = $this->dir . '/open';
+        \mkdir($open);
+        \chmod($open, 0777); // writable by anyone, without the sticky bit /tmp has
+        [$code, $out] = ServerProcess::cli(['serve', self::APP, '--port', '0', '--pid-file', $open . '/weft.pid'], 30);
+        self::assertSame(1, $code, $out);
+        self::assertStringContainsString('writable by other users', $out);
+        self::assertFileDoesNotExist($open . '/weft.pid');
+
+        $nobody = \posix_getpwnam('nobody');
+        if (\posix_geteuid() !== 0 || $nobody === false) {
+            return; // handing a directory to another user needs root
+        }
+        $theirs = $this->dir . '/theirs';
+        \mkdir($theirs, 0755);
+        \chown($theirs, $nobody['uid']);
+        [$code, $out] = ServerProcess::cli(['serve', self::APP, '--port', '0', '--pid-file', $theirs . '/weft.pid'], 30);
+        self::assertSame(1, $code, $out);
+        self::assertStringContainsString('belongs to another user', $out);
+        \file_put_contents($theirs . '/weft.pid', "1\n");
+        \chown($theirs . '/weft.pid', $nobody['uid']);
+        [$code, $out] = ServerProcess::cli(['stop', '--pid-file', $theirs . '/weft.pid']);
+        self::assertSame(1, $code, $out);
+        self::assertStringContainsString('belongs to another user', $out);
+    }
+
     public function testAPidFileNamingAnotherProcessIsReportedAndNeverSignalled(): void
     {
         $sleeper = \proc_open(['sleep', '60'], [], $pipes);
