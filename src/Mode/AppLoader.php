@@ -38,11 +38,12 @@ final class AppLoader
         \clearstatcache();
         foreach ($status['scripts'] as $script) {
             $path = $script['full_path'] ?? null;
-            if (!\is_string($path) || isset($loaded[$path])) {
+            // Without a timestamp, opcache.validate_timestamps is off: the operator chose not to revalidate.
+            if (!\is_string($path) || isset($loaded[$path]) || !isset($script['timestamp'])) {
                 continue;
             }
             $mtime = @\filemtime($path);
-            if ($mtime === false || !isset($script['timestamp']) || $mtime !== $script['timestamp']) {
+            if ($mtime === false || $mtime !== $script['timestamp']) {
                 \opcache_invalidate($path, true);
                 $dropped++;
             }

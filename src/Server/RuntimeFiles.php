@@ -152,6 +152,7 @@ final class RuntimeFiles
 
     private static function isPrivateDirectory(string $dir): bool
     {
+        \clearstatcache(true, $dir);
         $stat = @\lstat($dir);
         return $stat !== false
             && ($stat['mode'] & 0170000) === 0040000

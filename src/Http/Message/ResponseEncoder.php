@@ -132,11 +132,6 @@ final class ResponseEncoder
     private function head(Response $response, string $version, bool $keepAlive, bool $isHead, string $date): string
     {
         $status = $response->status();
-        if ($status < 200) {
-            // 1xx are interim answers the server sends itself (100 Continue); as the final answer to a
-            // request one would leave the client waiting for the real one.
-            throw new \InvalidArgumentException("Status $status is an interim response, not a final one");
-        }
         if ($response->hasCustomReason()) {
             $head = ($version === '1.0' ? 'HTTP/1.0 ' : 'HTTP/1.1 ') . $status . ' ' . $response->reason() . "\r\n";
         } elseif ($version === '1.0') {

@@ -39,6 +39,8 @@ final class HeadScanner
     private int $pos = 0;
     /** Where the current token (method, version, name) started, relative to the head. */
     private int $mark = 0;
+    /** An upper-case method outside the list, judged when the request line ends. */
+    private ?string $unknown = null;
 
     public function __construct(private readonly Limits $limits)
     {
@@ -49,6 +51,7 @@ final class HeadScanner
         $this->state = self::METHOD;
         $this->pos = 0;
         $this->mark = 0;
+        $this->unknown = null;
     }
 
     /** Whether the scan reached the blank line that ends the head. */
@@ -81,7 +84,13 @@ final class HeadScanner
                             return HttpError::badRequest('Malformed request line');
                         }
                         if (!isset($this->limits->methodSet[$method])) {
-                            return self::unknownMethod($method);
+                            // Lower case can never become valid: refuse now. An unknown upper-case
+                            // token is judged once the request line proves well-formed (501), so that
+                            // a malformed line ("NOT HTTP") stays a 400.
+                            if (\strtoupper($method) !== $method) {
+                                return self::unknownMethod($method);
+                            }
+                            $this->unknown = $method;
                         }
                         $i++;
                         $this->state = self::TARGET;
@@ -121,6 +130,9 @@ final class HeadScanner
                             $version = \substr($buffer, $start + $this->mark + 5, 3);
                             if ($version !== '1.1' && $version !== '1.0') {
                                 return HttpError::versionNotSupported();
+                            }
+                            if ($this->unknown !== null) {
+                                return self::unknownMethod($this->unknown);
                             }
                             $this->state = self::LINE_LF;
                         }

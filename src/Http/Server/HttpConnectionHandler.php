@@ -200,6 +200,11 @@ final class HttpConnectionHandler implements ConnectionHandler
         try {
             $response = $this->executor->call($this->application, $request);
             if ($response instanceof Response) {
+                if ($response->status() < 200) {
+                    // 1xx are interim answers (100 Continue is the server's own): as the final answer
+                    // the client would wait on for the real one.
+                    throw new \UnexpectedValueException("Status {$response->status()} is an interim response, not a final one");
+                }
                 if ($response->isStreamed()) {
                     // Its head goes out before its body is produced: a head that cannot be sent (1xx,
                     // CR/LF in a field, a Content-Length that is no number) must fail here, as a 500.

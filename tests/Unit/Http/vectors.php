@@ -462,6 +462,8 @@ return [
     ['name' => 'lowercase method', 'raw' => "get / HTTP/1.1\r\nHost: x\r\n\r\n", 'requests' => [], 'error' => 400],
     ['name' => 'mixed-case method', 'raw' => "Get / HTTP/1.1\r\nHost: x\r\n\r\n", 'requests' => [], 'error' => 400],
     ['name' => 'unknown upper-case method', 'raw' => "BREW /pot HTTP/1.1\r\nHost: x\r\n\r\n", 'requests' => [], 'error' => 501],
+    ['name' => 'unknown upper-case method on a malformed line', 'raw' => "NOT HTTP\r\n\r\n", 'requests' => [], 'error' => 400],
+    ['name' => 'unknown upper-case method with an unsupported version', 'raw' => "BREW / HTTP/2.0\r\nHost: x\r\n\r\n", 'requests' => [], 'error' => 505],
     ['name' => 'configured extra method', 'raw' => "BREW /pot HTTP/1.1\r\nHost: x\r\n\r\n", 'requests' => [['method' => 'BREW', 'target' => '/pot', 'version' => '1.1', 'headers' => ['host' => ['x']]]], 'error' => null, 'limits' => ['methods' => ['GET', 'BREW']]],
     ['name' => 'method outside a configured list', 'raw' => "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n", 'requests' => [], 'error' => 501, 'limits' => ['methods' => ['GET']]],
     ['name' => 'body bytes glued to the next request line', 'raw' => "POST /a HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhelloworldGET /b HTTP/1.1\r\nHost: x\r\n\r\n", 'requests' => [['method' => 'POST', 'target' => '/a', 'version' => '1.1', 'headers' => ['host' => ['x'], 'content-length' => ['5']], 'body' => 'hello']], 'error' => 400],
