@@ -44,6 +44,8 @@ final class RequestParser
     private readonly HeadScanner $scanner;
     /** How much of a head the scanner judges early: below every size limit, so that it never outranks one. */
     private readonly int $earlyBytes;
+    /** Whether the scanner holds state for the current head (reset only then: the hot path never uses it). */
+    private bool $scanning = false;
 
     /** @param string|null $remoteAddress the peer's IP, stamped on every request of this connection */
     public function __construct(?Limits $limits = null, private readonly ?string $remoteAddress = null)
@@ -150,6 +152,7 @@ final class RequestParser
             if ($offset < $length && !($buffer[$offset] === "\r" && $offset + 1 === $length)) {
                 // The first invalid byte within the limits fails the head now; no size error can be
                 // certain that early, so the order of errors is the same however the bytes are split.
+                $this->scanning = true;
                 $error = $this->scanner->scan($buffer, $offset, min($length, $offset + $this->earlyBytes));
                 if ($error !== null) {
                     throw $error;
@@ -163,6 +166,7 @@ final class RequestParser
             Syntax::checkHead($buffer, $offset, $end, $this->limits, true);
         } catch (HttpError $tooLarge) {
             // As above: an invalid byte within the first bytes outranks a size limit.
+            $this->scanning = true;
             throw $this->scanner->scan($buffer, $offset, min($end + 4, $offset + $this->earlyBytes)) ?? $tooLarge;
         }
         if (preg_match($this->headPattern, $buffer, $m, 0, $offset) !== 1 || str_contains($m[4], "\0")) {
@@ -185,8 +189,8 @@ final class RequestParser
             throw HttpError::badRequest('More than one Host header');
         } else {
             $hostEnd = strpos($block, "\r\n", $host + 7);
-            $hostValue = trim($hostEnd === false ? substr($block, $host + 7) : substr($block, $host + 7, $hostEnd - $host - 7), " \t");
-            if (!Syntax::isValidHost($hostValue)) {
+            $hostValue = $hostEnd === false ? substr($block, $host + 7) : substr($block, $host + 7, $hostEnd - $host - 7);
+            if (!Syntax::isValidHost(trim($hostValue, " \t"))) {
                 throw HttpError::badRequest('Invalid Host header');
             }
         }
@@ -259,7 +263,10 @@ final class RequestParser
 
     private function consumedTo(int $offset): void
     {
-        $this->scanner->reset();
+        if ($this->scanning) {
+            $this->scanner->reset();
+            $this->scanning = false;
+        }
         if ($offset === \strlen($this->buffer)) {
             $this->buffer = '';
             $offset = 0;

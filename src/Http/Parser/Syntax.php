@@ -16,6 +16,9 @@ use Weft\Http\Message\HeaderBlock;
  */
 final class Syntax
 {
+    /** The bytes of an RFC 3986 reg-name (unreserved, pct-encoded, sub-delims) but the comma nginx refuses. */
+    private const REG_NAME = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~!$&'()*+;=%";
+
     /**
      * PCRE source for up to $max field lines in HeaderBlock form, possessive so a failure is fast.
      * The caller must also reject a NUL in the matched block (see HeaderBlock::FIELD).
@@ -275,6 +278,15 @@ final class Syntax
      */
     public static function isValidHost(string $value): bool
     {
+        // Fast path for the usual "name" and "name:port" (no regex on the hot path).
+        $length = \strlen($value);
+        $name = strspn($value, self::REG_NAME);
+        if ($name === $length && $length > 0) {
+            return true;
+        }
+        if ($name > 0 && $value[$name] === ':' && strspn($value, '0123456789', $name + 1) === $length - $name - 1) {
+            return true;
+        }
         return preg_match('/\A(?:\[[0-9A-Fa-f:.]++\]|[A-Za-z0-9\-._~!$&\'()*+;=%]++)(?::[0-9]*+)?\z/', $value) === 1;
     }
 }
