@@ -159,6 +159,15 @@ final class ControlCommand
                 $w['coroutines'] ?? 0, self::bytes($w['memory'] ?? 0), self::bytes($w['rss'] ?? 0),
             );
         }
+        // The oldest requests each worker runs, as of its last report: where a slow or stuck one shows.
+        $now = \microtime(true);
+        foreach ($status['workers'] as $w) {
+            foreach (\is_array($w['running'] ?? null) ? $w['running'] : [] as $request) {
+                if (\is_array($request) && isset($request['request'], $request['since'])) {
+                    $out .= \sprintf("  worker %s runs %s for %.1f s\n", $w['slot'], $request['request'], \max(0.0, $now - (float) $request['since']));
+                }
+            }
+        }
         return $out;
     }
 

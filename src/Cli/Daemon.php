@@ -93,7 +93,13 @@ final class Daemon
             }
             $read = [$channel];
             $w = $e = null;
-            if (@\stream_select($read, $w, $e, (int) $left, (int) (($left - (int) $left) * 1e6)) === 0) {
+            // In slices: the master is our child, so its death is seen even while a worker it forked
+            // still holds a copy of the channel.
+            if (@\stream_select($read, $w, $e, 0, 100_000) === 0) {
+                if (\pcntl_waitpid($pid, $status, \WNOHANG) === $pid) {
+                    \fwrite(\STDERR, "weft: the server exited during start; see $logFile\n");
+                    return 1;
+                }
                 continue;
             }
             $chunk = @\fread($channel, 4096);

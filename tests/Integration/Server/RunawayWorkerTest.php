@@ -89,6 +89,23 @@ final class RunawayWorkerTest extends TestCase
         $server->stop();
     }
 
+    public function testStatusShowsTheRequestsAWorkerIsRunning(): void
+    {
+        $server = new ServerProcess([self::APP, '--workers', '1']);
+        $client = new RawHttp($server->address());
+        $client->send("GET /slow?s=4&tag=watched HTTP/1.1\r\nHost: t\r\n\r\n");
+        $shown = ServerProcess::waitFor(function () use ($server) {
+            [$code, $out] = $server->control('status');
+            return $code === 0 && \str_contains($out, 'runs GET /slow?s=4&tag=watched for') ? $out : null;
+        }, 10, 'status to show the running request');
+        self::assertMatchesRegularExpression('~worker 1 runs GET /slow\?s=4&tag=watched for \d+\.\d s~', $shown);
+        $running = $server->status()['workers'][0]['running'];
+        self::assertSame('GET /slow?s=4&tag=watched', $running[0]['request']);
+        self::assertIsFloat($running[0]['since']);
+        self::assertSame('slow done', $client->response()['body']);
+        $server->stop();
+    }
+
     public function testAStopDoesNotShortenTheAppsOwnSleepInSyncMode(): void
     {
         $server = new ServerProcess([self::APP, '--workers', '1', '--mode', 'sync']);
