@@ -46,6 +46,7 @@ final class OperatorTest extends TestCase
         [$code, $out] = $server->control('reload');
         self::assertSame(0, $code, $out);
         self::assertStringContainsString('reloaded', $out);
+        self::waitForOnlyNewWorkers($server, 2);
         for ($i = 0; $i < 4; $i++) {
             self::assertSame('app two, class two', RawHttp::get($server->address())['body']);
         }
@@ -54,6 +55,7 @@ final class OperatorTest extends TestCase
         $this->writeVersionedApp('three');
         [$code, $out] = $server->control('reload');
         self::assertSame(0, $code, $out);
+        self::waitForOnlyNewWorkers($server, 2);
         self::assertSame('app three, class three', RawHttp::get($server->address())['body']);
         $server->stop();
     }
@@ -205,6 +207,15 @@ final class OperatorTest extends TestCase
         self::assertStringContainsString('already running with master pid ' . $server->masterPid(), $out);
         $server->stop();
         self::assertFalse($server->isRunning());
+    }
+
+    /** The old generation drains on SIGTERM: until it is gone, one of its workers may still answer. */
+    private static function waitForOnlyNewWorkers(ServerProcess $server, int $count): void
+    {
+        ServerProcess::waitFor(function () use ($server, $count) {
+            $workers = $server->status()['workers'];
+            return \count($workers) === $count && \array_filter($workers, static fn ($w) => $w['state'] !== 'ready') === [];
+        }, 20, 'only the new workers');
     }
 
     private function writeVersionedApp(string $version): void

@@ -110,8 +110,11 @@ final class RunawayWorkerTest extends TestCase
     {
         $server = new ServerProcess([self::APP, '--workers', '1', '--mode', 'sync']);
         $client = new RawHttp($server->address(), 20);
-        $client->send("GET /native-sleep?s=2 HTTP/1.1\r\nHost: t\r\n\r\n");
-        \usleep(400_000);
+        $mark = \sys_get_temp_dir() . '/weft-sleep-' . \bin2hex(\random_bytes(4));
+        $client->send("GET /native-sleep?s=2&mark=" . \rawurlencode($mark) . " HTTP/1.1\r\nHost: t\r\n\r\n");
+        ServerProcess::waitFor(fn () => \file_exists($mark), 15, 'the handler to start sleeping');
+        \unlink($mark);
+        \usleep(200_000);
         \posix_kill($server->masterPid(), \SIGTERM);
         $response = $client->response();
         self::assertSame(200, $response['status']);
