@@ -105,8 +105,10 @@ final class ServeCommand
                 throw new UsageError($e->getMessage());
             }
         }
-        if ($options->get('worker-timeout') < 0) {
-            throw new UsageError("option '--worker-timeout' cannot be negative");
+        $workerTimeout = $options->get('worker-timeout');
+        if ($workerTimeout < 0 || ($workerTimeout > 0 && $workerTimeout < 2)) {
+            // Workers report once a second: less than two would take a busy second for a stuck worker.
+            throw new UsageError("option '--worker-timeout' must be 0 (off) or at least 2 seconds");
         }
         try {
             $pidFile = $options->get('pid-file') ?? RuntimeFiles::defaultPidFile($port);

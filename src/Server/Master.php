@@ -471,6 +471,13 @@ final class Master
      */
     private function checkLiveness(): void
     {
+        // Read what is waiting first: after the master itself was held up (stopped, starved of CPU),
+        // healthy workers' reports sit unread in their channels and must not count as silence.
+        foreach ($this->workers as $worker) {
+            if ($worker->watcher !== null) {
+                $this->readChannel($worker);
+            }
+        }
         $now = \microtime(true);
         foreach ($this->workers as $worker) {
             if (!$worker->ready || $worker->timedOut !== null || $now - $worker->lastSeen <= $this->config->workerTimeout) {

@@ -89,6 +89,20 @@ final class RunawayWorkerTest extends TestCase
         $server->stop();
     }
 
+    public function testAMasterThatWasHeldUpDoesNotKillItsHealthyWorkers(): void
+    {
+        $server = new ServerProcess([self::APP, '--workers', '2', '--worker-timeout', '2']);
+        $before = ServerProcess::waitFor(fn () => \count($p = $server->workerPids()) === 2 ? $p : null, 15, 'two workers');
+        \posix_kill($server->masterPid(), \SIGSTOP);
+        \usleep(4_000_000); // twice the worker timeout, while the workers report into their channels
+        \posix_kill($server->masterPid(), \SIGCONT);
+        self::assertSame($before, ServerProcess::waitFor(fn () => $server->workerPids(), 10, 'the master to answer'));
+        \usleep(2_500_000); // a few liveness rounds after the resume
+        self::assertSame($before, $server->workerPids());
+        self::assertStringNotContainsString('has been silent', $server->output());
+        $server->stop();
+    }
+
     public function testStatusShowsTheRequestsAWorkerIsRunning(): void
     {
         $server = new ServerProcess([self::APP, '--workers', '1']);
