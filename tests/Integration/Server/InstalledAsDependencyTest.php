@@ -6,6 +6,7 @@ namespace Weft\Tests\Integration\Server;
 
 use PHPUnit\Framework\TestCase;
 use Weft\Tests\Support\RawHttp;
+use Weft\Tests\Support\ServerProcess;
 
 /**
  * Weft installed in a real throwaway project through a symlinked Composer path repository, served with
@@ -55,12 +56,20 @@ final class InstalledAsDependencyTest extends TestCase
         self::assertSame(0, $code, \implode("\n", $output));
         self::assertTrue(\is_link($this->project . '/vendor/weft/weft'), 'Weft comes through a symlink');
 
-        // From the project directory, as a user runs it; the app file lives in a subdirectory.
+        // From the project directory, as a user runs it (the app file in a subdirectory), and from
+        // elsewhere with absolute paths.
+        $this->serveAndAsk($this->project, ['vendor/bin/weft', 'public/app.php']);
+        $this->serveAndAsk('/', [$this->project . '/vendor/bin/weft', $this->project . '/public/app.php']);
+    }
+
+    /** @param array{string, string} $command the bin and the app file */
+    private function serveAndAsk(string $cwd, array $command): void
+    {
         $process = \proc_open(
-            ['setsid', \PHP_BINARY, 'vendor/bin/weft', 'serve', 'public/app.php', '--port', '0', '--workers', '1', '--pid-file', $this->project . '/weft.pid'],
+            ['setsid', \PHP_BINARY, $command[0], 'serve', $command[1], '--port', '0', '--workers', '1', '--pid-file', $this->project . '/weft.pid'],
             [0 => ['file', '/dev/null', 'r'], 1 => ['pipe', 'w'], 2 => ['redirect', 1]],
             $pipes,
-            $this->project,
+            $cwd,
         );
         $pid = \proc_get_status($process)['pid'];
         try {
@@ -79,7 +88,7 @@ final class InstalledAsDependencyTest extends TestCase
             self::assertSame('hello from the project', $response['body']);
         } finally {
             @\posix_kill(-$pid, \SIGTERM);
-            \usleep(300_000);
+            ServerProcess::waitFor(static fn () => !\proc_get_status($process)['running'], 15, 'the server to stop');
             @\posix_kill(-$pid, \SIGKILL);
             \proc_close($process);
         }
