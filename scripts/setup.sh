@@ -170,5 +170,6 @@ fi
 log "composer done in $((SECONDS - t0))s"
 # The native extension (epoll loop, hooks): without it the default loop is select and its tests skip.
 # Fast when it is already built and up to date.
-log "native extension: $(bash scripts/build-ext.sh)"
+module="$(bash scripts/build-ext.sh)" || die "building the native extension failed (log: ext/build.log)"
+log "native extension: $module"
 log "ok"
