@@ -94,6 +94,26 @@ final class ServeHooksTest extends TestCase
         self::assertStringContainsString('exit() was called inside a coroutine with "bye"', $server->output());
     }
 
+    public function testTheSql3PdoExampleAnswersConcurrentRequests(): void
+    {
+        $server = new ServerProcess([\dirname(__DIR__, 3) . '/examples/sql3-pdo.php', '--workers', '1']);
+        try {
+            $clients = [];
+            for ($i = 0; $i < 8; $i++) {
+                $clients[] = (new RawHttp($server->address(), 30))->send("GET / HTTP/1.1\r\nHost: t\r\n\r\n");
+            }
+            foreach ($clients as $client) {
+                $response = $client->response();
+                self::assertSame(200, $response['status'], $response['body']);
+                $rows = \json_decode($response['body'], true, 512, \JSON_THROW_ON_ERROR);
+                self::assertCount(5, $rows);
+                self::assertSame(['id' => 1, 'name' => 'name-1'], $rows[0]);
+            }
+        } finally {
+            $server->stop();
+        }
+    }
+
     public function testAnUnknownKindIsAUsageError(): void
     {
         [$code, $output] = ServerProcess::cli(['serve', self::APP, '--hooks', 'stream,files']);
