@@ -42,6 +42,7 @@ final class ServeCommand
             'grace' => ['float', ServerConfig::DEFAULT_GRACE, 'seconds in-flight requests get on stop or reload'],
             'backlog' => ['int', ListenOptions::DEFAULT_BACKLOG, 'listen backlog (capped by net.core.somaxconn)'],
             'max-coroutines' => ['int', \Weft\Coroutine\Scheduler::DEFAULT_MAX_COROUTINES, 'coroutines per worker (each holds a Fiber)'],
+            'blocking-threshold' => ['float', \Weft\Hook\BlockingDetector::DEFAULT_THRESHOLD, 'coroutine mode: log the request and PHP stack of a call that holds a worker longer than this many seconds (0: off)'],
             'hooks' => ['string', 'all', 'coroutine mode: blocking PHP calls that suspend the coroutine instead (all, none, or a list of ' . \implode(',', \array_keys(Hooks::KINDS)) . ')'],
             'pid-file' => ['string', null, 'pid file (default: <tmp>/weft-PORT.pid); the control socket is PIDFILE.sock'],
             'log-file' => ['string', null, 'log file (default: stderr; with --daemon: <tmp>/weft-PORT.log)'],
@@ -88,6 +89,9 @@ final class ServeCommand
                 throw new UsageError($e->getMessage());
             }
         }
+        if ($options->get('blocking-threshold') < 0) {
+            throw new UsageError("option '--blocking-threshold' cannot be negative");
+        }
         try {
             $hooks = Hooks::parse($options->get('hooks'));
         } catch (\InvalidArgumentException $e) {
@@ -118,6 +122,7 @@ final class ServeCommand
             maxCoroutines: $options->get('max-coroutines'),
             // Sync mode runs one request at a time: nothing to switch to, so nothing is hooked.
             hooks: $options->get('mode') === 'coroutine' ? $hooks : 0,
+            blockingThreshold: $options->get('blocking-threshold'),
         );
         $master = new Master($config, $logger);
         try {

@@ -114,6 +114,32 @@ final class ServeHooksTest extends TestCase
         }
     }
 
+    public function testTheDetectorNamesTheRequestAndTheCallThatHeldTheWorker(): void
+    {
+        $server = new ServerProcess([self::APP, '--workers', '1', '--hooks', 'none', '--blocking-threshold', '0.05']);
+        try {
+            self::assertSame('slept', RawHttp::get($server->address(), '/usleep?ms=300')['body']);
+            self::assertSame('spun', RawHttp::get($server->address(), '/spin?ms=300')['body']);
+            ServerProcess::waitFor(
+                static fn (): bool => \str_contains($server->output(), 'A blocking call held the worker'),
+                10.0,
+                'a blocking report in the log',
+            );
+            // The busy loop may run JIT-compiled without an interrupt check: its lag is measured anyway.
+            $worker = ServerProcess::waitFor(static function () use ($server): ?array {
+                $worker = $server->status()['workers'][0];
+                return ($worker['blocked'] ?? 0) >= 1 && ($worker['lag_max_ms'] ?? 0) >= 250.0 ? $worker : null;
+            }, 10.0, 'the worker to report what held it');
+            self::assertGreaterThanOrEqual(250.0, $worker['lag_max_ms']);
+            [, $text] = $server->control('status');
+            self::assertStringContainsString('Loop lag (last interval): worker 1:', $text);
+        } finally {
+            $server->stop();
+        }
+        $log = $server->output();
+        self::assertMatchesRegularExpression('/held the worker for \d+ ms \(threshold 50 ms\) in GET \/usleep: usleep\(\) at \S+blocking-app\.php:\d+/', $log);
+    }
+
     public function testAnUnknownKindIsAUsageError(): void
     {
         [$code, $output] = ServerProcess::cli(['serve', self::APP, '--hooks', 'stream,files']);
