@@ -31,7 +31,8 @@ static PHP_MINIT_FUNCTION(weft)
 		|| weft_hooks_minit(class_Weft_Ext_Hooks_methods) != SUCCESS
 		|| weft_hook_stream_minit() != SUCCESS
 		|| weft_hook_sleep_minit() != SUCCESS
-		|| weft_hook_exit_minit() != SUCCESS) {
+		|| weft_hook_exit_minit() != SUCCESS
+		|| weft_watchdog_minit(class_Weft_Ext_Watchdog_methods) != SUCCESS) {
 		return FAILURE;
 	}
 	return SUCCESS;
@@ -39,6 +40,7 @@ static PHP_MINIT_FUNCTION(weft)
 
 static PHP_MSHUTDOWN_FUNCTION(weft)
 {
+	weft_watchdog_mshutdown();
 	weft_hook_exit_mshutdown();
 	weft_hook_sleep_mshutdown();
 	weft_hook_stream_mshutdown();
@@ -47,6 +49,7 @@ static PHP_MSHUTDOWN_FUNCTION(weft)
 
 static PHP_RSHUTDOWN_FUNCTION(weft)
 {
+	weft_watchdog_rshutdown();
 	return weft_hooks_rshutdown();
 }
 

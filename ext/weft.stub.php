@@ -123,4 +123,23 @@ namespace Weft\Ext {
         /** weft_hook_wait_fds(): @param array<int, int> $fds @return array<int, int> the ready ones */
         public static function waitFds(array $fds, float $timeout = -1): array {}
     }
+
+    /**
+     * A thread that notices when the process stops calling beat() for longer than $threshold seconds and
+     * then has the engine call $onBlocked(float $seconds, ?string $call, int $line) in the main thread at
+     * the next opcode boundary: debug_backtrace() there shows where PHP code held the process. $call and
+     * $line name the call that just returned, when the engine stopped right after one (a blocking
+     * internal function is noticed once it returns). Once per missed beat. Stopped at the end of the
+     * request; a forked child has no thread until start() is called there.
+     */
+    final class Watchdog
+    {
+        public static function start(float $threshold, \Closure $onBlocked): void {}
+
+        public static function beat(): void {}
+
+        public static function stop(): void {}
+
+        public static function isRunning(): bool {}
+    }
 }

@@ -65,6 +65,18 @@ ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_Hooks_waitFds, 0,
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, timeout, IS_DOUBLE, 0, "-1")
 ZEND_END_ARG_INFO()
 
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_Watchdog_start, 0, 2, IS_VOID, 0)
+	ZEND_ARG_TYPE_INFO(0, threshold, IS_DOUBLE, 0)
+	ZEND_ARG_OBJ_INFO(0, onBlocked, Closure, 0)
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Weft_Ext_Watchdog_beat arginfo_class_Weft_Ext_Hooks_uninstall
+
+#define arginfo_class_Weft_Ext_Watchdog_stop arginfo_class_Weft_Ext_Hooks_uninstall
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_Watchdog_isRunning, 0, 0, _IS_BOOL, 0)
+ZEND_END_ARG_INFO()
+
 ZEND_FUNCTION(weft_version);
 ZEND_METHOD(Weft_Ext_Epoll, __construct);
 ZEND_METHOD(Weft_Ext_Epoll, add);
@@ -81,6 +93,10 @@ ZEND_METHOD(Weft_Ext_Hooks, available);
 ZEND_METHOD(Weft_Ext_Hooks, canSuspend);
 ZEND_METHOD(Weft_Ext_Hooks, waitFd);
 ZEND_METHOD(Weft_Ext_Hooks, waitFds);
+ZEND_METHOD(Weft_Ext_Watchdog, start);
+ZEND_METHOD(Weft_Ext_Watchdog, beat);
+ZEND_METHOD(Weft_Ext_Watchdog, stop);
+ZEND_METHOD(Weft_Ext_Watchdog, isRunning);
 
 static const zend_function_entry ext_functions[] = {
 	ZEND_NS_NAMED_FE("Weft\\Ext", version, ZEND_FN(weft_version), arginfo_Weft_Ext_version)
@@ -111,5 +127,13 @@ static const zend_function_entry class_Weft_Ext_Hooks_methods[] = {
 	ZEND_ME(Weft_Ext_Hooks, canSuspend, arginfo_class_Weft_Ext_Hooks_canSuspend, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
 	ZEND_ME(Weft_Ext_Hooks, waitFd, arginfo_class_Weft_Ext_Hooks_waitFd, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
 	ZEND_ME(Weft_Ext_Hooks, waitFds, arginfo_class_Weft_Ext_Hooks_waitFds, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
+	ZEND_FE_END
+};
+
+static const zend_function_entry class_Weft_Ext_Watchdog_methods[] = {
+	ZEND_ME(Weft_Ext_Watchdog, start, arginfo_class_Weft_Ext_Watchdog_start, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
+	ZEND_ME(Weft_Ext_Watchdog, beat, arginfo_class_Weft_Ext_Watchdog_beat, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
+	ZEND_ME(Weft_Ext_Watchdog, stop, arginfo_class_Weft_Ext_Watchdog_stop, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
+	ZEND_ME(Weft_Ext_Watchdog, isRunning, arginfo_class_Weft_Ext_Watchdog_isRunning, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
 	ZEND_FE_END
 };

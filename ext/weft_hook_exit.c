@@ -25,9 +25,32 @@ static bool weft_exit_installed = false;
 
 #define WEFT_EXIT_MESSAGE_MAX 200
 
+/*
+ * Whether a Weft coroutine is running, asked from Weft\Hook\FdWaiter::inCoroutine() (not autoloaded:
+ * the class is there whenever hooks were enabled). A Fiber alone is not enough: a worker forked while
+ * the master ran in a coroutine starts inside that Fiber, and its own exit() must stay an exit.
+ */
+static bool weft_exit_in_coroutine(void)
+{
+	zend_class_entry *ce = zend_hash_str_find_ptr(EG(class_table), "weft\\hook\\fdwaiter", sizeof("weft\\hook\\fdwaiter") - 1);
+	if (ce == NULL) {
+		return false;
+	}
+	zend_function *fn = zend_hash_str_find_ptr(&ce->function_table, "incoroutine", sizeof("incoroutine") - 1);
+	if (fn == NULL || !(fn->common.fn_flags & ZEND_ACC_STATIC)) {
+		return false;
+	}
+	zval ret;
+	ZVAL_UNDEF(&ret);
+	zend_call_known_function(fn, NULL, ce, &ret, 0, NULL, NULL);
+	bool in = Z_TYPE(ret) == IS_TRUE;
+	zval_ptr_dtor(&ret);
+	return in && EG(exception) == NULL;
+}
+
 static int weft_exit_handler(zend_execute_data *execute_data)
 {
-	if (!weft_hook_can_suspend(WEFT_HOOK_EXIT)) {
+	if (!weft_hook_can_suspend(WEFT_HOOK_EXIT) || !weft_exit_in_coroutine()) {
 		return weft_previous_exit_handler != NULL ? weft_previous_exit_handler(execute_data) : ZEND_USER_OPCODE_DISPATCH;
 	}
 	const zend_op *opline = EX(opline);

@@ -109,14 +109,17 @@ static void weft_stream_restore_blocking(weft_stream_hook *h, php_netstream_data
 	h->nonblocking = false;
 }
 
+/*
+ * Makes the descriptor non-blocking for a hooked op. Checked on every op, not cached: original code that
+ * believes the stream blocks (openssl's I/O loop, for one) sets the descriptor back to blocking when it
+ * is done, and a read on a blocking descriptor would block the whole process.
+ */
 static bool weft_stream_make_nonblocking(weft_stream_hook *h, php_netstream_data_t *sock)
 {
-	if (!h->nonblocking) {
-		if (!weft_set_fd_blocking(sock->socket, false)) {
-			return false;
-		}
-		h->nonblocking = true;
+	if (!weft_set_fd_blocking(sock->socket, false)) {
+		return false;
 	}
+	h->nonblocking = true;
 	return true;
 }
 
@@ -266,7 +269,7 @@ static ssize_t weft_stream_write(php_stream *stream, const char *buf, size_t cou
 		return weft_orig_write(stream, h, buf, count);
 	}
 	if (count == 0) {
-		return weft_orig_write(stream, h, buf, count);
+		return 0; /* nothing to send (and nothing that may block) */
 	}
 	while (true) {
 		if (!weft_stream_make_nonblocking(h, sock)) {

@@ -20,13 +20,13 @@ die() { printf 'setup: ERROR: %s\n' "$*" >&2; exit 1; }
 
 PACKAGES=(
     php8.2-cli php8.2-fpm php8.2-mysql php8.2-pgsql php8.2-dev php8.2-opcache
+    php8.2-curl php8.2-redis libcurl4-openssl-dev valgrind
     gcc make libc6-dev
     nginx
     curl
     mariadb-server mariadb-client
     postgresql postgresql-client
     redis-server
-    php8.2-curl libcurl4-openssl-dev
     wrk apache2-utils
     unzip git procps util-linux composer
 )

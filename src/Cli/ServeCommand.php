@@ -53,6 +53,7 @@ final class ServeCommand
             'grace' => ['float', ServerConfig::DEFAULT_GRACE, 'seconds in-flight requests get on stop or reload'],
             'backlog' => ['int', ListenOptions::DEFAULT_BACKLOG, 'listen backlog (capped by net.core.somaxconn)'],
             'max-coroutines' => ['int', \Weft\Coroutine\Scheduler::DEFAULT_MAX_COROUTINES, 'coroutines per worker (each holds a Fiber)'],
+            'blocking-threshold' => ['float', \Weft\Hook\BlockingDetector::DEFAULT_THRESHOLD, 'coroutine mode: log the request and PHP stack of a call that holds a worker longer than this many seconds (0: off)'],
             'hooks' => ['string', 'all', 'coroutine mode: blocking PHP calls that suspend the coroutine instead (all, none, or a list of ' . \implode(',', \array_keys(Hooks::KINDS)) . ')'],
             'memory-limit' => ['bytes', self::DEFAULT_MEMORY_LIMIT, "each worker's PHP memory_limit; a request beyond it fails and the worker is replaced (0: none)"],
             'worker-timeout' => ['float', ServerConfig::DEFAULT_WORKER_TIMEOUT, 'seconds a worker may go without reporting to the master before it is killed and replaced (0: never)'],
@@ -108,6 +109,9 @@ final class ServeCommand
                 throw new UsageError($e->getMessage());
             }
         }
+        if ($options->get('blocking-threshold') < 0) {
+            throw new UsageError("option '--blocking-threshold' cannot be negative");
+        }
         try {
             $hooks = Hooks::parse($options->get('hooks'));
         } catch (\InvalidArgumentException $e) {
@@ -155,9 +159,10 @@ final class ServeCommand
             logFile: $logFile,
             daemon: $options->get('daemon'),
             maxCoroutines: $options->get('max-coroutines'),
+            workerTimeout: $options->get('worker-timeout'),
             // Sync mode runs one request at a time: nothing to switch to, so nothing is hooked.
             hooks: $options->get('mode') === 'coroutine' ? $hooks : 0,
-            workerTimeout: $options->get('worker-timeout'),
+            blockingThreshold: $options->get('blocking-threshold'),
         );
         $master = new Master($config, $logger);
         try {

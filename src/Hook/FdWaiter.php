@@ -27,6 +27,13 @@ final class FdWaiter
     public const READ = 1;
     public const WRITE = 2;
 
+    /** Whether the code running now is a Weft coroutine (the exit hook asks). */
+    public static function inCoroutine(): bool
+    {
+        $current = Scheduler::get()->current;
+        return $current !== null && $current->fiber === \Fiber::getCurrent();
+    }
+
     /** @return ?int the ready events (READ | WRITE), 0 when the timeout passed, null: block instead */
     public function wait(int $fd, int $events, float $timeout): ?int
     {

@@ -5,23 +5,34 @@ declare(strict_types=1);
 namespace Weft\Hook;
 
 use Psr\Log\LoggerInterface;
+use Weft\Loop\Loop;
 use Weft\Server\ServerConfig;
 
 /**
  * The hooks as the server uses them: enabled in each coroutine-mode worker right after fork (before the
  * application loads, so connections it opens at boot are hooked too), announced once at start-up, and
- * reported to `bin/weft status`.
+ * reported to `bin/weft status` with the loop lag the blocking-call detector measures.
  */
 final class WorkerHooks
 {
-    /** In a worker, after fork: turns on the configured kinds (0: off). */
-    public static function install(int $kinds): void
+    private static ?BlockingDetector $detector = null;
+
+    /**
+     * In a worker, after fork: turns on the configured kinds (0: off) and, in coroutine mode, the
+     * blocking-call detector.
+     */
+    public static function install(ServerConfig $config, LoggerInterface $logger): void
     {
-        if ($kinds === 0) {
+        if ($config->hooks === 0) {
             Hooks::disable();
-            return;
+        } else {
+            Hooks::enable($config->hooks);
         }
-        Hooks::enable($kinds);
+        self::$detector = null;
+        if ($config->mode === 'coroutine' && $config->blockingThreshold > 0) {
+            self::$detector = new BlockingDetector($logger, $config->blockingThreshold);
+            self::$detector->start(Loop::get());
+        }
     }
 
     /** The start-up line: which calls suspend, and a warning when the extension cannot hook them. */
@@ -57,20 +68,34 @@ final class WorkerHooks
         }
     }
 
-    /** @return array{hooks: string} this worker's figures for `bin/weft status` */
+    /** @return array<string, string|int|float> this worker's figures for `bin/weft status` */
     public static function stats(): array
     {
-        return ['hooks' => Hooks::describe()];
+        return ['hooks' => Hooks::describe()] + (self::$detector?->stats() ?? []);
     }
 
     /** @param list<array<string, mixed>> $workers as `bin/weft status` receives them */
     public static function render(array $workers): string
     {
+        $out = '';
+        $lags = [];
         foreach ($workers as $worker) {
-            if (isset($worker['hooks'])) {
-                return 'Hooks: ' . $worker['hooks'] . "\n\n";
+            if ($out === '' && isset($worker['hooks'])) {
+                $out = 'Hooks: ' . $worker['hooks'] . "\n";
+            }
+            if (isset($worker['lag_max_ms'])) {
+                $lags[] = \sprintf(
+                    'worker %s: %s ms (worst %s ms, held %d time(s))',
+                    $worker['slot'] ?? '?',
+                    $worker['lag_ms'],
+                    $worker['lag_max_ms'],
+                    $worker['blocked'] ?? 0,
+                );
             }
         }
-        return '';
+        if ($lags !== []) {
+            $out .= 'Loop lag (last interval): ' . \implode('; ', $lags) . "\n";
+        }
+        return $out === '' ? '' : $out . "\n";
     }
 }

@@ -96,6 +96,52 @@ final class ServeHooksTest extends TestCase
         self::assertStringContainsString('exit() was called inside a coroutine with "bye"', $server->output());
     }
 
+    public function testTheSql3PdoExampleAnswersConcurrentRequests(): void
+    {
+        $server = new ServerProcess([\dirname(__DIR__, 3) . '/examples/sql3-pdo.php', '--workers', '1']);
+        try {
+            $clients = [];
+            for ($i = 0; $i < 8; $i++) {
+                $clients[] = (new RawHttp($server->address(), 30))->send("GET / HTTP/1.1\r\nHost: t\r\n\r\n");
+            }
+            foreach ($clients as $client) {
+                $response = $client->response();
+                self::assertSame(200, $response['status'], $response['body']);
+                $rows = \json_decode($response['body'], true, 512, \JSON_THROW_ON_ERROR);
+                self::assertCount(5, $rows);
+                self::assertSame(['id' => 1, 'name' => 'name-1'], $rows[0]);
+            }
+        } finally {
+            $server->stop();
+        }
+    }
+
+    public function testTheDetectorNamesTheRequestAndTheCallThatHeldTheWorker(): void
+    {
+        $server = new ServerProcess([self::APP, '--workers', '1', '--hooks', 'none', '--blocking-threshold', '0.05']);
+        try {
+            self::assertSame('slept', RawHttp::get($server->address(), '/usleep?ms=300')['body']);
+            self::assertSame('spun', RawHttp::get($server->address(), '/spin?ms=300')['body']);
+            ServerProcess::waitFor(
+                static fn (): bool => \str_contains($server->output(), 'A blocking call held the worker'),
+                10.0,
+                'a blocking report in the log',
+            );
+            // The busy loop may run JIT-compiled without an interrupt check: its lag is measured anyway.
+            $worker = ServerProcess::waitFor(static function () use ($server): ?array {
+                $worker = $server->status()['workers'][0];
+                return ($worker['blocked'] ?? 0) >= 1 && ($worker['lag_max_ms'] ?? 0) >= 250.0 ? $worker : null;
+            }, 10.0, 'the worker to report what held it');
+            self::assertGreaterThanOrEqual(250.0, $worker['lag_max_ms']);
+            [, $text] = $server->control('status');
+            self::assertStringContainsString('Loop lag (last interval): worker 1:', $text);
+        } finally {
+            $server->stop();
+        }
+        $log = $server->output();
+        self::assertMatchesRegularExpression('/held the worker for \d+ ms \(threshold 50 ms\) in GET \/usleep: usleep\(\) at \S+blocking-app\.php:\d+/', $log);
+    }
+
     public function testAnUnknownKindIsAUsageError(): void
     {
         [$code, $output] = ServerProcess::cli(['serve', self::APP, '--hooks', 'stream,files']);

@@ -96,6 +96,18 @@ final class ExitHookTest extends TestCase
         self::assertSame('before ', $output);
     }
 
+    public function testExitInAFiberThatIsNotAWeftCoroutineEndsTheProcess(): void
+    {
+        // A worker forked while its master ran in a coroutine runs inside that Fiber: its exit() is an exit.
+        $script = 'require ' . \var_export(\dirname(__DIR__, 3) . '/vendor/autoload.php', true) . ';'
+            . ' Weft\Hook\Hooks::enable(); (new Fiber(static function () { exit(4); }))->start(); echo "survived";';
+        $command = [\PHP_BINARY, '-d', 'extension=' . \dirname(__DIR__, 3) . '/ext/modules/weft.so', '-r', $script];
+        $process = \proc_open($command, [1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes);
+        $output = \stream_get_contents($pipes[1]);
+        self::assertSame(4, \proc_close($process));
+        self::assertSame('', $output);
+    }
+
     public function testWithTheHookOffExitInACoroutineEndsTheProcess(): void
     {
         $script = 'require ' . \var_export(\dirname(__DIR__, 3) . '/vendor/autoload.php', true) . ';'
