@@ -148,6 +148,63 @@ final class Findings
         return $hurts;
     }
 
+    /**
+     * Whether more workers hurt, or null when no two rows differ only in their workers count: then the
+     * run says nothing about workers (e.g. only one-worker rows ran), and claiming they "never cost"
+     * anything would be a sentence without evidence.
+     *
+     * @param list<Row> $rows
+     * @param list<string> $groupParams the other parameters (e.g. mode, loop, concurrency)
+     */
+    public static function workersLine(array $rows, array $groupParams, string $unit = 'req/s', string $metric = 'rps'): ?string
+    {
+        $compared = false;
+        foreach (self::groupBy(self::ok($rows, [], $metric), $groupParams) as $members) {
+            $compared = $compared || \count(self::values($members, 'workers')) > 1;
+        }
+        return $compared ? self::describeHurts(self::workersHurt($rows, $groupParams, 0.10, $metric), $unit) : null;
+    }
+
+    /**
+     * Per-concurrency winners, each only where it says something the overall winner line does not: with
+     * one concurrency, or where every mode's best row sits at the same concurrency, "At concurrency 100:"
+     * would repeat it word for word.
+     *
+     * @param list<Row> $rows
+     * @return list<string>
+     */
+    public static function winnersByConcurrency(array $rows, string $param = 'mode'): array
+    {
+        $overall = self::winner($rows, $param);
+        $out = [];
+        foreach (self::values($rows, 'concurrency') as $c) {
+            $atC = self::ok($rows, ['concurrency' => $c]);
+            $line = self::winner($atC, $param);
+            if ($line !== null && $line !== $overall && \count(self::values($atC, $param)) > 1) {
+                $out[] = "At concurrency $c: $line.";
+            }
+        }
+        return $out;
+    }
+
+    /**
+     * The findings as printed: computed lines that have nothing to say (null, empty) dropped, and no
+     * sentence twice.
+     *
+     * @param list<?string> $lines
+     * @return list<string>
+     */
+    public static function tidy(array $lines): array
+    {
+        $out = [];
+        foreach ($lines as $line) {
+            if ($line !== null && \trim($line) !== '' && !\in_array($line, $out, true)) {
+                $out[] = $line;
+            }
+        }
+        return $out;
+    }
+
     /** @param list<array{group: string, from: int, to: int, fromRate: float, toRate: float}> $hurts */
     public static function describeHurts(array $hurts, string $unit = 'req/s'): string
     {

@@ -111,13 +111,7 @@ final class HelloScenario extends HttpScenario
         }
         $out = [];
         $out[] = Findings::winner($ok, 'mode') . '.';
-        foreach (Findings::values($ok, 'concurrency') as $c) {
-            $atC = Findings::ok($ok, ['concurrency' => $c]);
-            $line = Findings::winner($atC, 'mode');
-            if ($line !== null && \count(Findings::values($atC, 'mode')) > 1) {
-                $out[] = "At concurrency $c: $line.";
-            }
-        }
+        \array_push($out, ...Findings::winnersByConcurrency($ok, 'mode'));
         $cpu = Findings::cpuPerRequest($ok, 'mode');
         if ($cpu !== null) {
             $out[] = $cpu;
@@ -133,7 +127,7 @@ final class HelloScenario extends HttpScenario
                 $out[] = \sprintf('coroutine %s kept %d %% of its best throughput across concurrency %s.', $group, (int) \round($flat * 100), \implode('/', Findings::values($series, 'concurrency')));
             }
         }
-        $out[] = Findings::describeHurts(Findings::workersHurt($ok, ['mode', 'loop', 'concurrency', 'requests']));
+        $out[] = Findings::workersLine($ok, ['mode', 'loop', 'concurrency', 'requests']);
         $idle = Findings::unsaturated($ok, $this->serverCores);
         if ($idle !== null) {
             $out[] = $idle;
