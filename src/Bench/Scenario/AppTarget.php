@@ -76,7 +76,8 @@ final class AppTarget
         $lua .= 'local body = ' . ($this->body === null ? 'nil' : $quote($this->body)) . "\n";
         $lua .= "local headers = {}\n";
         foreach ($this->headers as $name => $value) {
-            $lua .= 'headers[' . $quote($name) . '] = ' . $quote($value) . "\n";
+            // "headers[ [[" with the space: "[[[" would open a long string.
+            $lua .= 'headers[ ' . $quote($name) . ' ] = ' . $quote($value) . "\n";
         }
         $lua .= <<<'LUA'
             local counter = 0
