@@ -26,7 +26,7 @@ final class Netty
     {
         $missing = [];
         if (self::binary('java') === null || self::binary('javac') === null) {
-            $missing[] = 'a JDK (Debian package default-jdk-headless)';
+            $missing[] = 'a JDK (Debian package default-jdk-headless' . (\getenv('JAVA_HOME') ? '; JAVA_HOME=' . \getenv('JAVA_HOME') . ' has no bin/java and bin/javac' : '') . ')';
         }
         foreach (self::JARS as $jar) {
             if (!\is_file(self::JAR_DIR . "/$jar.jar")) {
@@ -86,9 +86,12 @@ final class Netty
         return Service::start($env->processes, $command, $env->logBase($name), null, 60.0);
     }
 
+    /** java and javac: from $JAVA_HOME when it is set (the usual way to pick a JDK), else from the PATH. */
     private static function binary(string $name): ?string
     {
-        foreach (\array_unique([...\explode(':', (string) \getenv('PATH')), '/usr/bin', '/usr/local/bin']) as $dir) {
+        $home = (string) \getenv('JAVA_HOME');
+        $dirs = $home !== '' ? ["$home/bin"] : \array_unique([...\explode(':', (string) \getenv('PATH')), '/usr/bin', '/usr/local/bin']);
+        foreach ($dirs as $dir) {
             if ($dir !== '' && \is_file("$dir/$name") && \is_executable("$dir/$name")) {
                 return "$dir/$name";
             }
