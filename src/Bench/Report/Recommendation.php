@@ -162,6 +162,16 @@ final class Recommendation
             );
         }
 
+        if ($best !== null && !$data['cpu_bound'] && !$blocking['suspected']) {
+            $config = self::config($ok, $best);
+            $peak = Findings::best($config);
+            if ($peak !== null && ($peak->number('cpu_pct') ?? 100.0) < self::IDLE * 100 * $serverCores && \count($config) > 1) {
+                $reasons[] = \sprintf(
+                    'Its throughput peaked at %s req/s with the server\'s CPU at %s %% of %d core(s): something outside the server set the pace there (the database or upstream the app waits for, or the load generator), so more workers or concurrency will not raise it.',
+                    Format::rate($peak->number('rps')), Format::pct($peak->number('cpu_pct')), $serverCores,
+                );
+            }
+        }
         foreach (Findings::values($ok, 'mode') as $mode) {
             $data['modes'][$mode] = self::mode($mode, $ok, $eligible, $best);
             if ($best !== null && $mode !== $best->param('mode')) {
@@ -225,13 +235,15 @@ final class Recommendation
     private static function alone(array $ok, ?Row $best): ?array
     {
         $single = \array_values(\array_filter($ok, static fn (Row $r): bool => (int) $r->param('concurrency') === 1
-            && $r->number('p50_ms') !== null && $r->number('cpu_us_per_req') !== null && $r->param('mode') !== 'fpm'));
+            && $r->number('rps') > 0 && $r->number('cpu_us_per_req') !== null && $r->param('mode') !== 'fpm'));
         if ($single === []) {
             return null;
         }
         \usort($single, static fn (Row $a, Row $b): int => [$a->param('mode') !== ($best?->param('mode') ?? 'coroutine'), $a->param('workers')] <=> [$b->param('mode') !== ($best?->param('mode') ?? 'coroutine'), $b->param('workers')]);
         $row = $single[0];
-        $latencyMs = (float) $row->number('p50_ms');
+        // The mean (a closed loop of one connection completes 1 / mean latency per second), to match the
+        // CPU time per request, which is a mean too.
+        $latencyMs = 1000 / (float) $row->number('rps');
         $cpuUs = (float) $row->number('cpu_us_per_req');
         return [
             'label' => $row->label(),
@@ -244,8 +256,10 @@ final class Recommendation
     /**
      * Whether coroutine mode ran requests one at a time per worker. Evidence: the blocking-call detector's
      * "blocked" lines in the server log; or, with the CPU idle and many more connections than workers,
-     * requests/s x the time a request takes alone (Little's law: the requests in progress at once) no
-     * higher than the workers; or, without a concurrency-1 row, throughput flat across concurrency.
+     * the configuration's best requests/s x the time a request takes alone (Little's law: the requests in
+     * progress at once) no higher than its workers. The best, not the last row: when a database or an
+     * upstream saturates, throughput also stops rising with the CPU idle, but not before the worker ran
+     * several requests at once.
      *
      * @param list<Row> $ok
      * @return array{suspected: bool, evidence: list<string>, calls: array<string, int>}
@@ -267,29 +281,24 @@ final class Recommendation
         }
         foreach (Findings::groupBy($coroutine, ['loop', 'workers']) as $config) {
             \usort($config, static fn (Row $a, Row $b): int => $a->param('concurrency') <=> $b->param('concurrency'));
-            if (\count($config) < 2) {
-                continue;
-            }
             $workers = (int) $config[0]->param('workers');
-            $high = $config[\count($config) - 1];
             $low = $config[0];
+            $high = $config[\count($config) - 1];
             $c = (int) $high->param('concurrency');
             $idle = ($high->number('cpu_pct') ?? 100.0) < self::IDLE * 100 * $serverCores;
-            if (!$idle || $c < 4 * $workers) {
+            // The time a request takes when it never waits behind another: from a row with no more
+            // connections than workers (closed loop: each connection completes 1 / its latency per second).
+            if (\count($config) < 2 || !$idle || $c < 4 * $workers || (int) $low->param('concurrency') > $workers || $low->number('rps') <= 0) {
                 continue;
             }
-            if ((int) $low->param('concurrency') === 1 && $low->number('p50_ms') !== null) {
-                $inFlight = $high->number('rps') * $low->number('p50_ms') / 1000;
-                if ($inFlight <= self::ONE_AT_A_TIME * $workers) {
-                    $evidence[] = \sprintf(
-                        'with %d worker%s at concurrency %d it served %s req/s while a request alone takes %s ms, so only about %.1f request(s) were in progress at a time, with the CPU at %s %%: each worker ran one request at a time, as in sync mode.',
-                        $workers, $workers === 1 ? '' : 's', $c, Format::rate($high->number('rps')), Format::ms($low->number('p50_ms')), $inFlight, Format::pct($high->number('cpu_pct')),
-                    );
-                }
-            } elseif ($c >= 4 * (int) $low->param('concurrency') && $high->number('rps') < 1.15 * $low->number('rps')) {
+            $serviceS = (int) $low->param('concurrency') / $low->number('rps');
+            $peak = Findings::best($config);
+            // Little's law: the requests in progress at once at the configuration's best.
+            $inFlight = $peak->number('rps') * $serviceS;
+            if ($inFlight <= self::ONE_AT_A_TIME * $workers) {
                 $evidence[] = \sprintf(
-                    'with %d worker%s, throughput stayed at %s req/s from concurrency %d to %d with the CPU at %s %%.',
-                    $workers, $workers === 1 ? '' : 's', Format::rate($high->number('rps')), (int) $low->param('concurrency'), $c, Format::pct($high->number('cpu_pct')),
+                    'with %d worker%s it never served more than %s req/s (up to concurrency %d, the CPU at %s %%), while a request alone takes %s ms on average: only about %.1f request(s) were in progress at a time, so each worker ran one request at a time, as in sync mode.',
+                    $workers, $workers === 1 ? '' : 's', Format::rate($peak->number('rps')), $c, Format::pct($high->number('cpu_pct')), Format::ms($serviceS * 1000), $inFlight,
                 );
             }
         }

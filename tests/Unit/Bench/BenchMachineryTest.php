@@ -101,9 +101,21 @@ final class BenchMachineryTest extends TestCase
 
     public function testPortRangeHandsOutFreePortsOfTheRangeOnly(): void
     {
-        $busy = @\stream_socket_server('tcp://127.0.0.1:0', $errno, $error);
-        self::assertNotFalse($busy);
-        $port = (int) \substr((string) \stream_socket_get_name($busy, false), \strrpos((string) \stream_socket_get_name($busy, false), ':') + 1);
+        // Two adjacent free ports, the first held busy (other tests and engineers use ports too: search).
+        $busy = false;
+        for ($try = 0; $try < 50 && $busy === false; $try++) {
+            $port = \random_int(20000, 30000);
+            $busy = @\stream_socket_server("tcp://127.0.0.1:$port", $errno, $error);
+            $next = @\stream_socket_server('tcp://127.0.0.1:' . ($port + 1), $errno, $error);
+            if ($next === false && $busy !== false) {
+                \fclose($busy);
+                $busy = false;
+            }
+            if ($next !== false) {
+                \fclose($next);
+            }
+        }
+        self::assertNotFalse($busy, 'found two adjacent free ports');
         $out = \sys_get_temp_dir() . '/weft-bench-port-' . \getmypid();
         $env = new Environment(\dirname(__DIR__, 3), $out, new Settings(portRange: [$port, $port + 1]), Tools::detect(), Machine::detect());
         try {

@@ -56,7 +56,8 @@ final class RecommendationTest extends TestCase
         self::assertSame(128, $data['knee_concurrency']);
         self::assertSame(128, $data['max_concurrency_under_target']);
         self::assertSame(512, $data['first_concurrency_over_target']);
-        self::assertEqualsWithDelta(1 - 300 / 10500, $data['alone']['wait_share'], 0.001);
+        // Alone: 95 req/s at concurrency 1 is 10.53 ms a request on average, 0.3 ms of it CPU.
+        self::assertEqualsWithDelta(1 - 300 / (1e6 / 95), $data['alone']['wait_share'], 0.001);
         self::assertFalse($data['cpu_bound']);
         self::assertFalse($data['blocking']['suspected']);
         self::assertNull($data['modes']['sync']['workers_to_match'], 'no sync configuration came within 5 %');
@@ -114,6 +115,7 @@ final class RecommendationTest extends TestCase
         $data = $advice->toArray();
         self::assertTrue($data['blocking']['suspected']);
         self::assertStringContainsString('about 1.0 request(s) were in progress at a time', $data['blocking']['evidence'][0]);
+        self::assertStringContainsString('never served more than 49.6 req/s', $data['blocking']['evidence'][0]);
         self::assertSame('sync', $data['recommended']['mode']);
         self::assertStringContainsString('Coroutine mode blocks', \implode("\n", $advice->reasons));
 
@@ -122,6 +124,21 @@ final class RecommendationTest extends TestCase
             $row->metrics['cpu_pct'] = 99.0;
         }
         self::assertFalse(Recommendation::blocking($rows, 1)['suspected']);
+    }
+
+    public function testASaturatedDatabaseIsNotBlocking(): void
+    {
+        // The sql3 shape on a busy machine: the worker ran several requests at once at c=16 (6,480 req/s
+        // against 1,749 alone), then the database capped throughput with the server's CPU idle.
+        $rows = [
+            self::row('coroutine', 1, 1, ['rps' => 1749.0, 'p99_ms' => 5.5, 'cpu_pct' => 36.0]),
+            self::row('coroutine', 1, 16, ['rps' => 6480.0, 'p99_ms' => 8.3, 'cpu_pct' => 52.5]),
+            self::row('coroutine', 1, 64, ['rps' => 3421.0, 'p99_ms' => 43.1, 'cpu_pct' => 39.3]),
+            self::row('coroutine', 1, 256, ['rps' => 3028.0, 'p99_ms' => 163.0, 'cpu_pct' => 36.3]),
+        ];
+        $advice = Recommendation::compute($rows, 100.0, 1, 'sql3.php');
+        self::assertFalse($advice->toArray()['blocking']['suspected']);
+        self::assertStringContainsString('something outside the server set the pace', \implode("\n", $advice->reasons));
     }
 
     public function testTheDetectorsLogLinesCountAsEvidence(): void
