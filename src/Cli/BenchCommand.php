@@ -178,14 +178,8 @@ final class BenchCommand
      */
     private function runScenarios(array $scenarios, Settings $settings, Options $options, array $argv): array
     {
-        $out = $options->get('out') ?? (\getcwd() . '/var/bench/' . \date('Ymd-His'));
-        if (!\is_dir($out) && !@\mkdir($out, 0o777, true)) {
-            throw new UsageError("cannot create the output folder '$out'");
-        }
-        $out = (string) \realpath($out);
         $started = \microtime(true);
         $progress = new Progress(\STDERR, $started);
-
         $tools = Tools::detect();
         $root = \dirname(__DIR__, 2);
         $baseline = null;
@@ -196,6 +190,11 @@ final class BenchCommand
                 throw new UsageError($e->getMessage());
             }
         }
+        $out = $options->get('out') ?? (\getcwd() . '/var/bench/' . \date('Ymd-His'));
+        if (!\is_dir($out) && !@\mkdir($out, 0o777, true)) {
+            throw new UsageError("cannot create the output folder '$out'");
+        }
+        $out = (string) \realpath($out);
         $probeEnv = new Environment($root, $out, $settings, $tools, Machine::detect());
         $machine = $probeEnv->machine->with([
             'php_version' => \PHP_VERSION,

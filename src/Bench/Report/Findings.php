@@ -166,25 +166,38 @@ final class Findings
     }
 
     /**
-     * Per-concurrency winners, each only where it says something the overall winner line does not: with
-     * one concurrency, or where every mode's best row sits at the same concurrency, "At concurrency 100:"
-     * would repeat it word for word.
+     * The modes side by side at each concurrency, in one sentence: "By concurrency (...): c=100: coroutine
+     * 24,205, sync 21,054 (0.87x); c=1000: ...". One line rather than a winner sentence per level, which
+     * repeated the overall winner's sentence word for word wherever the best rows shared a concurrency.
+     * Nothing when only one concurrency ran: the overall line says it all.
      *
      * @param list<Row> $rows
      * @return list<string>
      */
-    public static function winnersByConcurrency(array $rows, string $param = 'mode'): array
+    public static function winnersByConcurrency(array $rows, string $param = 'mode', string $metric = 'rps'): array
     {
-        $overall = self::winner($rows, $param);
-        $out = [];
-        foreach (self::values($rows, 'concurrency') as $c) {
-            $atC = self::ok($rows, ['concurrency' => $c]);
-            $line = self::winner($atC, $param);
-            if ($line !== null && $line !== $overall && \count(self::values($atC, $param)) > 1) {
-                $out[] = "At concurrency $c: $line.";
-            }
+        $levels = self::values(self::ok($rows, [], $metric), 'concurrency');
+        if (\count($levels) < 2) {
+            return [];
         }
-        return $out;
+        $parts = [];
+        foreach ($levels as $c) {
+            $bests = [];
+            foreach (self::groupBy(self::ok($rows, ['concurrency' => $c], $metric), [$param]) as $value => $members) {
+                $bests[$value] = (float) self::best($members, $metric)?->number($metric);
+            }
+            if (\count($bests) < 2) {
+                continue;
+            }
+            \arsort($bests);
+            $top = \reset($bests);
+            $cells = [];
+            foreach ($bests as $value => $rate) {
+                $cells[] = $rate === $top || $top <= 0 ? \sprintf('%s %s', $value, Format::rate($rate)) : \sprintf('%s %s (%sx)', $value, Format::rate($rate), \number_format($rate / $top, 2));
+            }
+            $parts[] = "c=$c: " . \implode(', ', $cells);
+        }
+        return $parts === [] ? [] : ["By concurrency (the best row of each $param; ratio to the fastest): " . \implode('; ', $parts) . '.'];
     }
 
     /**

@@ -163,25 +163,7 @@ abstract class HttpScenario extends AbstractScenario
         }
     }
 
-    /**
-     * The Netty reference rows of a scenario (hello, sleep): one per workers x concurrency, skipped with
-     * the reason when Java or libnetty-java is missing.
-     *
-     * @param list<int> $workers
-     * @param list<int> $concurrency
-     * @return list<Row>
-     */
-    protected function nettyRows(array $workers, array $concurrency): array
-    {
-        $rows = [];
-        foreach ($workers as $w) {
-            foreach ($concurrency as $c) {
-                $rows[] = new Row($this->name(), ['mode' => 'netty', 'loop' => null, 'workers' => $w, 'concurrency' => $c]);
-            }
-        }
-        return $rows;
-    }
-
+    /** The Netty reference rows (mode netty, in hello and sleep) need Java and libnetty-java. */
     protected function preSkip(Row $row, Environment $env): ?string
     {
         if ($row->param('mode') === 'netty' && ($why = Netty::unavailable()) !== null) {

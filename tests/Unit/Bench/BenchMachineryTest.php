@@ -48,10 +48,9 @@ final class BenchMachineryTest extends TestCase
             self::row(['mode' => 'sync', 'workers' => 1, 'concurrency' => 1000], 800.0),
             self::row(['mode' => 'coroutine', 'workers' => 1, 'concurrency' => 1000], 1100.0),
         ];
-        // Both modes peak at c=100: that sentence is the overall one; only c=1000 adds something.
         $lines = Findings::winnersByConcurrency($rows);
-        self::assertCount(1, $lines);
-        self::assertStringStartsWith('At concurrency 1000: coroutine was fastest with 1,100', $lines[0]);
+        self::assertSame(['By concurrency (the best row of each mode; ratio to the fastest): c=100: coroutine 1,200, sync 1,000 (0.83x); c=1000: coroutine 1,100, sync 800 (0.73x).'], $lines);
+        self::assertStringNotContainsString('was fastest', $lines[0], 'the overall winner sentence is not repeated per level');
         self::assertSame([], Findings::winnersByConcurrency(\array_slice($rows, 0, 2)), 'one concurrency: nothing beyond the overall line');
         self::assertSame(['a.', 'b.'], Findings::tidy(['a.', null, '', 'b.', 'a.']));
     }
