@@ -30,7 +30,7 @@ final class HelloScenario extends HttpScenario
     {
         return 'examples/hello.php answers every GET with "Hello World". Published: a coroutine PHP server and Java Netty '
             . 'within a few percent of each other at concurrency 1000 with keep-alive (PHP using 30 MB against 600 MB): the "netty" rows '
-            . 'are that Java reference (Netty 4 from Debian, one event-loop thread per worker, default JVM settings, after an unmeasured 2 s warm-up for the HotSpot compiler), '
+            . 'are that Java reference (Netty 4 from Debian, one event-loop thread per worker, default JVM settings, after an unmeasured 2 s warm-up, 1 s in --quick, for the HotSpot compiler), '
             . 'skipped when Java is not installed; a '
             . 'pure-PHP event server and Swoole within 5 % at concurrency 100. wrk keeps its connections alive.'
             . ($this->settings->varied ? ' Rows marked "varied" use a wrk Lua script that changes the path, the query and one header on every request.' : '');

@@ -24,7 +24,7 @@ use Weft\Bench\Tools;
  */
 abstract class HttpScenario extends AbstractScenario
 {
-    /** Seconds of unmeasured load before a Netty row. */
+    /** Seconds of unmeasured load before a Netty row (half in --quick). */
     public const NETTY_WARM_UP = 2.0;
 
     public function unavailable(Environment $env): ?string
@@ -193,8 +193,9 @@ abstract class HttpScenario extends AbstractScenario
         try {
             // HotSpot compiles hot code only after thousands of calls: an unmeasured warm-up gives the JVM
             // what opcache and the JIT give PHP before the first measured request.
-            $warmUp = $env->startLoad(Wrk::command((string) $env->tools->path('wrk'), "http://127.0.0.1:{$server->port}$path", (int) $row->param('concurrency'), self::NETTY_WARM_UP, $script), 'wrk-netty-warm-up');
-            $warmUp->wait(self::NETTY_WARM_UP + Wrk::TIMEOUT + 5);
+            $seconds = $this->settings->quick ? self::NETTY_WARM_UP / 2 : self::NETTY_WARM_UP;
+            $warmUp = $env->startLoad(Wrk::command((string) $env->tools->path('wrk'), "http://127.0.0.1:{$server->port}$path", (int) $row->param('concurrency'), $seconds, $script), 'wrk-netty-warm-up');
+            $warmUp->wait($seconds + Wrk::TIMEOUT + 5);
             $warmUp->terminate(1.0);
             $env->processes->forget($warmUp);
             $this->loadServer($row, $env, $server, self::expectBody('Hello World'), $path, $script);

@@ -37,7 +37,7 @@ final class SleepScenario extends HttpScenario
             . 'the request in coroutine mode and blocks the worker in sync mode. Published: with such a wait, a coroutine server '
             . 'did about 6x the requests of a thread-pool server (Netty) at concurrency 1000, keep-alive. The "netty" rows are that '
             . 'reference: Netty 4 from Debian, one event-loop thread handing each request to a pool of as many threads as the row has '
-            . 'workers, each blocking 10 ms in Thread.sleep (so its bound is workers / 10 ms, like sync mode), after an unmeasured 2 s warm-up; skipped when Java is not installed.';
+            . 'workers, each blocking 10 ms in Thread.sleep (so its bound is workers / 10 ms, like sync mode), after an unmeasured 2 s warm-up (1 s in --quick); skipped when Java is not installed.';
     }
 
     public function unavailable(Environment $env): ?string

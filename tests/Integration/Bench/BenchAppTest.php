@@ -211,6 +211,62 @@ final class BenchAppTest extends TestCase
         }
     }
 
+    public function testAnAppThatBlocksInCoroutineModeIsCalledOut(): void
+    {
+        [$code, $stdout, $stderr] = $this->bench(['app', __DIR__ . '/fixtures/blocking-app.php', '--duration', '2', '--modes', 'coroutine', '--workers', '1', '--concurrency', '1,16', '--json'], 120);
+        self::assertSame(0, $code, $stderr);
+        $advice = \json_decode($stdout, true)['recommendation'] ?? null;
+        self::assertIsArray($advice, $stdout);
+        self::assertConsistent($this->results()['scenarios']['app']['rows'], $advice);
+        self::assertTrue($advice['blocking']['suspected'], \json_encode($advice));
+        self::assertStringContainsString('Coroutine mode blocks', \implode("\n", $advice['reasons']));
+    }
+
+    public function testInterruptStopsTheSweepAndStillAdvises(): void
+    {
+        \mkdir($this->out);
+        $root = \dirname(__DIR__, 3);
+        $process = \proc_open(
+            [\PHP_BINARY, "$root/bin/weft", 'bench', 'app', __DIR__ . '/fixtures/cpu-app.php', '--duration', '30', '--modes', 'coroutine,sync', '--workers', '1', '--concurrency', '4', '--json', '--out', $this->out],
+            [0 => ['file', '/dev/null', 'r'], 1 => ['file', $this->out . '.stdout', 'w'], 2 => ['file', $this->out . '.stderr', 'w']],
+            $pipes,
+            $root,
+        );
+        self::assertIsResource($process);
+        try {
+            // Interrupt once the first server is loaded by wrk (its log appears), never after a fixed time.
+            $deadline = \microtime(true) + 30;
+            while (\microtime(true) < $deadline && \glob($this->out . '/logs/*-wrk-app.log') === []) {
+                \usleep(20_000);
+            }
+            self::assertNotSame([], \glob($this->out . '/logs/*-wrk-app.log'), 'wrk started');
+            \posix_kill(\proc_get_status($process)['pid'], \SIGINT);
+            $deadline = \microtime(true) + 30;
+            while (($status = \proc_get_status($process))['running'] && \microtime(true) < $deadline) {
+                \usleep(50_000);
+            }
+            self::assertFalse($status['running'], 'the run stopped');
+            self::assertSame(130, $status['exitcode']);
+        } finally {
+            $status = \proc_get_status($process);
+            if ($status['running']) {
+                \posix_kill($status['pid'], \SIGKILL);
+            }
+            \proc_close($process);
+        }
+        $json = \json_decode((string) \file_get_contents($this->out . '.stdout'), true);
+        self::assertIsArray($json, 'the JSON is printed even when interrupted');
+        self::assertFalse($json['complete']);
+        $rows = $this->results()['scenarios']['app']['rows'];
+        self::assertSame('skipped', $rows[\count($rows) - 1]['status']);
+        foreach (\glob('/proc/[0-9]*/cmdline') ?: [] as $cmdline) {
+            $text = \str_replace("\0", ' ', (string) @\file_get_contents($cmdline));
+            self::assertStringNotContainsString($this->out . '/logs', $text, "left behind: $text");
+        }
+        @\unlink($this->out . '.stdout');
+        @\unlink($this->out . '.stderr');
+    }
+
     public function testBaselineRunsAnEarlierCommitSideBySide(): void
     {
         $root = \dirname(__DIR__, 3);
