@@ -32,7 +32,7 @@ final class Baseline
             $commit = self::git($dir, ['rev-parse', 'HEAD'], $ignored);
             $notes = ["the checkout in $dir" . ($commit !== null ? ' at ' . \substr($commit, 0, 12) : '') . ', used as it is'];
             $notes[] = \is_file("$dir/ext/modules/weft.so") ? 'its native extension ext/modules/weft.so' : 'no native extension built there: its servers run in pure PHP';
-            return new Build(\basename($dir), $dir, $commit, $notes);
+            return new Build(\basename($dir) === Build::THIS ? 'baseline' : \basename($dir), $dir, $commit, $notes);
         }
         $commit = self::git($root, ['rev-parse', '--verify', '--quiet', $ref . '^{commit}'], $error);
         if ($commit === null) {
@@ -40,6 +40,10 @@ final class Baseline
         }
         $short = \substr($commit, 0, 12);
         $label = \preg_match('/^[0-9a-f]{4,40}$/i', $ref) ? \substr($ref, 0, 12) : $ref;
+        if ($label === Build::THIS) {
+            // "this" names the build under test in every row.
+            $label = $short;
+        }
         $dir = "$root/var/bench/baseline/$short";
         $notes = ["commit $short ($ref), exported with git archive into var/bench/baseline/$short"];
         if (!\is_file($dir . '/' . self::MARKER)) {

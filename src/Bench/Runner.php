@@ -102,9 +102,14 @@ final class Runner
             for ($i = 0; ; $i++) {
                 if ($i >= \count($this->rows[$name])) {
                     // An adaptive scenario looks at what it measured and may ask for more rows.
-                    $more = $scenario instanceof Adaptive && !$this->env->interrupted && $this->unavailable[$name] === null
-                        ? $this->paired($scenario, $scenario->next(self::thisBuild($this->rows[$name]), $this->env))
-                        : [];
+                    $more = [];
+                    if ($scenario instanceof Adaptive && !$this->env->interrupted && $this->unavailable[$name] === null) {
+                        try {
+                            $more = $this->paired($scenario, $scenario->next(self::thisBuild($this->rows[$name]), $this->env));
+                        } catch (\Throwable $e) {
+                            $progress->message("{$name}: could not choose further rows: {$e->getMessage()}");
+                        }
+                    }
                     if ($more === []) {
                         break;
                     }
