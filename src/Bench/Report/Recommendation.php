@@ -26,6 +26,8 @@ final class Recommendation
     private const IDLE = 0.80;
     /** Below this share of waiting, a request is mostly CPU. */
     private const CPU_BOUND_WAIT = 0.30;
+    /** Below this much waiting per request (ms), the wait is the loopback round trip and the client, not the app. */
+    private const TRANSPORT_MS = 0.5;
     /** A coroutine worker with at most this many requests in progress per worker was running them one at a time. */
     private const ONE_AT_A_TIME = 1.5;
 
@@ -143,7 +145,12 @@ final class Recommendation
         if ($alone !== null) {
             $wait = $alone['wait_share'];
             $line = \sprintf('A request alone (concurrency 1, %s) takes %s ms, of which %s µs is server CPU: ', $alone['label'], Format::ms($alone['latency_ms']), Format::number($alone['cpu_us']));
-            if ($wait !== null && $wait >= 0.5) {
+            $waitedMs = $alone['latency_ms'] - $alone['cpu_us'] / 1000;
+            if ($waitedMs < self::TRANSPORT_MS) {
+                // A fraction of a millisecond is what the loopback round trip and the load generator take
+                // by themselves: this run cannot tell the app's own waiting from them.
+                $line .= \sprintf('the other %s ms is the round trip to the load generator plus whatever the app waits for; at under %s ms this run cannot tell the two apart.', Format::ms(\max(0.0, $waitedMs)), Format::number(self::TRANSPORT_MS));
+            } elseif ($wait !== null && $wait >= 0.5) {
                 $line .= \sprintf('the app waits about %d %% of each request (database, upstream, sleep), so serving other requests during the wait is what pays, and that is what coroutine mode does.', (int) \round($wait * 100));
             } elseif ($wait !== null && $wait < self::CPU_BOUND_WAIT) {
                 $line .= \sprintf('the app is CPU-bound (it waits only about %d %% of a request).', (int) \round($wait * 100));
