@@ -151,7 +151,8 @@ final class Recommendation
                 // by themselves: this run cannot tell the app's own waiting from them.
                 $line .= \sprintf('the other %s ms is the round trip to the load generator plus whatever the app waits for; at under %s ms this run cannot tell the two apart.', Format::ms(\max(0.0, $waitedMs)), Format::number(self::TRANSPORT_MS));
             } elseif ($wait !== null && $wait >= 0.5) {
-                $line .= \sprintf('the app waits about %d %% of each request (database, upstream, sleep), so serving other requests during the wait is what pays, and that is what coroutine mode does.', (int) \round($wait * 100));
+                $line .= \sprintf('the app waits about %d %% of each request (database, upstream, sleep), so serving other requests during the wait is what pays', (int) \round($wait * 100))
+                    . ($blocking['suspected'] ? ', which coroutine mode can do only once the wait suspends the request instead of blocking the worker (below).' : ', and that is what coroutine mode does.');
             } elseif ($wait !== null && $wait < self::CPU_BOUND_WAIT) {
                 $line .= \sprintf('the app is CPU-bound (it waits only about %d %% of a request).', (int) \round($wait * 100));
             } else {

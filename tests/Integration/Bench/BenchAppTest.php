@@ -189,8 +189,9 @@ final class BenchAppTest extends TestCase
         self::assertCount(8, $rows, 'fixed axes: 2 modes x 2 workers x 2 concurrency levels, no climb');
         foreach ($rows as $row) {
             self::assertSame('ok', $row['status'], (string) $row['reason']);
-            // An odd error on a machine this loaded is possible; the recommendation leaves such rows out.
-            self::assertLessThan(0.01 * \max(1, $row['metrics']['requests']), \array_sum($row['metrics']['errors']), \json_encode($row['metrics']['errors']));
+            // An odd connect or read error on a machine this loaded is possible (the recommendation leaves
+            // such rows out); most requests must succeed.
+            self::assertLessThan(0.05 * $row['metrics']['requests'] + 3, \array_sum($row['metrics']['errors']), \json_encode($row['metrics']['errors']));
         }
         self::assertConsistent($rows, $results['recommendations']['app']);
         // The mix: both paths, with the method, header and body given.
