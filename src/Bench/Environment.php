@@ -241,7 +241,23 @@ final class Environment
     public function startLoad(array $command, string $name, array $env = []): Process
     {
         $base = $this->logBase($name);
-        return $this->processes->start([...$this->loadPrefix(), ...$command], "$base.out", "$base.log", $env === [] ? null : $this->env($env));
+        return $this->processes->start([...self::closeInherited(), ...$this->loadPrefix(), ...$command], "$base.out", "$base.log", $env === [] ? null : $this->env($env));
+    }
+
+    /**
+     * A prefix that closes every descriptor but 0, 1 and 2 before the command runs. PHP's proc_open()
+     * passes on whatever the runner has open (log files of other processes, and anything its own parent
+     * leaked to it), and wrk sizes its event loop for 10 + 3 x connections descriptors: with -c1 a
+     * socket numbered 13 or more does not fit, and wrk reports a connect error and sends nothing.
+     *
+     * @return list<string>
+     */
+    public static function closeInherited(): array
+    {
+        if (!\is_executable('/bin/bash') || !\is_dir('/proc/self/fd')) {
+            return [];
+        }
+        return ['/bin/bash', '-c', 'for fd in /proc/$$/fd/*; do fd=${fd##*/}; if [ "$fd" -gt 2 ]; then eval "exec $fd>&-" 2>/dev/null; fi; done; exec "$@"', 'weft-bench-load'];
     }
 
     /**
