@@ -16,6 +16,8 @@ final class Settings
      * @param list<string>|null $modes
      * @param list<string>|null $loops
      * @param list<string>|null $apps the application variants of a scenario (`--app`), null: its default
+     * @param array{0: int, 1: int}|null $portRange the only ports servers may listen on (null: any free one)
+     * @param ?string $baseline the --baseline REF as given, when the run compares two builds
      */
     public function __construct(
         public readonly bool $quick = false,
@@ -27,6 +29,8 @@ final class Settings
         public readonly bool $ab = false,
         public readonly bool $varied = false,
         public readonly ?array $apps = null,
+        public readonly ?array $portRange = null,
+        public readonly ?string $baseline = null,
     ) {
     }
 
@@ -61,6 +65,8 @@ final class Settings
             'ab' => $this->ab,
             'varied' => $this->varied,
             'apps' => $this->apps,
+            'port_range' => $this->portRange,
+            'baseline' => $this->baseline,
         ];
     }
 }

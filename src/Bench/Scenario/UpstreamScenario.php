@@ -146,7 +146,7 @@ final class UpstreamScenario extends HttpScenario
         try {
             $upstream = Service::start(
                 $env->processes,
-                [...$env->loadPrefix(), $env->php(), self::exampleFile($env, 'delay-server.php'), '--host', '127.0.0.1', '--port', '0', '--delay', (string) $delay],
+                [...$env->loadPrefix(), $env->php(), self::exampleFile($env, 'delay-server.php'), '--host', '127.0.0.1', '--port', (string) $env->port(), '--delay', (string) $delay],
                 $env->logBase('upstream-delay-server'),
             );
         } catch (ServiceFailed $e) {
@@ -246,7 +246,7 @@ final class UpstreamScenario extends HttpScenario
                 );
             }
         }
-        $out[] = Findings::describeHurts(Findings::workersHurt($ok, ['mode', 'loop', 'concurrency', 'app', 'hooks']));
+        $out[] = Findings::workersLine($ok, ['mode', 'loop', 'concurrency', 'app', 'hooks']);
         $out[] = Findings::errorsLine($rows);
         return $out;
     }
