@@ -33,6 +33,10 @@ void weft_hook_sleep_mshutdown(void);
 zend_result weft_hook_exit_minit(void);
 void weft_hook_exit_mshutdown(void);
 
+/* weft_hook_dns.c */
+zend_result weft_hook_dns_minit(void);
+void weft_hook_dns_mshutdown(void);
+
 /* weft_watchdog.c */
 zend_result weft_watchdog_minit(const zend_function_entry *methods);
 void weft_watchdog_rshutdown(void);

@@ -31,13 +31,13 @@ final class ServeHooksTest extends TestCase
             self::assertSame(['fast', 'slow'], self::race($server, '/usleep?ms=1500'));
             self::assertSame(['fast', 'slow'], self::race($server, '/pdo?sleep=1.5'));
             $status = $server->status();
-            self::assertSame('stream, sleep, exit', $status['workers'][0]['hooks']);
+            self::assertSame('stream, sleep, dns, exit', $status['workers'][0]['hooks']);
             [, $text] = $server->control('status');
-            self::assertStringContainsString('Hooks: stream, sleep, exit', $text);
+            self::assertStringContainsString('Hooks: stream, sleep, dns, exit', $text);
         } finally {
             $server->stop();
         }
-        self::assertMatchesRegularExpression('/Hooks on: stream, sleep, exit .*not hooked: /', $server->output());
+        self::assertMatchesRegularExpression('/Hooks on: stream, sleep, dns, exit .*not hooked: /', $server->output());
     }
 
     public function testWithHooksNoneTheWorkerBlocks(): void
