@@ -110,17 +110,29 @@ static void weft_stream_restore_blocking(weft_stream_hook *h, php_netstream_data
 }
 
 /*
- * Makes the descriptor non-blocking for a hooked op. Checked on every op, not cached: original code that
- * believes the stream blocks (openssl's I/O loop, for one) sets the descriptor back to blocking when it
- * is done, and a read on a blocking descriptor would block the whole process.
+ * Makes the descriptor non-blocking for a hooked op. h->nonblocking caches that it is; any original op
+ * run while PHP's view is "blocking" forgets it (weft_orig_*), because original code that believes the
+ * stream blocks (openssl's I/O loop, for one) puts the descriptor back to blocking when it is done, and
+ * a read on a blocking descriptor would block the whole process.
  */
 static bool weft_stream_make_nonblocking(weft_stream_hook *h, php_netstream_data_t *sock)
 {
-	if (!weft_set_fd_blocking(sock->socket, false)) {
-		return false;
+	if (!h->nonblocking) {
+		if (!weft_set_fd_blocking(sock->socket, false)) {
+			return false;
+		}
+		h->nonblocking = true;
 	}
-	h->nonblocking = true;
 	return true;
+}
+
+/* After an original op that ran with PHP's "blocking" view: the descriptor's mode is unknown again. */
+static inline void weft_stream_forget_mode(php_stream *stream, weft_stream_hook *h)
+{
+	php_netstream_data_t *sock = (php_netstream_data_t *) stream->abstract;
+	if (sock == NULL || sock->is_blocked) {
+		h->nonblocking = false;
+	}
 }
 
 static double weft_sock_timeout(const php_netstream_data_t *sock)
@@ -197,6 +209,7 @@ static ssize_t weft_orig_read(php_stream *stream, weft_stream_hook *h, char *buf
 	stream->ops = h->orig;
 	ssize_t n = h->orig->read(stream, buf, count);
 	stream->ops = &h->ops;
+	weft_stream_forget_mode(stream, h);
 	return n;
 }
 
@@ -205,6 +218,7 @@ static ssize_t weft_orig_write(php_stream *stream, weft_stream_hook *h, const ch
 	stream->ops = h->orig;
 	ssize_t n = h->orig->write(stream, buf, count);
 	stream->ops = &h->ops;
+	weft_stream_forget_mode(stream, h);
 	return n;
 }
 
@@ -216,6 +230,7 @@ static int weft_orig_set_option(php_stream *stream, weft_stream_hook *h, int opt
 	stream->ops = h->orig;
 	int r = h->orig->set_option(stream, option, value, ptrparam);
 	stream->ops = &h->ops;
+	weft_stream_forget_mode(stream, h);
 	return r;
 }
 
