@@ -5,7 +5,8 @@
  * coroutine cancelled mid-lookup leaves nothing behind but a thread that finishes on its own.
  *
  * IP literals and invalid names take the original path (it answers without a lookup, or with its own
- * warning). The name lookup inside a stream connect (tcp://host:port) is not covered: it still blocks.
+ * warning). weft_dns_resolve_first() serves the stream hooks: a connect to tcp://host:port resolves the
+ * host here first and connects to its first address (the original would try each address in turn).
  */
 
 #ifdef HAVE_CONFIG_H
@@ -34,6 +35,7 @@ typedef struct {
 	atomic_int refs;          /* the thread and the waiter */
 	int efd;                  /* written by the thread when the lookup is done */
 	char *host;
+	int family;               /* AF_INET (gethostbyname) or AF_UNSPEC (stream connects) */
 	int status;               /* getaddrinfo()'s */
 	struct addrinfo *result;
 } weft_dns_job;
@@ -58,7 +60,7 @@ static void *weft_dns_thread(void *arg)
 	weft_dns_job *job = (weft_dns_job *) arg;
 	struct addrinfo hints;
 	memset(&hints, 0, sizeof(hints));
-	hints.ai_family = AF_INET; /* what gethostbyname() answers */
+	hints.ai_family = job->family;
 	hints.ai_socktype = SOCK_STREAM;
 	job->status = getaddrinfo(job->host, NULL, &hints, &job->result);
 	uint64_t one = 1;
@@ -75,12 +77,13 @@ static void *weft_dns_thread(void *arg)
  * with status/result set, or NULL: with EG(exception) set when the coroutine was cancelled, without
  * when the thread could not be started (the caller then runs the original).
  */
-static weft_dns_job *weft_dns_resolve(const char *host, size_t len)
+static weft_dns_job *weft_dns_resolve(const char *host, size_t len, int family)
 {
 	weft_dns_job *job = calloc(1, sizeof(*job));
 	if (job == NULL) {
 		return NULL;
 	}
+	job->family = family;
 	job->host = strndup(host, len);
 	job->efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (job->host == NULL || job->efd < 0) {
@@ -142,7 +145,7 @@ static ZEND_NAMED_FUNCTION(weft_gethostbyname)
 		weft_orig_gethostbyname(INTERNAL_FUNCTION_PARAM_PASSTHRU);
 		return;
 	}
-	weft_dns_job *job = weft_dns_resolve(ZSTR_VAL(name), ZSTR_LEN(name));
+	weft_dns_job *job = weft_dns_resolve(ZSTR_VAL(name), ZSTR_LEN(name), AF_INET);
 	if (job == NULL) {
 		if (EG(exception) != NULL) {
 			RETURN_THROWS();
@@ -167,7 +170,7 @@ static ZEND_NAMED_FUNCTION(weft_gethostbynamel)
 		weft_orig_gethostbynamel(INTERNAL_FUNCTION_PARAM_PASSTHRU);
 		return;
 	}
-	weft_dns_job *job = weft_dns_resolve(ZSTR_VAL(name), ZSTR_LEN(name));
+	weft_dns_job *job = weft_dns_resolve(ZSTR_VAL(name), ZSTR_LEN(name), AF_INET);
 	if (job == NULL) {
 		if (EG(exception) != NULL) {
 			RETURN_THROWS();
@@ -199,6 +202,31 @@ static ZEND_NAMED_FUNCTION(weft_gethostbynamel)
 		}
 	}
 	weft_dns_job_release(job);
+}
+
+int weft_dns_resolve_first(const char *host, size_t len, char *out, size_t outlen)
+{
+	weft_dns_job *job = weft_dns_resolve(host, len, AF_UNSPEC);
+	if (job == NULL) {
+		return EG(exception) != NULL ? -1 : 0;
+	}
+	int found = 0;
+	for (struct addrinfo *ai = job->status == 0 ? job->result : NULL; ai != NULL && !found; ai = ai->ai_next) {
+		if (ai->ai_family == AF_INET) {
+			found = inet_ntop(AF_INET, &((struct sockaddr_in *) ai->ai_addr)->sin_addr, out, (socklen_t) outlen) != NULL;
+		} else if (ai->ai_family == AF_INET6 && outlen > 2) {
+			/* Bracketed, as the transports parse it: [addr]:port */
+			if (inet_ntop(AF_INET6, &((struct sockaddr_in6 *) ai->ai_addr)->sin6_addr, out + 1, (socklen_t) outlen - 2) != NULL) {
+				size_t n = strlen(out + 1);
+				out[0] = '[';
+				out[n + 1] = ']';
+				out[n + 2] = '\0';
+				found = 1;
+			}
+		}
+	}
+	weft_dns_job_release(job);
+	return found;
 }
 
 zend_result weft_hook_dns_minit(void)

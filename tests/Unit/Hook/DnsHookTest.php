@@ -64,6 +64,32 @@ final class DnsHookTest extends TestCase
         self::assertSame(['10.1.2.3', 'after'], $log, 'an IP literal is answered at once, without a thread');
     }
 
+    public function testAStreamConnectToAHostNameLooksItUpInAThread(): void
+    {
+        Hooks::enable(Hooks::KINDS['dns'] | Hooks::KINDS['stream']);
+        $server = \stream_socket_server('tcp://127.0.0.1:0');
+        $port = (int) \substr((string) \stream_socket_get_name($server, false), 10);
+        [$log, $peer, $error] = run(static function () use ($port): array {
+            $log = [];
+            $client = go(static function () use ($port, &$log) {
+                $socket = \stream_socket_client("tcp://localhost:{$port}", $errno, $error, 5);
+                $log[] = 'connected';
+                return $socket;
+            });
+            $log[] = 'ran meanwhile';
+            $socket = $client->join();
+            $failed = go(static function (): string {
+                $socket = @\stream_socket_client('tcp://weft-no-such-host.invalid:80', $errno, $error, 5);
+                return $socket === false ? $error : 'connected?';
+            })->join();
+            return [$log, \stream_socket_get_name($socket, true), $failed];
+        });
+        \fclose($server);
+        self::assertSame(['ran meanwhile', 'connected'], $log);
+        self::assertSame("127.0.0.1:{$port}", $peer);
+        self::assertStringContainsString('getaddrinfo for weft-no-such-host.invalid failed', $error);
+    }
+
     public function testCancellingALookupThrowsIntoTheCoroutine(): void
     {
         $outcome = run(static function (): string {
