@@ -33,6 +33,14 @@ void weft_hook_sleep_mshutdown(void);
 zend_result weft_hook_exit_minit(void);
 void weft_hook_exit_mshutdown(void);
 
+/* weft_hook_dns.c */
+zend_result weft_hook_dns_minit(void);
+void weft_hook_dns_mshutdown(void);
+/* Resolves a host name in a thread while the coroutine waits: the first address as text ("[v6]" for
+ * IPv6) into out. 1: done, 0: no address (or no thread: the caller does what it did without us),
+ * -1: cancelled (EG(exception) is set). Only after weft_hook_can_suspend(WEFT_HOOK_DNS). */
+int weft_dns_resolve_first(const char *host, size_t len, char *out, size_t outlen);
+
 /* weft_watchdog.c */
 zend_result weft_watchdog_minit(const zend_function_entry *methods);
 void weft_watchdog_rshutdown(void);

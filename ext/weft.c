@@ -32,6 +32,7 @@ static PHP_MINIT_FUNCTION(weft)
 		|| weft_hook_stream_minit() != SUCCESS
 		|| weft_hook_sleep_minit() != SUCCESS
 		|| weft_hook_exit_minit() != SUCCESS
+		|| weft_hook_dns_minit() != SUCCESS
 		|| weft_watchdog_minit(class_Weft_Ext_Watchdog_methods) != SUCCESS) {
 		return FAILURE;
 	}
@@ -41,6 +42,7 @@ static PHP_MINIT_FUNCTION(weft)
 static PHP_MSHUTDOWN_FUNCTION(weft)
 {
 	weft_watchdog_mshutdown();
+	weft_hook_dns_mshutdown();
 	weft_hook_exit_mshutdown();
 	weft_hook_sleep_mshutdown();
 	weft_hook_stream_mshutdown();

@@ -125,6 +125,14 @@ namespace Weft\Ext {
     }
 
     /**
+     * Thrown by exit()/die() inside a Weft coroutine while the exit hook is on: it ends that coroutine
+     * (the request it serves gets a 500), not the process. The code is exit()'s status (0 for a string).
+     */
+    final class ExitException extends \Error
+    {
+    }
+
+    /**
      * A thread that notices when the process stops calling beat() for longer than $threshold seconds and
      * then has the engine call $onBlocked(float $seconds, ?string $call, int $line) in the main thread at
      * the next opcode boundary: debug_backtrace() there shows where PHP code held the process. $call and

@@ -22,6 +22,7 @@
  *  - the stream cannot be freed under the suspended op: stream->in_free is raised for the wait, which
  *    makes _php_stream_free() a no-op (its recursion guard). fclose() from another coroutine instead
  *    shuts the socket down, which wakes the waiter: its op fails ("closed by another coroutine").
+ * With the DNS hook on too, the name lookup of a connect runs in a thread (weft_dns_resolve_first()).
  * Persistent streams (pfsockopen, PDO::ATTR_PERSISTENT, mysqli p:, phpredis pconnect) are not hooked:
  * two coroutines opening one persistent key would race on the persistent list. They block as before.
  */
@@ -38,8 +39,10 @@
 #include "php_weft.h"
 #include "weft_hooks.h"
 
+#include <arpa/inet.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <sys/socket.h>
 
 typedef struct {
@@ -110,17 +113,29 @@ static void weft_stream_restore_blocking(weft_stream_hook *h, php_netstream_data
 }
 
 /*
- * Makes the descriptor non-blocking for a hooked op. Checked on every op, not cached: original code that
- * believes the stream blocks (openssl's I/O loop, for one) sets the descriptor back to blocking when it
- * is done, and a read on a blocking descriptor would block the whole process.
+ * Makes the descriptor non-blocking for a hooked op. h->nonblocking caches that it is; any original op
+ * run while PHP's view is "blocking" forgets it (weft_orig_*), because original code that believes the
+ * stream blocks (openssl's I/O loop, for one) puts the descriptor back to blocking when it is done, and
+ * a read on a blocking descriptor would block the whole process.
  */
 static bool weft_stream_make_nonblocking(weft_stream_hook *h, php_netstream_data_t *sock)
 {
-	if (!weft_set_fd_blocking(sock->socket, false)) {
-		return false;
+	if (!h->nonblocking) {
+		if (!weft_set_fd_blocking(sock->socket, false)) {
+			return false;
+		}
+		h->nonblocking = true;
 	}
-	h->nonblocking = true;
 	return true;
+}
+
+/* After an original op that ran with PHP's "blocking" view: the descriptor's mode is unknown again. */
+static inline void weft_stream_forget_mode(php_stream *stream, weft_stream_hook *h)
+{
+	php_netstream_data_t *sock = (php_netstream_data_t *) stream->abstract;
+	if (sock == NULL || sock->is_blocked) {
+		h->nonblocking = false;
+	}
 }
 
 static double weft_sock_timeout(const php_netstream_data_t *sock)
@@ -197,6 +212,7 @@ static ssize_t weft_orig_read(php_stream *stream, weft_stream_hook *h, char *buf
 	stream->ops = h->orig;
 	ssize_t n = h->orig->read(stream, buf, count);
 	stream->ops = &h->ops;
+	weft_stream_forget_mode(stream, h);
 	return n;
 }
 
@@ -205,6 +221,7 @@ static ssize_t weft_orig_write(php_stream *stream, weft_stream_hook *h, const ch
 	stream->ops = h->orig;
 	ssize_t n = h->orig->write(stream, buf, count);
 	stream->ops = &h->ops;
+	weft_stream_forget_mode(stream, h);
 	return n;
 }
 
@@ -216,6 +233,7 @@ static int weft_orig_set_option(php_stream *stream, weft_stream_hook *h, int opt
 	stream->ops = h->orig;
 	int r = h->orig->set_option(stream, option, value, ptrparam);
 	stream->ops = &h->ops;
+	weft_stream_forget_mode(stream, h);
 	return r;
 }
 
@@ -322,13 +340,69 @@ static int weft_stream_close(php_stream *stream, int close_handle)
 	return r;
 }
 
+/*
+ * With the DNS hook on, a connect to host:port looks the name up in a thread first (the original's
+ * getaddrinfo() would block the worker) and connects to the address found. Returns false when the
+ * coroutine was cancelled meanwhile; *name is then untouched.
+ */
+static bool weft_stream_resolve(weft_stream_hook *h, php_stream_xport_param *xparam, char *buf, size_t buflen)
+{
+	const char *label = h->orig->label;
+	if (strcmp(label, "unix_socket") == 0 || strcmp(label, "udg_socket") == 0 || !weft_hook_can_suspend(WEFT_HOOK_DNS)) {
+		return true;
+	}
+	const char *name = xparam->inputs.name;
+	size_t len = xparam->inputs.namelen;
+	if (name == NULL || len == 0 || name[0] == '[') {
+		return true; /* an IPv6 literal */
+	}
+	const char *colon = memchr(name, ':', len);
+	if (colon == NULL || colon == name || memchr(colon + 1, ':', len - (size_t) (colon - name) - 1) != NULL) {
+		return true; /* no port, or not host:port: the original reports it */
+	}
+	size_t hostlen = (size_t) (colon - name);
+	char host[256];
+	if (hostlen >= sizeof(host)) {
+		return true;
+	}
+	memcpy(host, name, hostlen);
+	host[hostlen] = '\0';
+	struct in_addr in4;
+	if (inet_pton(AF_INET, host, &in4) == 1) {
+		return true;
+	}
+	char addr[INET6_ADDRSTRLEN + 2];
+	int found = weft_dns_resolve_first(host, hostlen, addr, sizeof(addr));
+	if (found < 0) {
+		return false;
+	}
+	if (found == 1) {
+		int n = snprintf(buf, buflen, "%s%.*s", addr, (int) (len - hostlen), colon);
+		if (n > 0 && (size_t) n < buflen) {
+			xparam->inputs.name = buf;
+			xparam->inputs.namelen = (size_t) n;
+		}
+	}
+	return true;
+}
+
 /* Connect without blocking: start it asynchronously, wait until writable, then read SO_ERROR. */
 static void weft_stream_connect(php_stream *stream, weft_stream_hook *h, php_stream_xport_param *xparam)
 {
 	php_netstream_data_t *sock = (php_netstream_data_t *) stream->abstract;
+	char resolved[INET6_ADDRSTRLEN + 16];
+	char *name = xparam->inputs.name;
+	size_t namelen = xparam->inputs.namelen;
+	if (!weft_stream_resolve(h, xparam, resolved, sizeof(resolved))) {
+		xparam->outputs.returncode = -1;
+		xparam->outputs.error_code = ECONNABORTED;
+		return;
+	}
 	xparam->op = STREAM_XPORT_OP_CONNECT_ASYNC;
 	(void) weft_orig_set_option(stream, h, PHP_STREAM_OPTION_XPORT_API, 0, xparam);
 	xparam->op = STREAM_XPORT_OP_CONNECT;
+	xparam->inputs.name = name;
+	xparam->inputs.namelen = namelen;
 	if (sock->socket >= 0) {
 		int flags = fcntl(sock->socket, F_GETFL);
 		h->nonblocking = flags >= 0 && (flags & O_NONBLOCK) != 0;

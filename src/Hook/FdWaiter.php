@@ -37,6 +37,34 @@ final class FdWaiter
     /** @return ?int the ready events (READ | WRITE), 0 when the timeout passed, null: block instead */
     public function wait(int $fd, int $events, float $timeout): ?int
     {
+        if ($events === self::READ || $events === self::WRITE) {
+            // The hot path (every hooked read or write that would block): one watcher, one closure.
+            $scheduler = Scheduler::get();
+            $driver = $scheduler->driver;
+            if ($driver instanceof DescriptorDriver) {
+                $current = $scheduler->current;
+                if ($current === null || $current->fiber !== \Fiber::getCurrent() || $timeout === 0.0) {
+                    return null;
+                }
+                // The watcher and the timer resume the coroutine with what happened; a cancellation
+                // (which clears $waiting first) finds both still registered and the finally removes them.
+                $wake = static function (string $id, mixed $what = null) use ($scheduler, $current, $events): void {
+                    if ($current->waiting) {
+                        $scheduler->resume($current, \is_int($what) ? $events : 0);
+                    }
+                };
+                $watcher = $events === self::READ ? $driver->onReadableFd($fd, $wake) : $driver->onWritableFd($fd, $wake);
+                $timer = $timeout >= 0 ? $driver->delay($timeout, $wake) : null;
+                try {
+                    return $scheduler->await();
+                } finally {
+                    $driver->cancel($watcher);
+                    if ($timer !== null) {
+                        $driver->cancel($timer);
+                    }
+                }
+            }
+        }
         $ready = $this->suspend([$fd => $events], $timeout);
         return $ready === null ? null : ($ready[$fd] ?? 0);
     }
