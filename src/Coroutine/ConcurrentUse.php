@@ -8,7 +8,7 @@ namespace Weft\Coroutine;
  * Two coroutines tried to wait on the same stream in the same direction at once. A connection serves one
  * coroutine at a time: interleaving two would corrupt its protocol stream. Use a pool, or a Mutex.
  */
-final class ConcurrentUse extends \Error
+final class ConcurrentUse extends \Error implements \Weft\WeftException
 {
     public static function stream(string $direction, Coroutine $holder, ?Coroutine $intruder): self
     {
