@@ -15,6 +15,9 @@ use Weft\Loop\Loop;
  *   the next coroutine: spawning costs little more than a switch.
  * - Wake-ups requested from inside a coroutine are queued and run by the loop (never nested), so a
  *   coroutine is only ever resumed from the loop's context or from go().
+ * - {main} (code outside of any coroutine) waits like a coroutine does, through the same await(): its
+ *   wait runs the loop until the awaited event arrives (as in revolt/event-loop). There is no second,
+ *   blocking way to wait; a wait from inside a loop callback, which could never return, is an error.
  *
  * @internal Use the functions in Weft\ and the classes of this namespace.
  */
@@ -41,6 +44,10 @@ final class Scheduler
     private int $maxCoroutines = self::DEFAULT_MAX_COROUTINES;
     private ?\Closure $uncaughtHandler = null;
     private ?Context $rootContext = null;
+    /** Stands for {main} in wait queues, timers and cancellation; never has a Fiber. */
+    private ?Coroutine $main = null;
+    private mixed $mainValue = null;
+    private ?\Throwable $mainError = null;
 
     private function __construct(public readonly Driver $driver)
     {
@@ -114,7 +121,10 @@ final class Scheduler
      */
     public function await(?\Closure $onCancel = null): mixed
     {
-        $coroutine = $this->current ?? throw new \Error('await() called outside of a coroutine');
+        $coroutine = $this->current;
+        if ($coroutine === null) {
+            return $this->awaitMain($onCancel);
+        }
         if ($coroutine->pendingCancel !== null) {
             $reason = $coroutine->pendingCancel;
             $coroutine->pendingCancel = null;
@@ -135,6 +145,11 @@ final class Scheduler
         }
         $coroutine->waiting = false;
         $coroutine->onCancel = null;
+        if ($coroutine === $this->main) {
+            $this->mainValue = $value;
+            $this->driver->stop();
+            return;
+        }
         if ($this->current === null && !$this->drainScheduled) {
             $this->switchTo($coroutine, $value, null);
             return;
@@ -150,7 +165,24 @@ final class Scheduler
         }
         $coroutine->waiting = false;
         $coroutine->onCancel = null;
+        if ($coroutine === $this->main) {
+            $this->mainError = $error;
+            $this->driver->stop();
+            return;
+        }
         $this->enqueue($coroutine, null, $error);
+    }
+
+    /** The handle of {main}: what code outside of any coroutine waits as. */
+    public function main(): Coroutine
+    {
+        return $this->main ??= new Coroutine(0, null, [], $this->rootContext());
+    }
+
+    /** The running coroutine, or {main}'s handle outside of any: whoever would wait if this code waited. */
+    public function self(): Coroutine
+    {
+        return $this->current ?? ($this->main ??= new Coroutine(0, null, [], $this->rootContext()));
     }
 
     /** @return array<int, Coroutine> */
@@ -182,6 +214,51 @@ final class Scheduler
             $coroutine->id,
             (string) $error,
         ));
+    }
+
+    /**
+     * {main}'s wait: run the loop until resume() or throw() stops it for us. The loop returning on its
+     * own (nothing referenced is left) while we still wait means nothing can ever wake us: a deadlock.
+     */
+    private function awaitMain(?\Closure $onCancel): mixed
+    {
+        $main = $this->main();
+        if ($main->pendingCancel !== null) {
+            $reason = $main->pendingCancel;
+            $main->pendingCancel = null;
+            throw $reason;
+        }
+        if ($this->driver->isRunning()) {
+            throw new \Error('Cannot wait inside an event loop callback: start a coroutine with Weft\\go() and wait in it');
+        }
+        $main->waiting = true;
+        $main->onCancel = $onCancel;
+        $idleRuns = 0;
+        while ($main->waiting) {
+            $this->driver->run();
+            if (!$main->waiting) {
+                break;
+            }
+            // run() also returns after someone else's stop(); only a run that finds nothing referenced
+            // twice in a row (the second one empties the deferred queue) proves nothing can wake us.
+            if ($this->driver->watcherCount()['referenced'] > 0) {
+                $idleRuns = 0;
+            } elseif (++$idleRuns >= 2) {
+                $main->waiting = false;
+                $main->onCancel = null;
+                if ($onCancel !== null) {
+                    $onCancel();
+                }
+                throw DeadlockError::waiting($this->live());
+            }
+        }
+        $error = $this->mainError;
+        $value = $this->mainValue;
+        $this->mainError = $this->mainValue = null;
+        if ($error !== null) {
+            throw $error;
+        }
+        return $value;
     }
 
     private function enqueue(Coroutine $coroutine, mixed $value, ?\Throwable $error): void
