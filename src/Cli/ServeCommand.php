@@ -5,13 +5,12 @@ declare(strict_types=1);
 namespace Weft\Cli;
 
 use Weft\Http\Parser\Limits;
-use Weft\Http\Server\HttpConnectionHandler;
+use Weft\Http\Server\HttpProtocol;
 use Weft\Http\Server\HttpOptions;
 use Weft\Line\LineCodec;
-use Weft\Line\LineConnectionHandler;
+use Weft\Line\LineProtocol;
 use Weft\Loop\DriverFactory;
 use Weft\Mode\AppLoader;
-use Weft\Server\Executor;
 use Weft\Server\Logger;
 use Weft\Server\Master;
 use Weft\Server\ServerConfig;
@@ -35,7 +34,10 @@ final class ServeCommand
             'max-body' => ['bytes', Limits::DEFAULT_MAX_BODY_BYTES, 'largest request body (413 beyond)'],
             'max-header' => ['bytes', Limits::DEFAULT_MAX_HEADER_BYTES, 'largest request line + headers (431/414 beyond)'],
             'header-timeout' => ['float', HttpOptions::DEFAULT_HEADER_TIMEOUT, 'seconds to receive a request head (408 beyond)'],
+            'body-timeout' => ['float', HttpOptions::DEFAULT_BODY_TIMEOUT, 'seconds allowed between two reads of a request body (408 beyond)'],
             'idle-timeout' => ['float', HttpOptions::DEFAULT_IDLE_TIMEOUT, 'seconds an idle keep-alive connection stays open'],
+            'send-timeout' => ['float', HttpOptions::DEFAULT_SEND_TIMEOUT, 'seconds a client may leave our answer unread before it is cut off'],
+            'max-request-time' => ['float', 0.0, 'seconds a request may run before it is cancelled and answered 504 (0: no limit)'],
             'max-line' => ['bytes', LineCodec::DEFAULT_MAX_LINE, 'line protocol: longest line'],
             'grace' => ['float', ServerConfig::DEFAULT_GRACE, 'seconds in-flight requests get on stop or reload'],
             'backlog' => ['int', ListenOptions::DEFAULT_BACKLOG, 'listen backlog (capped by net.core.somaxconn)'],
@@ -75,6 +77,14 @@ final class ServeCommand
                 throw new UsageError("option '--$positive' must be at least 1");
             }
         }
+        foreach (['header-timeout', 'body-timeout', 'idle-timeout', 'send-timeout'] as $timeout) {
+            if ($options->get($timeout) <= 0) {
+                throw new UsageError("option '--$timeout' must be positive");
+            }
+        }
+        if ($options->get('max-request-time') < 0) {
+            throw new UsageError("option '--max-request-time' cannot be negative");
+        }
         if ($options->get('max-requests') < 0) {
             throw new UsageError("option '--max-requests' cannot be negative");
         }
@@ -108,6 +118,7 @@ final class ServeCommand
             logFile: $logFile,
             daemon: $options->get('daemon'),
             maxCoroutines: $options->get('max-coroutines'),
+            maxRequestTime: $options->get('max-request-time'),
         );
         $master = new Master($config, $logger);
         try {
@@ -125,7 +136,7 @@ final class ServeCommand
         });
     }
 
-    /** @return \Closure(Executor): \Weft\Server\ConnectionHandler */
+    /** @return \Closure(): \Weft\Server\Protocol */
     private static function handlerFactory(string $app, Options $options, Logger $logger): \Closure
     {
         $protocol = $options->get('protocol');
@@ -137,17 +148,20 @@ final class ServeCommand
                 ->withMaxTargetBytes($options->get('max-header')),
             headerTimeout: $options->get('header-timeout'),
             idleTimeout: $options->get('idle-timeout'),
+            sendTimeout: $options->get('send-timeout'),
             debug: $options->get('debug'),
+            bodyTimeout: $options->get('body-timeout'),
         );
-        return static function (Executor $executor) use ($app, $protocol, $maxLine, $httpOptions, $logger) {
+        $sendTimeout = $options->get('send-timeout');
+        return static function () use ($sendTimeout, $app, $protocol, $maxLine, $httpOptions, $logger) {
             $application = AppLoader::load($app);
             if ($protocol === 'line') {
                 if (!$application instanceof \Closure) {
                     throw new \Weft\Mode\AppError('A line-protocol application must return a closure fn (string $line, Connection $c): ?string');
                 }
-                return new LineConnectionHandler($application, $executor, $logger, $maxLine);
+                return new LineProtocol($application, $logger, $maxLine, sendTimeout: $sendTimeout);
             }
-            return new HttpConnectionHandler($application, $executor, $logger, $httpOptions);
+            return new HttpProtocol($application, $logger, $httpOptions);
         };
     }
 

@@ -13,8 +13,9 @@ final class ServerConfig
     public const DEFAULT_MAX_CONNECTIONS = 10_000;
 
     /**
-     * @param \Closure(): ConnectionHandler $handlerFactory called in each worker after fork: loads the
-     *        application afresh (that is what makes reload work) and returns the protocol handler
+     * @param \Closure(): Protocol $handlerFactory called in each worker after fork: loads the
+     *        application afresh (that is what makes reload work) and returns the protocol
+     * @param float $maxRequestTime seconds a request may run before it is cancelled and answered 504 (0: no limit)
      */
     public function __construct(
         public readonly \Closure $handlerFactory,
@@ -32,6 +33,7 @@ final class ServerConfig
         public readonly bool $daemon = false,
         public readonly string $name = 'weft',
         public readonly int $maxCoroutines = \Weft\Coroutine\Scheduler::DEFAULT_MAX_COROUTINES,
+        public readonly float $maxRequestTime = 0.0,
     ) {
         if ($workers < 1) {
             throw new \InvalidArgumentException('--workers must be at least 1');
