@@ -311,6 +311,16 @@ final class Connection
         if ($this->closed) {
             return;
         }
+        if ($kind === self::SENDING) {
+            // The kernel reports a socket writable only once a good part of its buffer is free, which a
+            // slow reader may take longer than the timeout to drain: ask the socket itself. Any byte it
+            // takes is progress, and flush() restarts the timer.
+            $before = $this->outBytes;
+            $this->flush();
+            if ($this->closed || $this->outBytes < $before) {
+                return;
+            }
+        }
         if ($kind === Session::HEAD || $kind === Session::BODY) {
             // Armed only while nothing is being written and no request runs: a 408 cannot land inside
             // another answer.
