@@ -34,9 +34,11 @@ final class LineSession implements Session
     public function received(string $bytes): void
     {
         $this->buffer .= $bytes;
-        if (!$this->busy) {
-            $this->pump();
+        if ($this->busy) {
+            $this->server->update(); // read ahead only so far behind a running line
+            return;
         }
+        $this->pump();
     }
 
     public function ended(): void

@@ -27,6 +27,8 @@ final class Connection
     private const READ_CHUNK = 65536;
     /** The deadline armed while output waits for the peer. */
     private const SENDING = 4;
+    /** Armed, but for a phase that has ended: update() replaces or removes it. */
+    private const STALE = 5;
     private const NONE = -1;
 
     public ?Session $session = null;
@@ -295,8 +297,13 @@ final class Connection
             }
             return;
         }
+        if ($this->armed === Session::IDLE) {
+            // Activity: still armed in the wheel, but re-evaluated (and the keep-alive timer started
+            // afresh when the connection idles again).
+            $this->armed = self::STALE;
+        }
+        // The session ends every call with flush() or update(), which re-evaluates reading and timers.
         $this->session->received($data);
-        $this->update();
     }
 
     private function onWritable(): void

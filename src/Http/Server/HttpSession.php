@@ -52,9 +52,11 @@ final class HttpSession implements Session
     public function received(string $bytes): void
     {
         $this->parser->push($bytes);
-        if (!$this->busy) {
-            $this->pump();
+        if ($this->busy) {
+            $this->connection->update(); // read ahead only so far behind a running request
+            return;
         }
+        $this->pump();
     }
 
     public function ended(): void

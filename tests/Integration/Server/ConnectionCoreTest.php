@@ -31,6 +31,20 @@ final class ConnectionCoreTest extends TestCase
         $server->stop();
     }
 
+    public function testTheIdleTimerRestartsWithEveryRequest(): void
+    {
+        $server = new ServerProcess([self::APP, '--workers', '1', '--idle-timeout', '1']);
+        $client = new RawHttp($server->address());
+        // Four requests 0.6 s apart: 1.8 s of life, never 1 s idle.
+        for ($i = 0; $i < 4; $i++) {
+            self::assertSame('Hello World', $client->send("GET / HTTP/1.1\r\nHost: t\r\n\r\n")->response()['body']);
+            \usleep(600_000);
+        }
+        self::assertSame('Hello World', $client->send("GET / HTTP/1.1\r\nHost: t\r\n\r\n")->response()['body']);
+        self::assertTrue($client->isClosedByPeer(5.0), 'and it is closed once idle for the timeout');
+        $server->stop();
+    }
+
     public function testASlowButMovingReaderGetsTheWholeBody(): void
     {
         $server = new ServerProcess([self::APP, '--workers', '1', '--header-timeout', '1', '--idle-timeout', '1', '--send-timeout', '1']);
