@@ -189,6 +189,39 @@ final class ConnectionCoreTest extends TestCase
         $server->stop();
     }
 
+    public function testDescriptorsAbove1024AreRefusedOnSelectAndServedOnEpoll(): void
+    {
+        foreach (['select', 'epoll'] as $loop) {
+            if ($loop === 'epoll' && !\extension_loaded('weft')) {
+                continue;
+            }
+            $server = new ServerProcess([self::APP, '--workers', '1', '--loop', $loop]);
+            $clients = [];
+            for ($i = 0; $i < 1100; $i++) {
+                $clients[] = new RawHttp($server->address());
+            }
+            $first = $clients[0]->send("GET / HTTP/1.1\r\nHost: t\r\n\r\n")->response();
+            self::assertSame('Hello World', $first['body'], $loop);
+            $last = \end($clients)->send("GET / HTTP/1.1\r\nHost: t\r\n\r\n");
+            if ($loop === 'select') {
+                // Closed unanswered (a reset, as the request was never read, or a plain end of stream).
+                \stream_set_timeout($last->socket, 5);
+                $data = \fread($last->socket, 100);
+                self::assertTrue(($data === '' || $data === false) && \feof($last->socket), 'select cannot watch descriptor 1100: refused');
+            } else {
+                self::assertSame('Hello World', $last->response()['body']);
+            }
+            foreach ($clients as $client) {
+                $client->close();
+            }
+            self::assertSame('Hello World', RawHttp::get($server->address())['body'], $loop);
+            $server->stop();
+            if ($loop === 'select') {
+                self::assertStringContainsString('cannot watch descriptors numbered 1024 or above', $server->output());
+            }
+        }
+    }
+
     /** A client whose receive buffer is small, so the server's output backs up as soon as it stops reading. @return resource */
     private static function smallBufferClient(string $address, int $buffer = 16384): mixed
     {
