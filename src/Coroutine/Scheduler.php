@@ -27,7 +27,7 @@ final class Scheduler
     public const DEFAULT_MAX_COROUTINES = 30_000;
     private const MAX_IDLE_FIBERS = 512;
     /** Resumes run per loop tick before the loop gets a turn to look at I/O and timers. */
-    private const DRAIN_BUDGET = 4096;
+    private const RUN_BUDGET = 4096;
 
     private static ?self $instance = null;
 
@@ -36,7 +36,7 @@ final class Scheduler
     private array $idle = [];
     /** @var list<array{Coroutine, mixed, ?\Throwable}> */
     private array $ready = [];
-    private bool $drainScheduled = false;
+    private bool $runScheduled = false;
     /** @var array<int, Coroutine> every coroutine started and not yet finished */
     private array $live = [];
     private int $fibers = 0;
@@ -150,7 +150,7 @@ final class Scheduler
             $this->driver->stop();
             return;
         }
-        if ($this->current === null && !$this->drainScheduled) {
+        if ($this->current === null && !$this->runScheduled) {
             $this->switchTo($coroutine, $value, null);
             return;
         }
@@ -264,15 +264,15 @@ final class Scheduler
     private function enqueue(Coroutine $coroutine, mixed $value, ?\Throwable $error): void
     {
         $this->ready[] = [$coroutine, $value, $error];
-        if (!$this->drainScheduled) {
-            $this->drainScheduled = true;
-            $this->driver->defer($this->drain(...));
+        if (!$this->runScheduled) {
+            $this->runScheduled = true;
+            $this->driver->defer($this->runReady(...));
         }
     }
 
-    private function drain(): void
+    private function runReady(): void
     {
-        $budget = self::DRAIN_BUDGET;
+        $budget = self::RUN_BUDGET;
         while ($this->ready !== [] && $budget > 0) {
             $batch = $this->ready;
             $this->ready = [];
@@ -293,10 +293,10 @@ final class Scheduler
             }
         }
         if ($this->ready !== []) {
-            $this->driver->defer($this->drain(...));
+            $this->driver->defer($this->runReady(...));
             return;
         }
-        $this->drainScheduled = false;
+        $this->runScheduled = false;
     }
 
     /**

@@ -6,6 +6,7 @@ namespace Weft\Line;
 
 use Weft\Server\Connection as ServerConnection;
 use Weft\Server\Session;
+use Weft\Socket\LineTooLong;
 
 /**
  * One line-protocol connection: lines are answered in order, one application call at a time per
@@ -121,7 +122,7 @@ final class LineSession implements Session
                     if ($this->lines === []) {
                         try {
                             $this->lines = $this->protocol->codec->decode($this->buffer);
-                        } catch (LineTooLongError $e) {
+                        } catch (LineTooLong $e) {
                             $server->write('ERROR ' . $e->getMessage() . "\r\n");
                             $this->finish();
                             break;

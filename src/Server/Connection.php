@@ -320,7 +320,7 @@ final class Connection
         }
         if ($kind === self::SENDING) {
             // The kernel reports a socket writable only once a good part of its buffer is free, which a
-            // slow reader may take longer than the timeout to drain: ask the socket itself. Any byte it
+            // slow reader may take longer than the timeout to empty: ask the socket itself. Any byte it
             // takes is progress, and flush() restarts the timer.
             $before = $this->outBytes;
             $this->flush();

@@ -26,7 +26,7 @@ final class Socket
      * readability before the next read instead of spending a system call on EAGAIN. In a
      * request/response exchange the next request is never there the moment the response is out.
      */
-    private bool $drained = false;
+    private bool $likelyEmpty = false;
     private ?string $remote = null;
 
     /** @param resource $resource */
@@ -275,13 +275,13 @@ final class Socket
             return false;
         }
         $deadline = null;
-        $wait = $this->drained;
+        $wait = $this->likelyEmpty;
         while (true) {
             if (!$wait) {
                 $data = @\fread($this->resource, $max);
                 if ($data !== false && $data !== '') {
                     $this->buffer .= $data;
-                    $this->drained = \strlen($data) < $max;
+                    $this->likelyEmpty = \strlen($data) < $max;
                     return true;
                 }
                 if ($data === false || \feof($this->resource)) {
