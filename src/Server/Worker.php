@@ -34,7 +34,7 @@ final class Worker
     private Dispatcher $dispatcher;
     private ?Connections $connections = null;
     private ?string $acceptWatcher = null;
-    private ?string $masterWatcher = null;
+    private ?WorkerChannel $channel = null;
     private bool $draining = false;
     private bool $finished = false;
     private float $started;
@@ -66,13 +66,17 @@ final class Worker
             @\cli_set_process_title("{$this->config->name}: worker {$this->slot}");
         }
 
+        if ($this->master !== null) {
+            $this->channel = new WorkerChannel($this->master->resource(), $this->driver);
+        }
         $sync = $this->config->mode === 'sync';
         $this->dispatcher = new Dispatcher($this->driver, $this->logger, $sync ? 1 : 0, $this->config->maxRequestTime);
         try {
             $protocol = ($this->config->handlerFactory)();
         } catch (\Throwable $e) {
             $this->logger->critical('Worker could not load the application: {message}', ['message' => $e->getMessage(), 'exception' => $e]);
-            $this->send(['type' => 'boot-failed', 'error' => $e->getMessage()]);
+            $this->channel?->send('boot-failed', ['error' => $e->getMessage()]);
+            $this->channel?->flushNow();
             return self::EXIT_BOOT_FAILED;
         }
         $this->connections = new Connections($protocol, $this->dispatcher, $this->driver, $this->logger, $this->config->maxConnections);
@@ -89,12 +93,14 @@ final class Worker
             $this->driver->unreference($this->driver->onSignal($signal, fn () => $this->drain()));
         }
         $this->driver->unreference($this->driver->repeat(1.0, fn () => $this->reportStats()));
-        if ($this->master !== null) {
-            $this->masterWatcher = $this->driver->onReadable($this->master->resource(), $this->readMaster(...));
-            $this->driver->unreference($this->masterWatcher);
-        }
+        $this->channel?->watch(function (): void {
+            if (!$this->draining) {
+                $this->logger->warning('The master process is gone: stopping');
+                $this->drain();
+            }
+        });
         $this->acceptWatcher = $this->driver->onReadable($this->listener->resource(), $this->accept(...));
-        $this->send(['type' => 'ready'] + $this->stats());
+        $this->channel?->send('ready', $this->stats());
 
         // run() clears a stop() that came before it, so a drain that is already complete skips it.
         while (!$this->finished) {
@@ -104,6 +110,7 @@ final class Worker
             }
         }
         $this->reportStats();
+        $this->channel?->flushNow();
         return self::EXIT_OK;
     }
 
@@ -143,25 +150,6 @@ final class Worker
         }));
     }
 
-    /** The master's end of our channel closes when it dies: then we stop too, rather than linger. */
-    private function readMaster(): void
-    {
-        $data = @\fread($this->master->resource(), 8192);
-        if ($data !== false && $data !== '') {
-            return; // the master sends nothing yet; anything it does send is ignored
-        }
-        \error_clear_last();
-        if ($data === '' && !\feof($this->master->resource())) {
-            return;
-        }
-        $this->driver->cancel($this->masterWatcher);
-        $this->masterWatcher = null;
-        if (!$this->draining) {
-            $this->logger->warning('The master process is gone: stopping');
-            $this->drain();
-        }
-    }
-
     private function drain(): void
     {
         if ($this->draining) {
@@ -173,13 +161,14 @@ final class Worker
             $this->acceptWatcher = null;
         }
         $this->listener->detach();
-        $this->send(['type' => 'draining'] + $this->stats());
+        $this->channel?->send('draining', $this->stats());
         // The grace period: connections still open then are cut; the master enforces it too.
         $this->driver->unreference($this->driver->delay($this->config->grace, function (): void {
             $this->logger->warning('Grace period over with {n} connection(s) still open: closing them', ['n' => $this->connections->count()]);
             $this->connections->closeAll();
             $this->finished = true;
             $this->driver->stop();
+            $this->channel?->flushNow();
             exit(self::EXIT_OK);
         }));
         $this->connections->drain(function (): void {
@@ -190,7 +179,7 @@ final class Worker
 
     private function reportStats(): void
     {
-        $this->send(['type' => 'stats'] + $this->stats());
+        $this->channel?->send('stats', $this->stats());
     }
 
     /** @return array<string, mixed> */
@@ -200,19 +189,5 @@ final class Worker
         $stats['slot'] = $this->slot;
         $stats['running'] = $this->dispatcher->running();
         return $stats;
-    }
-
-    /** @param array<string, mixed> $message */
-    private function send(array $message): void
-    {
-        if ($this->master === null || $this->master->isClosed()) {
-            return;
-        }
-        // One short line on a local socket pair: it fits the buffer, so a blocking write never waits long.
-        $line = \json_encode($message, \JSON_THROW_ON_ERROR) . "\n";
-        $written = @\fwrite($this->master->resource(), $line);
-        if ($written === false) {
-            \error_clear_last();
-        }
     }
 }
