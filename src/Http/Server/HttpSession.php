@@ -75,7 +75,12 @@ final class HttpSession implements Session
         if ($this->parser->inBody()) {
             return self::BODY;
         }
-        return $this->fresh || $this->parser->hasPartial() ? self::HEAD : self::IDLE;
+        if ($this->parser->hasPartial()) {
+            return self::HEAD;
+        }
+        // A fresh connection owes its first head within the header timeout; once the worker drains, it
+        // is idle like any other (closed after the short drain wait, not the whole header timeout).
+        return $this->fresh && !$this->connection->isDraining() ? self::HEAD : self::IDLE;
     }
 
     public function wantsInput(): bool

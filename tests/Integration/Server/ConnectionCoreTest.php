@@ -222,6 +222,26 @@ final class ConnectionCoreTest extends TestCase
         }
     }
 
+    public function testIdleConnectionsDoNotHoldUpAStop(): void
+    {
+        $server = new ServerProcess([self::APP, '--workers', '1', '--header-timeout', '30', '--idle-timeout', '30', '--grace', '30']);
+        $fresh = new RawHttp($server->address());            // connected, sent nothing yet
+        $kept = new RawHttp($server->address());             // between keep-alive requests
+        self::assertSame('Hello World', $kept->send("GET / HTTP/1.1\r\nHost: t\r\n\r\n")->response()['body']);
+        $busy = (new RawHttp($server->address()))->send("GET /sleep?s=1 HTTP/1.1\r\nHost: t\r\n\r\n");
+        \usleep(200_000);
+        $started = \microtime(true);
+        $server->stop();
+        // The drain waits about a second for requests on their way, then closes idle connections: far
+        // from the 30 s of the header, idle and grace timers.
+        self::assertLessThan(15.0, \microtime(true) - $started);
+        $answer = $busy->response();
+        self::assertSame(200, $answer['status'], 'the request in flight was answered');
+        self::assertSame('close', $answer['headers']['connection']);
+        self::assertTrue($fresh->isClosedByPeer(1.0));
+        self::assertTrue($kept->isClosedByPeer(1.0));
+    }
+
     /** A client whose receive buffer is small, so the server's output backs up as soon as it stops reading. @return resource */
     private static function smallBufferClient(string $address, int $buffer = 16384): mixed
     {
