@@ -227,7 +227,9 @@ final class Connection
             return;
         }
         $session = $this->session;
-        $read = !$this->eof && !$this->closeWhenFlushed && $this->outBytes < self::HIGH_WATER && $session->wantsInput();
+        $phase = $this->closeWhenFlushed ? Session::BUSY : $session->phase();
+        $read = !$this->eof && !$this->closeWhenFlushed && $this->outBytes < self::HIGH_WATER && $session->wantsInput()
+            && ($phase !== Session::BUSY || $this->owner->readAhead);
         if ($read !== $this->reading) {
             $this->reading = $read;
             $read ? $this->driver->enable($this->readWatcher) : $this->driver->disable($this->readWatcher);
@@ -238,7 +240,6 @@ final class Connection
             }
             return;
         }
-        $phase = $this->closeWhenFlushed ? Session::BUSY : $session->phase();
         if ($phase === $this->armed && $phase !== Session::BODY) {
             return; // a head's deadline counts from its start, not from its latest byte
         }

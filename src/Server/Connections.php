@@ -24,6 +24,13 @@ final class Connections
     private readonly Timeouts $timeouts;
     public readonly Deadlines $deadlines;
     private ?\Closure $onEmpty = null;
+    /**
+     * Whether a connection keeps reading (the requests behind it, or its end) while one of its requests
+     * is in the application. On epoll a watched idle socket costs nothing, and toggling it would cost two
+     * epoll_ctl() calls per request; select pays for every watched stream on every wait, and most
+     * connections of a busy worker are waiting for the application, so there they are not watched.
+     */
+    public readonly bool $readAhead;
 
     public function __construct(
         private readonly Protocol $protocol,
@@ -34,6 +41,7 @@ final class Connections
     ) {
         $this->timeouts = $protocol->timeouts();
         $this->deadlines = new Deadlines($driver);
+        $this->readAhead = $driver->name() !== 'select';
     }
 
     /** Takes an accepted socket: serves it, or refuses it when the worker cannot. @param resource $stream */
