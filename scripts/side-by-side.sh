@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Server CPU per request of two checkouts, interleaved in one run (the connection-core figures of
 # issue 11 until `bin/weft bench --baseline` exists). One worker pinned to CPU 0, wrk -t1 on CPU 1,
-# CPU time of the master and worker from /proc, a 1 s warm-up before each measured run.
+# CPU time of the master and worker from /proc, a 1 s warm-up before each measured run. The order
+# alternates between rounds (the second server of a pair was seen to measure up to 25 % cheaper, even
+# for the same code), so compare the median of the per-round ratios.
 #
 #   scripts/side-by-side.sh BASE_DIR NEW_DIR APP CONNECTIONS SECONDS ROUNDS LOOP [NEW_EXTRA_ARGS]
 #   scripts/side-by-side.sh /work/wt/base . examples/hello.php 100 4 3 select "--gzip off"
@@ -10,7 +12,8 @@ BASE=$(cd "$1" && pwd); NEW=$(cd "$2" && pwd); APP=$3; C=$4; D=$5; R=$6; LOOP=$7
 hz=$(getconf CLK_TCK)
 cpu_ticks() { local sum=0 t; for p in "$@"; do t=$(awk '{print $14+$15}' "/proc/$p/stat"); sum=$((sum + t)); done; echo $sum; }
 for round in $(seq 1 "$R"); do
-    for tree in base new; do
+    order="base new"; [ $((round % 2)) = 0 ] && order="new base"
+    for tree in $order; do
         dir=$BASE; extra=""
         [ "$tree" = new ] && dir=$NEW && extra=$EXTRA
         out=$(mktemp); pidfile=$(mktemp -u /tmp/weft-sbs-XXXX.pid)
