@@ -179,6 +179,7 @@ final class Worker
 
     private function reportStats(): void
     {
+        Scheduler::get()->trimIdle();
         $this->channel?->send('stats', $this->stats());
     }
 
