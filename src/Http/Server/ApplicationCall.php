@@ -14,7 +14,7 @@ use Weft\Server\RequestTimeout;
 
 /**
  * The one policy for calling an HTTP application, shared by the server and fpm mode's front controller:
- * a Response goes out as it is; anything else the handler returns (or a 1xx) is a 500; a body that cannot be decoded
+ * a Response goes out as it is; anything else the handler returns is a 500; a body that cannot be decoded
  * (BadRequest) is a 400; a request cancelled by --max-request-time is a 504; any other exception is a
  * 500 and a log line (with the trace in the body only with --debug).
  */
@@ -39,11 +39,6 @@ final class ApplicationCall
         try {
             $response = ($this->application)($request);
             if ($response instanceof Response) {
-                if ($response->status() < 200) {
-                    // 1xx are interim answers (100 Continue is the server's own): as the final answer
-                    // the client would wait on for the real one.
-                    throw new \UnexpectedValueException("Status {$response->status()} is an interim response, not a final one");
-                }
                 return $response;
             }
             throw new \UnexpectedValueException(\sprintf(
