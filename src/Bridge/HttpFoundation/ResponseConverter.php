@@ -1,0 +1,96 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Bridge\HttpFoundation;
+
+use Symfony\Component\HttpFoundation\BinaryFileResponse;
+use Symfony\Component\HttpFoundation\Response as SymfonyResponse;
+use Symfony\Component\HttpFoundation\StreamedResponse;
+use Weft\Http\Message\BodyWriter;
+use Weft\Http\Message\Response;
+
+/**
+ * Turns an HttpFoundation response into a Weft response.
+ *
+ * A plain response keeps its content string (no copy). A StreamedResponse, StreamedJsonResponse or
+ * BinaryFileResponse becomes a Weft streamed response: its sendContent() runs when Weft writes the
+ * body, and whatever it echoes goes to the client as it is written (an output buffer whose handler
+ * forwards every write), so a large file or a long stream is never held in memory.
+ * Content-Length and Transfer-Encoding are left to Weft's encoder, except that a streamed body of
+ * declared length is sent with that length instead of chunked.
+ *
+ * @internal shared by the Symfony and Laravel bridges
+ */
+final class ResponseConverter
+{
+    /**
+     * @param \Closure(): void $finish runs once the body is complete (or could not be sent): the
+     *        bridge's terminate-and-reset step
+     * @return array{Response, bool} the response, and whether it is streamed ($finish then runs when
+     *         the stream ends instead of by the caller)
+     */
+    public function convert(SymfonyResponse $response, bool $isHead, \Closure $finish): array
+    {
+        $headers = [];
+        foreach ($response->headers->allPreserveCaseWithoutCookies() as $name => $values) {
+            $lower = strtolower($name);
+            if ($lower !== 'transfer-encoding' && ($lower !== 'content-length' || self::isStreamed($response))) {
+                $headers[$name] = $values;
+            }
+        }
+        $cookies = $response->headers->getCookies();
+        if ($cookies !== []) {
+            $headers['Set-Cookie'] = array_map('strval', $cookies);
+        }
+        $status = $response->getStatusCode();
+
+        if (!self::isStreamed($response) || $isHead) {
+            return [new Response($status, $headers, $isHead ? '' : (string) $response->getContent()), false];
+        }
+        $guard = new FinishGuard($finish);
+        $streamed = Response::stream(static function (BodyWriter $out) use ($response, $guard): void {
+            try {
+                self::send($response, $out);
+            } finally {
+                $guard->run();
+            }
+        }, $status, $headers);
+        return [$streamed, true];
+    }
+
+    private static function isStreamed(SymfonyResponse $response): bool
+    {
+        return $response instanceof StreamedResponse || $response instanceof BinaryFileResponse
+            || $response->getContent() === false;
+    }
+
+    /** Runs sendContent() with its output forwarded to $out write by write. */
+    private static function send(SymfonyResponse $response, BodyWriter $out): void
+    {
+        $failure = null;
+        $level = ob_get_level();
+        // chunk size 1: the handler runs on every write, so each echo/flush reaches the client now.
+        ob_start(static function (string $chunk) use ($out, &$failure): string {
+            if ($chunk !== '' && $failure === null) {
+                try {
+                    $out->write($chunk);
+                } catch (\Throwable $e) {
+                    // An output handler must not throw; keep the first error and drop the rest.
+                    $failure = $e;
+                }
+            }
+            return '';
+        }, 1);
+        try {
+            $response->sendContent();
+        } finally {
+            while (ob_get_level() > $level) {
+                ob_end_flush();
+            }
+        }
+        if ($failure !== null) {
+            throw $failure;
+        }
+    }
+}

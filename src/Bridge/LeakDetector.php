@@ -1,0 +1,209 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Bridge;
+
+use Psr\Log\LoggerInterface;
+
+/**
+ * Finds state that one request leaves behind for the next: static properties of loaded classes and
+ * properties of the shared services a framework keeps between requests.
+ *
+ * After each request (once the bridge has reset what the framework resets) it takes a shallow
+ * fingerprint of every such property: scalars by value, arrays by their contents two levels deep,
+ * objects by identity. A property whose fingerprint differs from the one taken after the previous
+ * request was changed by this request and survived the reset: the next request on this worker sees
+ * it. Each property is reported once per worker, naming the class, the property and the request
+ * that changed it. The first request only sets the baseline (everything is lazily built then).
+ *
+ * Shallow on purpose: a change deep inside an object graph is missed, but the check stays cheap
+ * enough to leave on in development, and the common leaks (a static cache or registry, a service's
+ * array or counter, a replaced collaborator) are one level deep.
+ */
+final class LeakDetector
+{
+    /**
+     * Framework state that changes without leaking: properties every request overwrites before it
+     * reads them (the routing context, a kernel's start time) and caches filled lazily. An entry is a
+     * class (and its subclasses), a namespace prefix ending in "\\", or one property:
+     * "Class->property" or "Class::$static".
+     */
+    public const DEFAULT_IGNORE = [
+        // Listeners are resolved and sorted lazily, on the first dispatch of each event.
+        'Symfony\Component\EventDispatcher\EventDispatcher->listeners',
+        'Symfony\Component\EventDispatcher\EventDispatcher->optimized',
+        'Symfony\Component\EventDispatcher\EventDispatcher->sorted',
+        // Caches of the error pages' dumper.
+        'Symfony\Component\VarDumper\',
+        'Symfony\Component\Routing\RequestContext',
+        'Symfony\Component\HttpKernel\Kernel',
+        'Symfony\Component\HttpFoundation\Request',
+        'Composer\\',
+        'Weft\\',
+        'PHPUnit\\',
+    ];
+
+    private const ARRAY_DEPTH = 2;
+    private const ARRAY_LIMIT = 256;
+
+    /** @var array<class-string, list<string>> user classes that declare static properties */
+    private array $statics = [];
+    private int $scanned = 0;
+    /** @var array<string, string>|null property label => fingerprint after the previous request */
+    private ?array $previous = null;
+    /** @var array<string, true> */
+    private array $reported = [];
+    /** @var list<string> */
+    private readonly array $ignore;
+    /** @var array<string, bool> */
+    private array $ignoredClasses = [];
+    /** @var array<string, true> "Class->name" (also used for statics: "Class::$name" is stored so) */
+    private array $ignoredProperties = [];
+
+    /** @param list<string> $ignore class names or namespace prefixes (ending in "\") never reported */
+    public function __construct(private readonly LoggerInterface $logger, array $ignore = [])
+    {
+        $classes = [];
+        foreach ([...self::DEFAULT_IGNORE, ...$ignore] as $entry) {
+            if (str_contains($entry, '->')) {
+                $this->ignoredProperties[$entry] = true;
+            } elseif (str_contains($entry, '::$')) {
+                $this->ignoredProperties[str_replace('::$', '->', $entry)] = true;
+            } else {
+                $classes[] = $entry;
+            }
+        }
+        $this->ignore = $classes;
+    }
+
+    /**
+     * @param string $request what served the request, for the message ("GET /cart")
+     * @param iterable<string, object> $services the framework's shared services by id
+     * @return list<string> the properties reported now (already reported ones are not repeated)
+     */
+    public function check(string $request, iterable $services): array
+    {
+        $current = [];
+        $this->staticFingerprints($current);
+        foreach ($services as $id => $service) {
+            $this->serviceFingerprints($current, (string) $id, $service);
+        }
+        $previous = $this->previous;
+        $this->previous = $current;
+        if ($previous === null) {
+            return [];
+        }
+
+        $changed = [];
+        foreach ($current as $label => $print) {
+            if (isset($previous[$label]) && $previous[$label] !== $print && !isset($this->reported[$label])) {
+                $this->reported[$label] = true;
+                $changed[] = $label;
+            }
+        }
+        if ($changed !== []) {
+            $this->logger->warning(sprintf(
+                'state leak: %s changed %s, and the next request on this worker will see it (reset it after each request, or keep it per request)',
+                $request,
+                implode(', ', $changed),
+            ), ['request' => $request, 'changed' => $changed]);
+        }
+        return $changed;
+    }
+
+    /** @param array<string, string> $out */
+    private function staticFingerprints(array &$out): void
+    {
+        $classes = get_declared_classes();
+        for ($n = \count($classes); $this->scanned < $n; $this->scanned++) {
+            $class = $classes[$this->scanned];
+            if ($this->ignored($class)) {
+                continue;
+            }
+            $reflection = new \ReflectionClass($class);
+            if ($reflection->isInternal()) {
+                continue;
+            }
+            $names = [];
+            foreach ($reflection->getProperties(\ReflectionProperty::IS_STATIC) as $property) {
+                // Inherited statics are the parent's own storage unless redeclared: report them once, there.
+                if ($property->getDeclaringClass()->name === $class && !isset($this->ignoredProperties["$class->{$property->name}"])) {
+                    $names[] = $property->name;
+                }
+            }
+            if ($names !== []) {
+                $this->statics[$class] = $names;
+            }
+        }
+        foreach ($this->statics as $class => $names) {
+            foreach ($names as $name) {
+                $property = new \ReflectionProperty($class, $name);
+                if ($property->isInitialized()) {
+                    $out["static $class::\$$name"] = self::fingerprint($property->getValue(), self::ARRAY_DEPTH);
+                }
+            }
+        }
+    }
+
+    /** @param array<string, string> $out */
+    private function serviceFingerprints(array &$out, string $id, object $service): void
+    {
+        $class = $service::class;
+        if ($service instanceof \Closure || $this->ignored($class)) {
+            return;
+        }
+        $owner = $id === $class ? $class : "$class (service \"$id\")";
+        foreach (get_mangled_object_vars($service) as $mangled => $value) {
+            // "\0Class\0name" for private, "\0*\0name" for protected properties.
+            $name = ($cut = strrpos((string) $mangled, "\0")) === false ? (string) $mangled : substr((string) $mangled, $cut + 1);
+            if (isset($this->ignoredProperties["$class->$name"])) {
+                continue;
+            }
+            $out["$owner->$name"] = self::fingerprint($value, self::ARRAY_DEPTH);
+        }
+    }
+
+    private function ignored(string $class): bool
+    {
+        if (isset($this->ignoredClasses[$class])) {
+            return $this->ignoredClasses[$class];
+        }
+        $ignored = false;
+        foreach ($this->ignore as $entry) {
+            $ignored = str_ends_with($entry, '\\')
+                ? str_starts_with($class, $entry)
+                : $class === $entry || is_subclass_of($class, $entry);
+            if ($ignored) {
+                break;
+            }
+        }
+        return $this->ignoredClasses[$class] = $ignored;
+    }
+
+    private static function fingerprint(mixed $value, int $depth): string
+    {
+        if (\is_object($value)) {
+            return 'o' . spl_object_id($value);
+        }
+        if (\is_array($value)) {
+            $count = \count($value);
+            if ($depth === 0 || $count > self::ARRAY_LIMIT) {
+                // Deep or large: its size and keys still tell most changes apart, cheaply.
+                return 'a' . $count . ':' . hash('xxh3', implode("\0", array_keys($value)));
+            }
+            $parts = [];
+            foreach ($value as $key => $item) {
+                $parts[] = $key . '=' . self::fingerprint($item, $depth - 1);
+            }
+            return 'a' . $count . ':' . hash('xxh3', implode("\0", $parts));
+        }
+        if (\is_string($value)) {
+            return \strlen($value) > 64 ? 's' . hash('xxh3', $value) : 's' . $value;
+        }
+        if (\is_resource($value)) {
+            return 'r' . (int) $value;
+        }
+        return get_debug_type($value) . ':' . var_export($value, true);
+    }
+}

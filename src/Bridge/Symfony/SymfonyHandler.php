@@ -1,0 +1,130 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Bridge\Symfony;
+
+use Psr\Log\LoggerInterface;
+use Symfony\Component\HttpFoundation\Request as SymfonyRequest;
+use Symfony\Component\HttpFoundation\Response as SymfonyResponse;
+use Symfony\Component\HttpKernel\HttpKernelInterface;
+use Symfony\Component\HttpKernel\Kernel;
+use Symfony\Component\HttpKernel\KernelInterface;
+use Symfony\Component\HttpKernel\TerminableInterface;
+use Weft\Bridge\BridgeOptions;
+use Weft\Bridge\Gate;
+use Weft\Bridge\HttpFoundation\RequestConverter;
+use Weft\Bridge\HttpFoundation\ResponseConverter;
+use Weft\Bridge\LeakDetector;
+use Weft\Http\Message\Request;
+use Weft\Http\Message\Response;
+
+/**
+ * A Symfony HttpKernel application as a Weft handler.
+ *
+ * The kernel boots once per worker (at the first request, or in fromKernel() with boot: true);
+ * every request is converted to an HttpFoundation request, handled, converted back and then
+ * terminated (kernel.terminate listeners run). After that the kernel's services_resetter resets
+ * every service tagged kernel.reset (ResetInterface services: loggers' buffers, the request stack,
+ * Doctrine's entity managers, ...), which is what Symfony itself does between two requests of a
+ * long-running process; the bridge does it as soon as the response is out, not when the next
+ * request comes, so nothing of the last request is held meanwhile and the leak check sees the
+ * state the next request will see.
+ */
+final class SymfonyHandler
+{
+    private readonly RequestConverter $requests;
+    private readonly ResponseConverter $responses;
+    private readonly Gate $gate;
+    private readonly ?LeakDetector $leaks;
+
+    public function __construct(
+        private readonly HttpKernelInterface $kernel,
+        ?BridgeOptions $options = null,
+    ) {
+        $options ??= BridgeOptions::fromEnvironment();
+        $this->requests = new RequestConverter($options->server);
+        $this->responses = new ResponseConverter();
+        $this->gate = new Gate();
+        $this->leaks = $options->leakWarnings ? new LeakDetector($options->logger(), $options->leakIgnore) : null;
+    }
+
+    /**
+     * The usual entry file's one call. The kernel is booted here, in the worker, so the first request
+     * does not pay for it and a broken container fails the worker's start, not a request.
+     */
+    public static function fromKernel(HttpKernelInterface $kernel, ?BridgeOptions $options = null, bool $boot = true): self
+    {
+        if ($options === null && $kernel instanceof KernelInterface) {
+            $options = BridgeOptions::fromEnvironment(
+                debug: $kernel->isDebug(),
+                environment: $kernel->getEnvironment(),
+            );
+        }
+        if ($boot && $kernel instanceof KernelInterface) {
+            $kernel->boot();
+        }
+        return new self($kernel, $options);
+    }
+
+    public function __invoke(Request $request): Response
+    {
+        $this->gate->enter();
+        $symfonyRequest = null;
+        $symfonyResponse = null;
+        $finish = function () use (&$symfonyRequest, &$symfonyResponse, $request): void {
+            $this->finish($request, $symfonyRequest, $symfonyResponse);
+        };
+        try {
+            $symfonyRequest = $this->requests->convert($request);
+            $symfonyResponse = $this->kernel->handle($symfonyRequest, HttpKernelInterface::MAIN_REQUEST, true);
+            [$response, $streamed] = $this->responses->convert($symfonyResponse, $request->method() === 'HEAD', $finish);
+        } catch (\Throwable $e) {
+            $finish();
+            throw $e;
+        }
+        if (!$streamed) {
+            $finish();
+        }
+        return $response;
+    }
+
+    private function finish(Request $request, ?SymfonyRequest $symfonyRequest, ?SymfonyResponse $symfonyResponse): void
+    {
+        try {
+            if ($symfonyRequest !== null && $symfonyResponse !== null && $this->kernel instanceof TerminableInterface) {
+                $this->kernel->terminate($symfonyRequest, $symfonyResponse);
+            }
+            if ($this->kernel instanceof Kernel) {
+                // After terminate() a booted Kernel resets its kernel.reset services at its next
+                // boot(); calling it now does exactly that, once.
+                $this->kernel->boot();
+            }
+        } finally {
+            $this->requests->cleanup();
+            $this->leaks?->check($request->method() . ' ' . $request->path(), $this->services());
+            $this->gate->leave();
+        }
+    }
+
+    /** @return iterable<string, object> the container's instantiated services, for the leak check */
+    private function services(): iterable
+    {
+        if (!$this->kernel instanceof KernelInterface) {
+            return [];
+        }
+        $container = $this->kernel->getContainer();
+        // Compiled containers keep their instances in protected $services / $privates; reading them
+        // by reflection instantiates nothing.
+        $services = [];
+        foreach (['services', 'privates'] as $property) {
+            $reflection = new \ReflectionProperty($container, $property);
+            foreach ($reflection->getValue($container) as $id => $service) {
+                if (\is_object($service) && $service !== $container) {
+                    $services[(string) $id] = $service;
+                }
+            }
+        }
+        return $services;
+    }
+}

@@ -1,0 +1,101 @@
+<?php
+
+declare(strict_types=1);
+
+namespace App\Controller;
+
+use App\Counter;
+use App\Registry;
+use Symfony\Component\HttpFoundation\BinaryFileResponse;
+use Symfony\Component\HttpFoundation\Cookie;
+use Symfony\Component\HttpFoundation\JsonResponse;
+use Symfony\Component\HttpFoundation\Request;
+use Symfony\Component\HttpFoundation\Response;
+use Symfony\Component\HttpFoundation\StreamedResponse;
+
+final class AppController
+{
+    public function __construct(
+        private readonly Counter $counter,
+        private readonly Registry $registry,
+        private readonly string $projectDir,
+    ) {
+    }
+
+    public function hello(): Response
+    {
+        return new Response('Hello World', 200, ['Content-Type' => 'text/plain']);
+    }
+
+    public function json(Request $request): JsonResponse
+    {
+        return new JsonResponse(['framework' => 'symfony', 'query' => $request->query->all()]);
+    }
+
+    public function echo(Request $request): JsonResponse
+    {
+        $data = $request->getContentTypeFormat() === 'json' ? $request->toArray() : $request->request->all();
+        return new JsonResponse([
+            'length' => \strlen($request->getContent()),
+            'sha1' => sha1($request->getContent()),
+            'data' => $data,
+            'files' => array_map(
+                static fn ($file) => ['name' => $file->getClientOriginalName(), 'size' => $file->getSize(), 'sha1' => sha1_file($file->getPathname())],
+                $request->files->all(),
+            ),
+        ]);
+    }
+
+    public function headers(Request $request): JsonResponse
+    {
+        $response = new JsonResponse([
+            'agent' => $request->headers->get('X-Agent'),
+            'cookie' => $request->cookies->get('flavour'),
+            'host' => $request->getHost(),
+            'client_ip' => $request->getClientIp(),
+            'method' => $request->getMethod(),
+        ]);
+        $response->headers->set('X-Answer', '42');
+        $response->headers->setCookie(Cookie::create('visited', 'yes', path: '/'));
+        return $response;
+    }
+
+    public function counter(): JsonResponse
+    {
+        $this->counter->increment();
+        return new JsonResponse(['count' => $this->counter->increment()]);
+    }
+
+    public function leak(Request $request): JsonResponse
+    {
+        $this->registry->seen[] = (string) $request->query->get('id');
+        Registry::$log[] = (string) $request->query->get('id');
+        return new JsonResponse(['seen' => $this->registry->seen]);
+    }
+
+    public function fail(): Response
+    {
+        throw new \RuntimeException('the fixture failed on purpose');
+    }
+
+    public function stream(): StreamedResponse
+    {
+        return new StreamedResponse(static function (): void {
+            for ($i = 0; $i < 5; $i++) {
+                echo "line $i\n";
+                flush();
+            }
+        }, 200, ['Content-Type' => 'text/plain']);
+    }
+
+    public function file(): BinaryFileResponse
+    {
+        // 300,000 bytes made once, so the test knows what to expect without a binary in the repository.
+        $path = $this->projectDir . '/var/data.bin';
+        if (!is_file($path)) {
+            @mkdir(\dirname($path), 0777, true);
+            file_put_contents($path, str_repeat(implode('', array_map('chr', range(0, 255))), 1171) . str_repeat('w', 300000 - 256 * 1171));
+        }
+        return new BinaryFileResponse($path, 200, ['Content-Type' => 'application/octet-stream']);
+    }
+}
