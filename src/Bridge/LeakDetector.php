@@ -26,7 +26,7 @@ final class LeakDetector
     /**
      * Framework state that changes without leaking: properties every request overwrites before it
      * reads them (the routing context, a kernel's start time) and caches filled lazily. An entry is a
-     * class (and its subclasses), a namespace prefix ending in "\\", or one property:
+     * class (and its subclasses), a namespace prefix ending in a backslash, or one property:
      * "Class->property" or "Class::$static".
      */
     public const DEFAULT_IGNORE = [
@@ -35,7 +35,7 @@ final class LeakDetector
         'Symfony\Component\EventDispatcher\EventDispatcher->optimized',
         'Symfony\Component\EventDispatcher\EventDispatcher->sorted',
         // Caches of the error pages' dumper.
-        'Symfony\Component\VarDumper\',
+        'Symfony\Component\VarDumper\\',
         'Symfony\Component\Routing\RequestContext',
         'Symfony\Component\HttpKernel\Kernel',
         'Symfony\Component\HttpFoundation\Request',
