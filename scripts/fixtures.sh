@@ -20,6 +20,10 @@ for app in "${apps[@]}"; do
     # The sources are copied afresh every time (a few files); vendor/ and the app's caches are not.
     (cd "$src" && tar cf - --exclude=./vendor --exclude=./var --exclude=./storage/framework/cache .) | (cd "$dst" && tar xf -)
     rm -rf "$dst/var/cache" "$dst/bootstrap/cache/"*.php
+    if [ -f "$dst/artisan" ] || [ -d "$dst/bootstrap" ]; then
+        mkdir -p "$dst/storage/app" "$dst/storage/logs" "$dst/storage/framework/cache" \
+            "$dst/storage/framework/sessions" "$dst/storage/framework/views" "$dst/bootstrap/cache"
+    fi
     stamp="$(sha1sum "$src/composer.json" | cut -c1-40)"
     if [ -f "$dst/vendor/autoload.php" ] && [ "$(cat "$dst/vendor/.weft-stamp" 2>/dev/null)" = "$stamp" ]; then
         continue

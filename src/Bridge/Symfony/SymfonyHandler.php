@@ -101,9 +101,12 @@ final class SymfonyHandler
                 $this->kernel->boot();
             }
         } finally {
-            $this->requests->cleanup();
-            $this->leaks?->check($request->method() . ' ' . $request->path(), $this->services());
-            $this->gate->leave();
+            try {
+                $this->requests->cleanup();
+                $this->leaks?->check($request->method() . ' ' . $request->path(), $this->services());
+            } finally {
+                $this->gate->leave();
+            }
         }
     }
 

@@ -1,0 +1,69 @@
+<?php
+
+use App\Counter;
+use App\Registry;
+use Illuminate\Http\Request;
+use Illuminate\Support\Facades\Auth;
+use Illuminate\Support\Facades\Route;
+
+Route::get('/', fn () => response('Hello World', 200, ['Content-Type' => 'text/plain']));
+
+Route::get('/json', fn (Request $request) => response()->json(['framework' => 'laravel', 'query' => $request->query()]));
+
+Route::post('/echo', fn (Request $request) => response()->json([
+    'length' => strlen($request->getContent()),
+    'sha1' => sha1($request->getContent()),
+    'data' => $request->all(),
+]));
+
+Route::get('/headers', function (Request $request) {
+    return response()->json([
+        'agent' => $request->header('X-Agent'),
+        'cookie' => $request->cookie('flavour'),
+        'host' => $request->getHost(),
+        'client_ip' => $request->ip(),
+        'method' => $request->method(),
+    ])->header('X-Answer', '42')->cookie('visited', 'yes', 0, '/', null, false, true, false, 'lax');
+})->withoutMiddleware([\Illuminate\Cookie\Middleware\EncryptCookies::class]);
+
+Route::get('/counter', function (Counter $counter) {
+    $counter->increment();
+    return response()->json(['count' => $counter->increment()]);
+});
+
+Route::get('/leak', function (Request $request, Registry $registry) {
+    $registry->seen[] = (string) $request->query('id');
+    Registry::$log[] = (string) $request->query('id');
+    return response()->json(['seen' => $registry->seen]);
+});
+
+// Per-request state the bridge must reset: config written at run time, the authenticated user
+// and the request the url() helper sees.
+Route::get('/state', function (Request $request) {
+    $before = ['config' => config('app.marker'), 'user' => Auth::id()];
+    config(['app.marker' => $request->query('marker')]);
+    if ($request->query('login') !== null) {
+        Auth::setUser(new \Illuminate\Auth\GenericUser(['id' => (int) $request->query('login')]));
+    }
+    return response()->json($before + ['url' => url()->current()]);
+});
+
+Route::get('/fail', function () {
+    throw new RuntimeException('the fixture failed on purpose');
+});
+
+Route::get('/stream', fn () => response()->stream(function () {
+    for ($i = 0; $i < 5; $i++) {
+        echo "line $i\n";
+        flush();
+    }
+}, 200, ['Content-Type' => 'text/plain']));
+
+Route::get('/file', function () {
+    $path = storage_path('app/data.bin');
+    if (!is_file($path)) {
+        @mkdir(dirname($path), 0777, true);
+        file_put_contents($path, str_repeat(implode('', array_map('chr', range(0, 255))), 1171) . str_repeat('w', 300000 - 256 * 1171));
+    }
+    return response()->download($path, 'data.bin', ['Content-Type' => 'application/octet-stream']);
+});
