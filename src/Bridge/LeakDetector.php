@@ -15,7 +15,8 @@ use Psr\Log\LoggerInterface;
  * objects by identity. A property whose fingerprint differs from the one taken after the previous
  * request was changed by this request and survived the reset: the next request on this worker sees
  * it. Each property is reported once per worker, naming the class, the property and the request
- * that changed it. The first request only sets the baseline (everything is lazily built then).
+ * that changed it. The first request down each path (method and path) only warms up: that is when
+ * frameworks fill their lazy caches, so its changes are taken as the new baseline, unreported.
  *
  * Shallow on purpose: a change deep inside an object graph is missed, but the check stays cheap
  * enough to leave on in development, and the common leaks (a static cache or registry, a service's
@@ -40,11 +41,15 @@ final class LeakDetector
         'Symfony\Component\HttpKernel\Kernel',
         'Symfony\Component\HttpFoundation\Request',
         'Composer\\',
-        'Weft\\',
+        // Weft's own machinery (its loop, schedulers, pools) changes with every request by design.
+        'Weft\\Loop\\', 'Weft\\Coroutine\\', 'Weft\\Socket\\', 'Weft\\Server\\', 'Weft\\Http\\',
+        'Weft\\Client\\', 'Weft\\Pool\\', 'Weft\\Mode\\', 'Weft\\Cli\\', 'Weft\\Bridge\\',
         'PHPUnit\\',
     ];
 
     private const ARRAY_DEPTH = 2;
+    /** Paths remembered as warmed up; past this many every request is checked. */
+    private const WARM_PATHS = 10_000;
     private const ARRAY_LIMIT = 256;
 
     /** @var array<class-string, list<string>> user classes that declare static properties */
@@ -54,6 +59,8 @@ final class LeakDetector
     private ?array $previous = null;
     /** @var array<string, true> */
     private array $reported = [];
+    /** @var array<string, true> requests ("GET /path") seen at least once */
+    private array $warm = [];
     /** @var list<string> */
     private readonly array $ignore;
     /** @var array<string, bool> */
@@ -78,7 +85,7 @@ final class LeakDetector
     }
 
     /**
-     * @param string $request what served the request, for the message ("GET /cart")
+     * @param string $request the request's method and path ("GET /cart"), for warm-up and the message
      * @param iterable<string, object> $services the framework's shared services by id
      * @return list<string> the properties reported now (already reported ones are not repeated)
      */
@@ -91,7 +98,13 @@ final class LeakDetector
         }
         $previous = $this->previous;
         $this->previous = $current;
-        if ($previous === null) {
+        // The first request down a path fills that path's lazy caches (compiled routes, loaded
+        // translations, resolved view engines): only its later requests can tell a leak.
+        $warmingUp = !isset($this->warm[$request]);
+        if ($warmingUp && \count($this->warm) < self::WARM_PATHS) {
+            $this->warm[$request] = true;
+        }
+        if ($previous === null || $warmingUp) {
             return [];
         }
 

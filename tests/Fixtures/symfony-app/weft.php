@@ -9,4 +9,4 @@ use Weft\Bridge\Symfony\SymfonyHandler;
 
 require __DIR__ . '/vendor/autoload.php';
 
-return SymfonyHandler::fromKernel(new Kernel($_SERVER['APP_ENV'] ?? 'prod', (bool) ($_SERVER['APP_DEBUG'] ?? false)));
+return SymfonyHandler::fromKernel(new Kernel($_SERVER['APP_ENV'] ?? 'prod', filter_var($_SERVER['APP_DEBUG'] ?? false, FILTER_VALIDATE_BOOL)));

@@ -1,0 +1,38 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Tests\Integration\Bridge;
+
+use Weft\Tests\Support\Curl;
+
+/** A Laravel 12 application (tests/Fixtures/laravel-app) under `bin/weft serve`. */
+final class LaravelBridgeTest extends FrameworkBridgeTestCase
+{
+    protected static function app(): string
+    {
+        return 'laravel-app';
+    }
+
+    protected static function errorPageMarker(): string
+    {
+        return 'Server Error';
+    }
+
+    protected static function devEnvironment(): string
+    {
+        return 'local';
+    }
+
+    public function testConfigAuthAndUrlStateBelongToOneRequest(): void
+    {
+        $base = $this->serve();
+        $first = json_decode(Curl::get("$base/state?marker=one&login=7")['body'], true);
+        self::assertSame(['config' => null, 'user' => null], ['config' => $first['config'], 'user' => $first['user']]);
+        // config() written and a user logged in by the first request: the second sees neither.
+        $second = json_decode(Curl::get("$base/state?marker=two", ['Host' => 'other.test'])['body'], true);
+        self::assertNull($second['config']);
+        self::assertNull($second['user']);
+        self::assertSame('http://other.test/state', $second['url']);
+    }
+}
