@@ -37,14 +37,17 @@ final class LaravelHandler
 {
     /** Resolved at boot, so every sandbox shares them instead of building them per request. */
     public const WARM = [
-        'cache', 'cache.store', 'config', 'cookie', 'encrypter', 'events', 'files', 'hash',
-        'log', 'router', 'routes', 'session', 'translator', 'view', 'view.engine.resolver',
+        'cache', 'cache.store', 'config', 'encrypter', 'events', 'files', 'hash',
+        'log', 'router', 'routes', 'translator', 'view', 'view.engine.resolver',
     ];
 
-    /** Built afresh in each sandbox even when boot resolved them: they hold one request's state. */
+    /**
+     * Built afresh in each sandbox even when boot resolved them: they hold one request's state (the
+     * session manager caches its driver, which holds the cookie jar its session cookie is queued on).
+     */
     public const PER_REQUEST = [
-        'auth', 'auth.driver', 'cookie', 'session.store', 'redirect', 'request', 'Illuminate\Contracts\Auth\Access\Gate',
-        'Illuminate\Session\Middleware\StartSession',
+        'auth', 'auth.driver', 'cookie', 'session', 'session.store', 'redirect', 'request',
+        'Illuminate\Contracts\Auth\Access\Gate',
     ];
 
     private readonly RequestConverter $requests;
@@ -65,9 +68,7 @@ final class LaravelHandler
         // What a request resolved at boot (a provider's boot() may touch the session or auth)
         // must not be the base object every sandbox shares.
         foreach (self::PER_REQUEST as $id) {
-            if ($id !== 'cookie') {
-                $app->forgetInstance($id);
-            }
+            $app->forgetInstance($id);
         }
         Facade::clearResolvedInstances();
 
