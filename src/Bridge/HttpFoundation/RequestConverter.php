@@ -36,9 +36,11 @@ final class RequestConverter
     /**
      * @template T of SymfonyRequest
      * @param class-string<T> $class
+     * @param class-string<SymfonyUploadedFile> $fileClass Illuminate\Http\UploadedFile for Laravel,
+     *        which keeps instances of its own class as they are (and so their "test" flag)
      * @return T
      */
-    public function convert(Request $request, string $class = SymfonyRequest::class): SymfonyRequest
+    public function convert(Request $request, string $class = SymfonyRequest::class, string $fileClass = SymfonyUploadedFile::class): SymfonyRequest
     {
         $form = [];
         $files = [];
@@ -46,7 +48,7 @@ final class RequestConverter
         if ($type === 'application/x-www-form-urlencoded' || $type === 'multipart/form-data') {
             try {
                 $form = $request->form();
-                $files = $this->files($request->files());
+                $files = $this->files($request->files(), $fileClass);
             } catch (BadRequest) {
                 // A body PHP could not parse either: PHP leaves $_POST and $_FILES empty and the
                 // raw body readable, so the application decides what the error looks like.
@@ -105,14 +107,15 @@ final class RequestConverter
 
     /**
      * @param array<array-key, mixed> $files
+     * @param class-string<SymfonyUploadedFile> $fileClass
      * @return array<array-key, mixed>
      */
-    private function files(array $files): array
+    private function files(array $files, string $fileClass): array
     {
         $result = [];
         foreach ($files as $key => $file) {
             if (!$file instanceof UploadedFile) {
-                $result[$key] = $this->files($file);
+                $result[$key] = $this->files($file, $fileClass);
             } elseif ($file->isEmpty()) {
                 $result[$key] = null;   // an empty file input, as FileBag turns UPLOAD_ERR_NO_FILE into null
             } else {
@@ -123,7 +126,7 @@ final class RequestConverter
                 $this->temporary[] = $path;
                 // "test" mode: the file did not come through PHP's own upload handling, so
                 // is_uploaded_file() knows nothing of it; Symfony then trusts the path as it is.
-                $result[$key] = new SymfonyUploadedFile($path, $file->clientFilename, $file->clientMediaType ?: null, UPLOAD_ERR_OK, true);
+                $result[$key] = new $fileClass($path, $file->clientFilename, $file->clientMediaType ?: null, UPLOAD_ERR_OK, true);
             }
         }
         return $result;

@@ -8,6 +8,7 @@ use Illuminate\Container\Container;
 use Illuminate\Contracts\Http\Kernel as HttpKernelContract;
 use Illuminate\Foundation\Application;
 use Illuminate\Http\Request as IlluminateRequest;
+use Illuminate\Http\UploadedFile;
 use Illuminate\Support\Facades\Facade;
 use Illuminate\Support\Str;
 use Symfony\Component\HttpFoundation\Response as SymfonyResponse;
@@ -125,7 +126,7 @@ final class LaravelHandler
         };
         try {
             $this->enter($sandbox);
-            $laravelRequest = IlluminateRequest::createFromBase($this->requests->convert($request));
+            $laravelRequest = IlluminateRequest::createFromBase($this->requests->convert($request, fileClass: UploadedFile::class));
             $laravelResponse = $this->kernel->handle($laravelRequest);
             [$response, $streamed] = $this->responses->convert($laravelResponse, $request->method() === 'HEAD', $finish);
         } catch (\Throwable $e) {

@@ -82,6 +82,14 @@ abstract class FrameworkBridgeTestCase extends TestCase
             $form = Curl::request('POST', "$base/echo", ['Content-Type' => 'application/x-www-form-urlencoded'], 'name=weft&tags[]=a&tags[]=b');
             self::assertSame(['name' => 'weft', 'tags' => ['a', 'b']], json_decode($form['body'], true)['data']);
 
+            $upload = str_repeat("\x00\xffupload", 5000);
+            $multipart = "--b0undary\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\nreport\r\n"
+                . "--b0undary\r\nContent-Disposition: form-data; name=\"doc\"; filename=\"r.bin\"\r\nContent-Type: application/octet-stream\r\n\r\n"
+                . $upload . "\r\n--b0undary--\r\n";
+            $sent = json_decode(Curl::request('POST', "$base/echo", ['Content-Type' => 'multipart/form-data; boundary=b0undary'], $multipart)['body'], true);
+            self::assertSame(['title' => 'report'], $sent['data']);
+            self::assertSame(['doc' => ['name' => 'r.bin', 'size' => \strlen($upload), 'valid' => true, 'sha1' => sha1($upload)]], $sent['files']);
+
             $headers = Curl::get("$base/headers", ['X-Agent' => 'test-agent', 'Cookie' => 'flavour=mint']);
             self::assertSame(200, $headers['status']);
             self::assertSame(['42'], $headers['headers']['x-answer']);

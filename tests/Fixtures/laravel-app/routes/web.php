@@ -13,7 +13,11 @@ Route::get('/json', fn (Request $request) => response()->json(['framework' => 'l
 Route::post('/echo', fn (Request $request) => response()->json([
     'length' => strlen($request->getContent()),
     'sha1' => sha1($request->getContent()),
-    'data' => $request->all(),
+    'data' => $request->except(array_keys($request->allFiles())),
+    'files' => array_map(
+        static fn ($file) => ['name' => $file->getClientOriginalName(), 'size' => $file->getSize(), 'valid' => $file->isValid(), 'sha1' => sha1_file($file->getPathname())],
+        $request->allFiles(),
+    ),
 ]));
 
 Route::get('/headers', function (Request $request) {
