@@ -17,8 +17,9 @@ use Weft\Http\Message\Response;
  * BinaryFileResponse becomes a Weft streamed response: its sendContent() runs when Weft writes the
  * body, and whatever it echoes goes to the client as it is written (an output buffer whose handler
  * forwards every write), so a large file or a long stream is never held in memory.
- * Content-Length and Transfer-Encoding are left to Weft's encoder, except that a streamed body of
- * declared length is sent with that length instead of chunked.
+ * Transfer-Encoding is left to Weft's encoder; a Content-Length is kept, so a streamed body of
+ * declared length is sent with that length instead of chunked, and a HEAD response describes the body
+ * it does not send.
  *
  * @internal shared by the Symfony and Laravel bridges
  */
@@ -34,8 +35,7 @@ final class ResponseConverter
     {
         $headers = [];
         foreach ($response->headers->allPreserveCaseWithoutCookies() as $name => $values) {
-            $lower = strtolower($name);
-            if ($lower !== 'transfer-encoding' && ($lower !== 'content-length' || self::isStreamed($response))) {
+            if (strcasecmp($name, 'transfer-encoding') !== 0) {
                 $headers[$name] = $values;
             }
         }
@@ -46,6 +46,7 @@ final class ResponseConverter
         $status = $response->getStatusCode();
 
         if (!self::isStreamed($response) || $isHead) {
+            // HEAD: the encoder sends no body; a streamed one is not even produced.
             return [new Response($status, $headers, $isHead ? '' : (string) $response->getContent()), false];
         }
         $guard = new FinishGuard($finish);

@@ -123,6 +123,14 @@ abstract class FrameworkBridgeTestCase extends TestCase
         self::assertSame(206, $range['status']);
         self::assertSame(['bytes 256-511/300000'], $range['headers']['content-range']);
         self::assertSame(substr($expected, 256, 256), $range['body']);
+        // HEAD describes the body it does not send.
+        $head = Curl::request('HEAD', "$base/file");
+        self::assertSame(200, $head['status']);
+        self::assertSame(['300000'], $head['headers']['content-length']);
+        self::assertSame('', $head['body']);
+        $headHello = Curl::request('HEAD', "$base/");
+        self::assertSame(200, $headHello['status']);
+        self::assertSame('', $headHello['body']);
         // And the worker is in a clean state afterwards.
         self::assertSame('Hello World', Curl::get("$base/")['body']);
     }
