@@ -52,7 +52,7 @@ final class LeakDetector
     private const WARM_PATHS = 10_000;
     private const ARRAY_LIMIT = 256;
 
-    /** @var array<class-string, list<string>> user classes that declare static properties */
+    /** @var list<array{string, \ReflectionProperty}> label and property of every static of the user classes */
     private array $statics = [];
     private int $scanned = 0;
     /** @var array<string, string>|null property label => fingerprint after the previous request */
@@ -138,23 +138,16 @@ final class LeakDetector
             if ($reflection->isInternal()) {
                 continue;
             }
-            $names = [];
             foreach ($reflection->getProperties(\ReflectionProperty::IS_STATIC) as $property) {
                 // Inherited statics are the parent's own storage unless redeclared: report them once, there.
                 if ($property->getDeclaringClass()->name === $class && !isset($this->ignoredProperties["$class->{$property->name}"])) {
-                    $names[] = $property->name;
+                    $this->statics[] = ["static $class::\${$property->name}", $property];
                 }
-            }
-            if ($names !== []) {
-                $this->statics[$class] = $names;
             }
         }
-        foreach ($this->statics as $class => $names) {
-            foreach ($names as $name) {
-                $property = new \ReflectionProperty($class, $name);
-                if ($property->isInitialized()) {
-                    $out["static $class::\$$name"] = self::fingerprint($property->getValue(), self::ARRAY_DEPTH);
-                }
+        foreach ($this->statics as [$label, $property]) {
+            if ($property->isInitialized()) {
+                $out[$label] = self::fingerprint($property->getValue(), self::ARRAY_DEPTH);
             }
         }
     }

@@ -177,6 +177,16 @@ abstract class FrameworkBridgeTestCase extends TestCase
         self::assertSame(['count' => 2], json_decode(Curl::get("$base/counter")['body'], true));
     }
 
+    public function testTheSameEntryFileServesUnderFpm(): void
+    {
+        // Booted on every request by php-fpm: the state of one request cannot reach the next there.
+        $base = $this->serve(mode: 'fpm');
+        self::assertSame('Hello World', Curl::get("$base/")['body']);
+        self::assertSame(['seen' => ['a']], json_decode(Curl::get("$base/leak?id=a")['body'], true));
+        self::assertSame(['seen' => ['b']], json_decode(Curl::get("$base/leak?id=b")['body'], true));
+        self::assertSame(500, Curl::get("$base/fail")['status']);
+    }
+
     public function testLeakWarningNamesTheClassInDevelopment(): void
     {
         $base = $this->serve(['APP_ENV' => static::devEnvironment()]);
