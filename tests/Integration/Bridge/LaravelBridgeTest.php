@@ -35,4 +35,17 @@ final class LaravelBridgeTest extends FrameworkBridgeTestCase
         self::assertNull($second['user']);
         self::assertSame('http://other.test/state', $second['url']);
     }
+
+    public function testScopedInstancesAndTerminatingCallbacksBelongToOneRequest(): void
+    {
+        $base = $this->serve();
+        for ($i = 0; $i < 3; $i++) {
+            self::assertSame(['same' => true, 'hits' => 1], json_decode(Curl::get("$base/scoped")['body'], true));
+        }
+        @unlink(\dirname(__DIR__, 3) . '/var/fixtures/laravel-app/storage/app/terminated.txt');
+        self::assertSame('registered', Curl::get("$base/terminate-probe?id=first")['body']);
+        self::assertSame("first\n", Curl::get("$base/terminated")['body']);
+        Curl::get("$base/terminated?id=later");
+        self::assertSame("first\n", Curl::get("$base/terminated")['body'], 'the callback ran once, after its own request');
+    }
 }

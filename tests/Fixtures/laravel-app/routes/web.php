@@ -52,6 +52,22 @@ Route::get('/state', function (Request $request) {
     return response()->json($before + ['url' => url()->current()]);
 });
 
+Route::get('/scoped', function () {
+    $first = app(App\RequestScoped::class);
+    $first->hits++;
+    return response()->json(['same' => $first === app(App\RequestScoped::class), 'hits' => app(App\RequestScoped::class)->hits]);
+});
+
+// A terminating callback runs after its own request, once: it is registered on that request's sandbox.
+Route::get('/terminate-probe', function (Request $request) {
+    app()->terminating(static function () use ($request): void {
+        file_put_contents(storage_path('app/terminated.txt'), $request->query('id') . "\n", FILE_APPEND);
+    });
+    return response('registered', 200, ['Content-Type' => 'text/plain']);
+});
+
+Route::get('/terminated', fn () => response((string) @file_get_contents(storage_path('app/terminated.txt')), 200, ['Content-Type' => 'text/plain']));
+
 Route::get('/fail', function () {
     throw new RuntimeException('the fixture failed on purpose');
 });

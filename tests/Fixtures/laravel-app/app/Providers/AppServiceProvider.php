@@ -18,10 +18,12 @@ final class AppServiceProvider extends ServiceProvider
         // Resolved at boot (below), so it is the worker's one object: what a request puts in it,
         // the next one sees. Weft's leak warning names it.
         $this->app->singleton(Registry::class);
+        $this->app->scoped(\App\RequestScoped::class);
     }
 
     public function boot(): void
     {
         $this->app->make(Registry::class);
+        $this->app->make(\App\RequestScoped::class);
     }
 }
