@@ -67,6 +67,8 @@ final class LeakDetector
     private array $ignoredClasses = [];
     /** @var array<string, true> "Class->name" (also used for statics: "Class::$name" is stored so) */
     private array $ignoredProperties = [];
+    /** @var array<string, list<string>> a class and its parents */
+    private array $lineage = [];
 
     /** @param list<string> $ignore class names or namespace prefixes (ending in "\") never reported */
     public function __construct(private readonly LoggerInterface $logger, array $ignore = [])
@@ -163,11 +165,25 @@ final class LeakDetector
         foreach (get_mangled_object_vars($service) as $mangled => $value) {
             // "\0Class\0name" for private, "\0*\0name" for protected properties.
             $name = ($cut = strrpos((string) $mangled, "\0")) === false ? (string) $mangled : substr((string) $mangled, $cut + 1);
-            if (isset($this->ignoredProperties["$class->$name"])) {
+            if ($this->ignoredProperty($class, $name)) {
                 continue;
             }
             $out["$owner->$name"] = self::fingerprint($value, self::ARRAY_DEPTH);
         }
+    }
+
+    /** A "Class->property" entry covers the subclasses too (an app's kernel extends the framework's). */
+    private function ignoredProperty(string $class, string $name): bool
+    {
+        if ($this->ignoredProperties === []) {
+            return false;
+        }
+        foreach ($this->lineage[$class] ??= [$class, ...array_values(class_parents($class) ?: [])] as $owner) {
+            if (isset($this->ignoredProperties["$owner->$name"])) {
+                return true;
+            }
+        }
+        return false;
     }
 
     private function ignored(string $class): bool

@@ -51,6 +51,30 @@ final class LaravelHandler
         'Illuminate\Contracts\Auth\Access\Gate',
     ];
 
+    /**
+     * Not leaks: set afresh by every request before anything reads them (the current route and
+     * request, the start time, the facades' application), caches that only fill up, and what the
+     * bridge itself resets after each request.
+     */
+    private const LEAK_IGNORE = [
+        'Illuminate\Foundation\Http\Kernel->requestStartedAt',
+        'Illuminate\Routing\Router->current',
+        'Illuminate\Routing\Router->currentRequest',
+        'Illuminate\Routing\UrlGenerator->request',
+        'Illuminate\Routing\UrlGenerator->cachedRoot',
+        'Illuminate\Routing\UrlGenerator->cachedScheme',
+        'Illuminate\Routing\Redirector->session',
+        'Illuminate\View\Factory->shared',
+        'Illuminate\Events\Dispatcher->wildcardsCache',
+        'Illuminate\Routing\RouteCollection',
+        'Illuminate\Support\Facades\Facade::$app',
+        'Illuminate\Foundation\Bootstrap\HandleExceptions::$app',
+        'Illuminate\Support\Str::$snakeCache',
+        'Illuminate\Support\Str::$camelCache',
+        'Illuminate\Support\Str::$studlyCache',
+        'Carbon\\',
+    ];
+
     private readonly RequestConverter $requests;
     private readonly ResponseConverter $responses;
     private readonly Gate $gate;
@@ -61,6 +85,8 @@ final class LaravelHandler
     {
         $this->kernel = $app->make(HttpKernelContract::class);
         $this->kernel->bootstrap();
+        // As Request::capture() does under PHP-FPM: forms may send _method=PUT.
+        IlluminateRequest::enableHttpMethodParameterOverride();
         foreach (self::WARM as $id) {
             if ($app->bound($id)) {
                 $app->make($id);
@@ -84,26 +110,6 @@ final class LaravelHandler
             ? new LeakDetector($options->logger(), [...self::LEAK_IGNORE, ...$options->leakIgnore])
             : null;
     }
-
-    /** Overwritten at the start of every request, before anything reads them. */
-    private const LEAK_IGNORE = [
-        'Illuminate\Foundation\Http\Kernel->requestStartedAt',
-        'Illuminate\Routing\Router->current',
-        'Illuminate\Routing\Router->currentRequest',
-        'Illuminate\Routing\UrlGenerator->request',
-        'Illuminate\Routing\UrlGenerator->cachedRoot',
-        'Illuminate\Routing\UrlGenerator->cachedScheme',
-        'Illuminate\Routing\Redirector->session',
-        'Illuminate\View\Factory->shared',
-        'Illuminate\Events\Dispatcher->wildcardsCache',
-        'Illuminate\Routing\RouteCollection',
-        'Illuminate\Support\Facades\Facade::$app',
-        'Illuminate\Foundation\Bootstrap\HandleExceptions::$app',
-        'Illuminate\Support\Str::$snakeCache',
-        'Illuminate\Support\Str::$camelCache',
-        'Illuminate\Support\Str::$studlyCache',
-        'Carbon\\',
-    ];
 
     /** The usual entry file's one call: `return LaravelHandler::fromBasePath(__DIR__);`. */
     public static function fromBasePath(string $basePath, ?BridgeOptions $options = null): self

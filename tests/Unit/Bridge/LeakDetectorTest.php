@@ -76,6 +76,16 @@ final class LeakDetectorTest extends TestCase
         self::assertSame([LeakyService::class . '->total'], $detector->check('GET /x', [LeakyService::class => $service]));
     }
 
+    public function testAPropertyEntryCoversSubclasses(): void
+    {
+        $service = new LeakySubService();
+        $detector = $this->detector([LeakyParent::class . '->startedAt']);
+        $detector->check('GET /x', ['k' => $service]);
+        $detector->check('GET /x', ['k' => $service]);
+        $service->startedAt = 2.5;
+        self::assertSame([], $detector->check('GET /x', ['k' => $service]));
+    }
+
     public function testNestedArraysAndReplacedObjectsCount(): void
     {
         $service = new LeakyService();
@@ -111,4 +121,13 @@ final class LeakyService
     {
         $this->collaborator = new \stdClass();
     }
+}
+
+class LeakyParent
+{
+    public float $startedAt = 0.0;
+}
+
+final class LeakySubService extends LeakyParent
+{
 }
