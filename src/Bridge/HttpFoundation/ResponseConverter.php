@@ -26,16 +26,43 @@ use Weft\Http\Message\Response;
 final class ResponseConverter
 {
     /**
+     * Runs the framework with whatever the application echoes (a stray echo, var_dump(), dump())
+     * caught, instead of landing on the worker's stdout.
+     *
+     * @template T
+     * @param \Closure(): T $handle
+     * @return array{T, string} the result and the output
+     */
+    public static function capture(\Closure $handle): array
+    {
+        $level = ob_get_level();
+        ob_start();
+        $output = '';
+        try {
+            $result = $handle();
+        } finally {
+            // The application may have left buffers of its own open: collect them too.
+            while (ob_get_level() > $level) {
+                $output = ob_get_clean() . $output;
+            }
+        }
+        return [$result, $output];
+    }
+
+    /**
      * @param \Closure(): void $finish runs once the body is complete (or could not be sent): the
      *        bridge's terminate-and-reset step
+     * @param string $echoed output the application echoed while handling the request: sent before
+     *        the body, where PHP-FPM would have sent it
      * @return array{Response, bool} the response, and whether it is streamed ($finish then runs when
      *         the stream ends instead of by the caller)
      */
-    public function convert(SymfonyResponse $response, bool $isHead, \Closure $finish): array
+    public function convert(SymfonyResponse $response, bool $isHead, \Closure $finish, string $echoed = ''): array
     {
         $headers = [];
         foreach ($response->headers->allPreserveCaseWithoutCookies() as $name => $values) {
-            if (strcasecmp($name, 'transfer-encoding') !== 0) {
+            $lower = strtolower($name);
+            if ($lower !== 'transfer-encoding' && ($echoed === '' || $lower !== 'content-length')) {
                 $headers[$name] = $values;
             }
         }
@@ -47,11 +74,14 @@ final class ResponseConverter
 
         if (!self::isStreamed($response) || $isHead) {
             // HEAD: the encoder sends no body; a streamed one is not even produced.
-            return [new Response($status, $headers, $isHead ? '' : (string) $response->getContent()), false];
+            return [new Response($status, $headers, $isHead ? '' : $echoed . $response->getContent()), false];
         }
         $guard = new FinishGuard($finish);
-        $streamed = Response::stream(static function (BodyWriter $out) use ($response, $guard): void {
+        $streamed = Response::stream(static function (BodyWriter $out) use ($response, $guard, $echoed): void {
             try {
+                if ($echoed !== '') {
+                    $out->write($echoed);
+                }
                 self::send($response, $out);
             } finally {
                 $guard->run();

@@ -133,8 +133,8 @@ final class LaravelHandler
         try {
             $this->enter($sandbox);
             $laravelRequest = IlluminateRequest::createFromBase($this->requests->convert($request, fileClass: UploadedFile::class));
-            $laravelResponse = $this->kernel->handle($laravelRequest);
-            [$response, $streamed] = $this->responses->convert($laravelResponse, $request->method() === 'HEAD', $finish);
+            [$laravelResponse, $echoed] = ResponseConverter::capture(fn () => $this->kernel->handle($laravelRequest));
+            [$response, $streamed] = $this->responses->convert($laravelResponse, $request->method() === 'HEAD', $finish, $echoed);
         } catch (\Throwable $e) {
             $finish();
             throw $e;

@@ -77,8 +77,10 @@ final class SymfonyHandler
         };
         try {
             $symfonyRequest = $this->requests->convert($request);
-            $symfonyResponse = $this->kernel->handle($symfonyRequest, HttpKernelInterface::MAIN_REQUEST, true);
-            [$response, $streamed] = $this->responses->convert($symfonyResponse, $request->method() === 'HEAD', $finish);
+            [$symfonyResponse, $echoed] = ResponseConverter::capture(
+                fn () => $this->kernel->handle($symfonyRequest, HttpKernelInterface::MAIN_REQUEST, true),
+            );
+            [$response, $streamed] = $this->responses->convert($symfonyResponse, $request->method() === 'HEAD', $finish, $echoed);
         } catch (\Throwable $e) {
             $finish();
             throw $e;

@@ -102,6 +102,9 @@ abstract class FrameworkBridgeTestCase extends TestCase
             self::assertSame('127.0.0.1', $seen['client_ip']);
 
             self::assertSame(404, Curl::get("$base/no-such-route")['status']);
+            // What the application echoes goes to the client first, as under PHP-FPM, not to the worker's stdout.
+            self::assertSame('echoed returned', Curl::get("$base/echoed")['body']);
+            self::assertSame('Hello World', Curl::get("$base/")['body']);
         }
     }
 

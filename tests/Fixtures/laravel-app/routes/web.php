@@ -68,6 +68,11 @@ Route::get('/terminate-probe', function (Request $request) {
 
 Route::get('/terminated', fn () => response((string) @file_get_contents(storage_path('app/terminated.txt')), 200, ['Content-Type' => 'text/plain']));
 
+Route::get('/echoed', function () {
+    echo 'echoed ';
+    return response('returned', 200, ['Content-Type' => 'text/plain']);
+});
+
 Route::get('/fail', function () {
     throw new RuntimeException('the fixture failed on purpose');
 });

@@ -23,6 +23,7 @@ final class Routes
             'fail' => ['/fail', 'fail', ['GET']],
             'stream' => ['/stream', 'stream', ['GET']],
             'file' => ['/file', 'file', ['GET']],
+            'echoed' => ['/echoed', 'echoed', ['GET']],
         ] as $name => [$path, $action, $methods]) {
             $routes->add($name, new Route($path, ['_controller' => AppController::class . '::' . $action], methods: $methods));
         }

@@ -73,6 +73,12 @@ final class AppController
         return new JsonResponse(['seen' => $this->registry->seen]);
     }
 
+    public function echoed(): Response
+    {
+        echo 'echoed ';
+        return new Response('returned', 200, ['Content-Type' => 'text/plain']);
+    }
+
     public function fail(): Response
     {
         throw new \RuntimeException('the fixture failed on purpose');
