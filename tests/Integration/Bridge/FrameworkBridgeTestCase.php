@@ -138,6 +138,27 @@ abstract class FrameworkBridgeTestCase extends TestCase
         self::assertSame('Hello World', Curl::get("$base/")['body']);
     }
 
+    public function testAClientLeavingInTheMiddleOfAStreamFreesTheWorker(): void
+    {
+        foreach (['coroutine', 'sync'] as $mode) {
+            $base = $this->serve(mode: $mode);
+            [$host, $port] = explode(':', substr($base, \strlen('http://')));
+            for ($i = 0; $i < 3; $i++) {
+                // A 4 KB receive buffer and a 32 MB body: the server is mid-body when we leave.
+                $client = socket_create(AF_INET, SOCK_STREAM, SOL_TCP);
+                socket_set_option($client, SOL_SOCKET, SO_RCVBUF, 4096);
+                self::assertTrue(socket_connect($client, $host, (int) $port));
+                socket_write($client, "GET /big HTTP/1.1\r\nHost: t\r\n\r\n");
+                self::assertStringStartsWith('HTTP/1.1 200', (string) socket_read($client, 64));
+                usleep(100_000);   // the server is now blocked on the full socket, mid-body
+                socket_close($client);
+            }
+            // The gate was released and the reset ran: the next requests are served normally.
+            self::assertSame('Hello World', Curl::get("$base/")['body']);
+            self::assertSame(['count' => 2], json_decode(Curl::get("$base/counter")['body'], true));
+        }
+    }
+
     public function testServiceStateIsResetBetweenRequests(): void
     {
         $base = $this->serve();

@@ -68,6 +68,14 @@ Route::get('/terminate-probe', function (Request $request) {
 
 Route::get('/terminated', fn () => response((string) @file_get_contents(storage_path('app/terminated.txt')), 200, ['Content-Type' => 'text/plain']));
 
+// 32 MB, more than the kernel's socket buffers hold: a client that leaves leaves mid-body.
+Route::get('/big', fn () => response()->stream(function () {
+    $chunk = str_repeat('x', 65536);
+    for ($i = 0; $i < 512; $i++) {
+        echo $chunk;
+    }
+}, 200, ['Content-Type' => 'application/octet-stream']));
+
 Route::get('/echoed', function () {
     echo 'echoed ';
     return response('returned', 200, ['Content-Type' => 'text/plain']);

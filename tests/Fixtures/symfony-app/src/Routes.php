@@ -24,6 +24,7 @@ final class Routes
             'stream' => ['/stream', 'stream', ['GET']],
             'file' => ['/file', 'file', ['GET']],
             'echoed' => ['/echoed', 'echoed', ['GET']],
+            'big' => ['/big', 'big', ['GET']],
         ] as $name => [$path, $action, $methods]) {
             $routes->add($name, new Route($path, ['_controller' => AppController::class . '::' . $action], methods: $methods));
         }

@@ -73,6 +73,17 @@ final class AppController
         return new JsonResponse(['seen' => $this->registry->seen]);
     }
 
+    /** 32 MB, more than the kernel's socket buffers hold: a client that leaves leaves mid-body. */
+    public function big(): StreamedResponse
+    {
+        return new StreamedResponse(static function (): void {
+            $chunk = str_repeat('x', 65536);
+            for ($i = 0; $i < 512; $i++) {
+                echo $chunk;
+            }
+        }, 200, ['Content-Type' => 'application/octet-stream']);
+    }
+
     public function echoed(): Response
     {
         echo 'echoed ';
