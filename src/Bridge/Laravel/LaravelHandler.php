@@ -11,6 +11,7 @@ use Illuminate\Http\Request as IlluminateRequest;
 use Illuminate\Http\UploadedFile;
 use Illuminate\Support\Facades\Facade;
 use Illuminate\Support\Str;
+use Psr\Log\LoggerInterface;
 use Symfony\Component\HttpFoundation\Response as SymfonyResponse;
 use Weft\Bridge\BridgeOptions;
 use Weft\Bridge\Gate;
@@ -32,13 +33,18 @@ use Weft\Http\Message\Response;
  * forgets its scoped instances and the per-request services (auth, cookies queue, session store,
  * redirector) so they are built afresh; after the response it terminates the kernel (terminable
  * middleware, terminating callbacks), points everything back at the application, clears the
- * facades' resolved instances and Str's caches, and flushes the sandbox.
+ * facades' resolved instances and Str's caches, flushes the sandbox, and rolls back a database
+ * transaction the request left open.
  */
 final class LaravelHandler
 {
-    /** Resolved at boot, so every sandbox shares them instead of building them per request. */
+    /**
+     * Resolved at boot, so every sandbox shares them instead of building them per request. The
+     * database manager among them: its connections stay open from one request to the next, which
+     * is much of what a resident worker saves (the bridge rolls back what a request left open).
+     */
     public const WARM = [
-        'cache', 'cache.store', 'config', 'encrypter', 'events', 'files', 'hash',
+        'cache', 'cache.store', 'config', 'db', 'db.factory', 'encrypter', 'events', 'files', 'hash',
         'log', 'router', 'routes', 'translator', 'view', 'view.engine.resolver',
     ];
 
@@ -80,6 +86,7 @@ final class LaravelHandler
     private readonly Gate $gate;
     private readonly ?LeakDetector $leaks;
     private readonly HttpKernelContract $kernel;
+    private readonly LoggerInterface $logger;
 
     public function __construct(private readonly Application $app, ?BridgeOptions $options = null)
     {
@@ -106,8 +113,9 @@ final class LaravelHandler
         $this->requests = new RequestConverter($options->server);
         $this->responses = new ResponseConverter();
         $this->gate = new Gate();
+        $this->logger = $options->logger();
         $this->leaks = $options->leakWarnings
-            ? new LeakDetector($options->logger(), [...self::LEAK_IGNORE, ...$options->leakIgnore])
+            ? new LeakDetector($this->logger, [...self::LEAK_IGNORE, ...$options->leakIgnore])
             : null;
     }
 
@@ -176,11 +184,35 @@ final class LaravelHandler
                     Str::flushCache();
                 }
                 $sandbox->flush();
+                $this->closeTransactions($request);
                 $this->requests->cleanup();
                 $this->leaks?->check($request->method() . ' ' . $request->path(), $this->instances());
             } finally {
                 $this->gate->leave();
             }
+        }
+    }
+
+    /**
+     * A transaction a request left open (an exception between beginTransaction() and commit()
+     * that nothing caught) would otherwise swallow the next requests' writes on that connection.
+     */
+    private function closeTransactions(Request $request): void
+    {
+        if (!$this->app->resolved('db')) {
+            return;
+        }
+        foreach ($this->app['db']->getConnections() as $name => $connection) {
+            if ($connection->transactionLevel() > 0) {
+                $connection->rollBack(0);
+                $this->logger->warning(sprintf(
+                    '%s %s left a transaction open on the "%s" database connection; it was rolled back',
+                    $request->method(),
+                    $request->path(),
+                    $name,
+                ));
+            }
+            $connection->flushQueryLog();
         }
     }
 

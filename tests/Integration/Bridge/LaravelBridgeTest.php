@@ -48,4 +48,20 @@ final class LaravelBridgeTest extends FrameworkBridgeTestCase
         Curl::get("$base/terminated?id=later");
         self::assertSame("first\n", Curl::get("$base/terminated")['body'], 'the callback ran once, after its own request');
     }
+
+    public function testTheDatabaseConnectionStaysOpenAndAnOpenTransactionIsRolledBack(): void
+    {
+        $url = getenv('WEFT_TEST_MYSQL_URL') ?: 'mysql://weft:weft@127.0.0.1:13306/weft';
+        $base = $this->serve(['DB_CONNECTION' => 'mysql', 'DB_URL' => $url]);
+        $first = json_decode(Curl::get("$base/db")['body'], true);
+        self::assertSame(0, $first['transaction_level']);
+        self::assertGreaterThan(0, $first['connection']);
+        self::assertSame(500, Curl::get("$base/db-fail")['status']);
+        // The same connection (resident, not reconnected per request), with no transaction left open.
+        self::assertSame($first, json_decode(Curl::get("$base/db")['body'], true));
+        self::assertStringContainsString(
+            'GET /db-fail left a transaction open on the "mysql" database connection; it was rolled back',
+            $this->serverOutput(),
+        );
+    }
 }

@@ -81,6 +81,17 @@ Route::get('/echoed', function () {
     return response('returned', 200, ['Content-Type' => 'text/plain']);
 });
 
+// The database (the tests point DB_URL at the test MariaDB): one connection for the worker's life.
+Route::get('/db', fn () => response()->json([
+    'connection' => (int) Illuminate\Support\Facades\DB::selectOne('select connection_id() as id')->id,
+    'transaction_level' => Illuminate\Support\Facades\DB::transactionLevel(),
+]));
+
+Route::get('/db-fail', function () {
+    Illuminate\Support\Facades\DB::beginTransaction();
+    throw new RuntimeException('failed inside a transaction');
+});
+
 Route::get('/fail', function () {
     throw new RuntimeException('the fixture failed on purpose');
 });
