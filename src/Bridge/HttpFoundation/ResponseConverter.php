@@ -54,10 +54,13 @@ final class ResponseConverter
      *        bridge's terminate-and-reset step
      * @param string $echoed output the application echoed while handling the request: sent before
      *        the body, where PHP-FPM would have sent it
+     * @param bool $finishAfterBody even a plain body is sent through a producer (raw, with its
+     *        Content-Length) so that $finish runs once it is on the wire, as fastcgi_finish_request()
+     *        allows under PHP-FPM: for applications with work to do after the response
      * @return array{Response, bool} the response, and whether it is streamed ($finish then runs when
      *         the stream ends instead of by the caller)
      */
-    public function convert(SymfonyResponse $response, bool $isHead, \Closure $finish, string $echoed = ''): array
+    public function convert(SymfonyResponse $response, bool $isHead, \Closure $finish, string $echoed = '', bool $finishAfterBody = false): array
     {
         $headers = [];
         foreach ($response->headers->allPreserveCaseWithoutCookies() as $name => $values) {
@@ -72,11 +75,27 @@ final class ResponseConverter
         }
         $status = $response->getStatusCode();
 
-        if (!self::isStreamed($response) || $isHead) {
+        if ($isHead || (!self::isStreamed($response) && !$finishAfterBody)) {
             // HEAD: the encoder sends no body; a streamed one is not even produced.
             return [new Response($status, $headers, $isHead ? '' : $echoed . $response->getContent()), false];
         }
         $guard = new FinishGuard($finish);
+        if (!self::isStreamed($response)) {
+            $body = $echoed . $response->getContent();
+            foreach (array_keys($headers) as $name) {
+                if (strcasecmp($name, 'content-length') === 0) {
+                    unset($headers[$name]);
+                }
+            }
+            $headers['Content-Length'] = (string) \strlen($body);
+            return [Response::stream(static function (BodyWriter $out) use ($body, $guard): void {
+                try {
+                    $out->write($body);
+                } finally {
+                    $guard->run();
+                }
+            }, $status, $headers), true];
+        }
         $streamed = Response::stream(static function (BodyWriter $out) use ($response, $guard, $echoed): void {
             try {
                 if ($echoed !== '') {

@@ -142,7 +142,9 @@ final class LaravelHandler
             $this->enter($sandbox);
             $laravelRequest = IlluminateRequest::createFromBase($this->requests->convert($request, fileClass: UploadedFile::class));
             [$laravelResponse, $echoed] = ResponseConverter::capture(fn () => $this->kernel->handle($laravelRequest));
-            [$response, $streamed] = $this->responses->convert($laravelResponse, $request->method() === 'HEAD', $finish, $echoed);
+            // Laravel always has work after the response (terminable middleware, terminating
+            // callbacks): it runs once the body is on the wire, as under PHP-FPM.
+            [$response, $streamed] = $this->responses->convert($laravelResponse, $request->method() === 'HEAD', $finish, $echoed, finishAfterBody: true);
         } catch (\Throwable $e) {
             $finish();
             throw $e;

@@ -4,11 +4,12 @@ declare(strict_types=1);
 
 namespace Weft\Bridge\Symfony;
 
-use Psr\Log\LoggerInterface;
+use Symfony\Component\EventDispatcher\EventDispatcherInterface;
 use Symfony\Component\HttpFoundation\Request as SymfonyRequest;
 use Symfony\Component\HttpFoundation\Response as SymfonyResponse;
 use Symfony\Component\HttpKernel\HttpKernelInterface;
 use Symfony\Component\HttpKernel\Kernel;
+use Symfony\Component\HttpKernel\KernelEvents;
 use Symfony\Component\HttpKernel\KernelInterface;
 use Symfony\Component\HttpKernel\TerminableInterface;
 use Weft\Bridge\BridgeOptions;
@@ -24,7 +25,7 @@ use Weft\Http\Message\Response;
  *
  * The kernel boots once per worker (at the first request, or in fromKernel() with boot: true);
  * every request is converted to an HttpFoundation request, handled, converted back and then
- * terminated (kernel.terminate listeners run). After that the kernel's services_resetter resets
+ * terminated (kernel.terminate listeners run, after the response is on the wire when there are any). After that the kernel's services_resetter resets
  * every service tagged kernel.reset (ResetInterface services: loggers' buffers, the request stack,
  * Doctrine's entity managers, ...), which is what Symfony itself does between two requests of a
  * long-running process; the bridge does it as soon as the response is out, not when the next
@@ -37,6 +38,7 @@ final class SymfonyHandler
     private readonly ResponseConverter $responses;
     private readonly Gate $gate;
     private readonly ?LeakDetector $leaks;
+    private ?bool $terminateListeners = null;
 
     public function __construct(
         private readonly HttpKernelInterface $kernel,
@@ -80,7 +82,7 @@ final class SymfonyHandler
             [$symfonyResponse, $echoed] = ResponseConverter::capture(
                 fn () => $this->kernel->handle($symfonyRequest, HttpKernelInterface::MAIN_REQUEST, true),
             );
-            [$response, $streamed] = $this->responses->convert($symfonyResponse, $request->method() === 'HEAD', $finish, $echoed);
+            [$response, $streamed] = $this->responses->convert($symfonyResponse, $request->method() === 'HEAD', $finish, $echoed, $this->terminateListeners());
         } catch (\Throwable $e) {
             $finish();
             throw $e;
@@ -110,6 +112,23 @@ final class SymfonyHandler
                 $this->gate->leave();
             }
         }
+    }
+
+    /**
+     * Whether kernel.terminate has listeners (a mailer sending what it spooled, a profiler saving):
+     * then the response goes out before terminate() runs, as under PHP-FPM with
+     * fastcgi_finish_request(). Without any, the plain (faster) path sends the body after it.
+     */
+    private function terminateListeners(): bool
+    {
+        if ($this->terminateListeners === null) {
+            $dispatcher = null;
+            if ($this->kernel instanceof KernelInterface && $this->kernel->getContainer()->has('event_dispatcher')) {
+                $dispatcher = $this->kernel->getContainer()->get('event_dispatcher');
+            }
+            $this->terminateListeners = $dispatcher instanceof EventDispatcherInterface && $dispatcher->hasListeners(KernelEvents::TERMINATE);
+        }
+        return $this->terminateListeners;
     }
 
     /** @return iterable<string, object> the container's instantiated services, for the leak check */

@@ -159,6 +159,35 @@ abstract class FrameworkBridgeTestCase extends TestCase
         }
     }
 
+    public function testWorkAfterTheResponseRunsOnceTheClientHasIt(): void
+    {
+        foreach (['coroutine', 'sync'] as $mode) {
+            $base = $this->serve(mode: $mode);
+            $id = $mode . bin2hex(random_bytes(4));
+            $files = \dirname(__DIR__, 3) . '/var/fixtures/' . static::app() . '/' . static::filesDir();
+            @mkdir($files, 0777, true);
+            // The terminate work waits for this flag, which we create only once we have the
+            // response: had it run before the response was sent, it would have timed out first.
+            $response = Curl::get("$base/after-response?id=$id");
+            self::assertSame('Hello World', $response['body']);
+            touch("$files/flag-$id");
+            $deadline = microtime(true) + 10.0;
+            while (!is_file("$files/after-$id.txt") && microtime(true) < $deadline) {
+                usleep(20_000);
+            }
+            self::assertSame('saw the flag', @file_get_contents("$files/after-$id.txt"));
+            @unlink("$files/flag-$id");
+            @unlink("$files/after-$id.txt");
+            self::assertSame('Hello World', Curl::get("$base/")['body']);
+        }
+    }
+
+    /** Where the fixture app keeps its files (flag files of the after-response test). */
+    protected static function filesDir(): string
+    {
+        return 'var';
+    }
+
     public function testServiceStateIsResetBetweenRequests(): void
     {
         $base = $this->serve();

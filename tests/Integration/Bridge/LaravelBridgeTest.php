@@ -19,6 +19,11 @@ final class LaravelBridgeTest extends FrameworkBridgeTestCase
         return 'Server Error';
     }
 
+    protected static function filesDir(): string
+    {
+        return 'storage/app';
+    }
+
     protected static function devEnvironment(): string
     {
         return 'local';

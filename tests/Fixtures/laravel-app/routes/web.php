@@ -66,6 +66,21 @@ Route::get('/terminate-probe', function (Request $request) {
     return response('registered', 200, ['Content-Type' => 'text/plain']);
 });
 
+// Work after the response: waits (5 s at most) for the client to create storage/app/flag-X, which it
+// can only do once it has the response, and records whether it saw it.
+Route::get('/after-response', function (Request $request) {
+    $id = preg_replace('/[^a-z0-9]/', '', (string) $request->query('id'));
+    app()->terminating(static function () use ($id): void {
+        $flag = storage_path("app/flag-$id");
+        $deadline = microtime(true) + 5.0;
+        while (!is_file($flag) && microtime(true) < $deadline) {
+            usleep(10_000);
+        }
+        file_put_contents(storage_path("app/after-$id.txt"), is_file($flag) ? 'saw the flag' : 'timed out');
+    });
+    return response('Hello World', 200, ['Content-Type' => 'text/plain']);
+});
+
 Route::get('/terminated', fn () => response((string) @file_get_contents(storage_path('app/terminated.txt')), 200, ['Content-Type' => 'text/plain']));
 
 // 32 MB, more than the kernel's socket buffers hold: a client that leaves leaves mid-body.

@@ -79,6 +79,8 @@ final class Kernel extends BaseKernel
             // The app: a per-request counter that Symfony resets (kernel.reset), and one that it
             // does not (the state the bridge's leak warning is there to catch).
             $c->register(Counter::class)->addTag('kernel.reset', ['method' => 'reset']);
+            $c->register(AfterResponseProbe::class)->setArguments(['%kernel.project_dir%'])
+                ->addTag('kernel.event_subscriber');
             $c->register(Registry::class)->setPublic(true);
             $c->register(Controller\AppController::class)->setPublic(true)
                 ->setArguments([new Reference(Counter::class), new Reference(Registry::class), '%kernel.project_dir%']);

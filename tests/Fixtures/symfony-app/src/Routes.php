@@ -25,6 +25,7 @@ final class Routes
             'file' => ['/file', 'file', ['GET']],
             'echoed' => ['/echoed', 'echoed', ['GET']],
             'big' => ['/big', 'big', ['GET']],
+            'after' => ['/after-response', 'hello', ['GET']],
         ] as $name => [$path, $action, $methods]) {
             $routes->add($name, new Route($path, ['_controller' => AppController::class . '::' . $action], methods: $methods));
         }
