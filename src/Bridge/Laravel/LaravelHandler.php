@@ -143,8 +143,14 @@ final class LaravelHandler
             $laravelRequest = IlluminateRequest::createFromBase($this->requests->convert($request, fileClass: UploadedFile::class));
             [$laravelResponse, $echoed] = ResponseConverter::capture(fn () => $this->kernel->handle($laravelRequest));
             // Laravel always has work after the response (terminable middleware, terminating
-            // callbacks): it runs once the body is on the wire, as under PHP-FPM.
-            [$response, $streamed] = $this->responses->convert($laravelResponse, $request->method() === 'HEAD', $finish, $echoed, finishAfterBody: true);
+            // callbacks): in coroutine mode it runs once the body is on the wire, as under PHP-FPM.
+            [$response, $streamed] = $this->responses->convert(
+                $laravelResponse,
+                $request->method() === 'HEAD',
+                $finish,
+                $echoed,
+                finishAfterBody: $this->gate->guards(),
+            );
         } catch (\Throwable $e) {
             $finish();
             throw $e;

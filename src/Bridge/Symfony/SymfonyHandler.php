@@ -82,7 +82,13 @@ final class SymfonyHandler
             [$symfonyResponse, $echoed] = ResponseConverter::capture(
                 fn () => $this->kernel->handle($symfonyRequest, HttpKernelInterface::MAIN_REQUEST, true),
             );
-            [$response, $streamed] = $this->responses->convert($symfonyResponse, $request->method() === 'HEAD', $finish, $echoed, $this->terminateListeners());
+            [$response, $streamed] = $this->responses->convert(
+                $symfonyResponse,
+                $request->method() === 'HEAD',
+                $finish,
+                $echoed,
+                finishAfterBody: $this->gate->guards() && $this->terminateListeners(),
+            );
         } catch (\Throwable $e) {
             $finish();
             throw $e;

@@ -161,25 +161,56 @@ abstract class FrameworkBridgeTestCase extends TestCase
 
     public function testWorkAfterTheResponseRunsOnceTheClientHasIt(): void
     {
-        foreach (['coroutine', 'sync'] as $mode) {
-            $base = $this->serve(mode: $mode);
-            $id = $mode . bin2hex(random_bytes(4));
-            $files = \dirname(__DIR__, 3) . '/var/fixtures/' . static::app() . '/' . static::filesDir();
-            @mkdir($files, 0777, true);
-            // The terminate work waits for this flag, which we create only once we have the
-            // response: had it run before the response was sent, it would have timed out first.
-            $response = Curl::get("$base/after-response?id=$id");
-            self::assertSame('Hello World', $response['body']);
-            touch("$files/flag-$id");
-            $deadline = microtime(true) + 10.0;
-            while (!is_file("$files/after-$id.txt") && microtime(true) < $deadline) {
-                usleep(20_000);
-            }
-            self::assertSame('saw the flag', @file_get_contents("$files/after-$id.txt"));
-            @unlink("$files/flag-$id");
-            @unlink("$files/after-$id.txt");
-            self::assertSame('Hello World', Curl::get("$base/")['body']);
+        $base = $this->serve();
+        $id = bin2hex(random_bytes(4));
+        $files = \dirname(__DIR__, 3) . '/var/fixtures/' . static::app() . '/' . static::filesDir();
+        @mkdir($files, 0777, true);
+        // The terminate work waits for this flag, which we create only once we have the response:
+        // had it run before the response was sent, it would have timed out first.
+        $response = Curl::get("$base/after-response?id=$id");
+        self::assertSame('Hello World', $response['body']);
+        touch("$files/flag-$id");
+        $deadline = microtime(true) + 10.0;
+        while (!is_file("$files/after-$id.txt") && microtime(true) < $deadline) {
+            usleep(20_000);
         }
+        self::assertSame('saw the flag', @file_get_contents("$files/after-$id.txt"));
+        @unlink("$files/flag-$id");
+        @unlink("$files/after-$id.txt");
+        self::assertSame('Hello World', Curl::get("$base/")['body']);
+    }
+
+    public function testConcurrentRequestsInSyncModeWithStreamedBodies(): void
+    {
+        // Sync mode: the next call may come while a body is still being written; it must not wait
+        // for it (the same worker writes it), and every response must still be whole.
+        $base = $this->serve(mode: 'sync');
+        $multi = curl_multi_init();
+        $handles = [];
+        for ($i = 0; $i < 24; $i++) {
+            $handle = curl_init($base . ['/stream', '/counter', '/', '/file'][$i % 4]);
+            curl_setopt_array($handle, [CURLOPT_RETURNTRANSFER => true, CURLOPT_TIMEOUT => 20]);
+            curl_multi_add_handle($multi, $handle);
+            $handles[$i] = $handle;
+        }
+        do {
+            $status = curl_multi_exec($multi, $running);
+            if ($running > 0) {
+                curl_multi_select($multi, 1.0);
+            }
+        } while ($running > 0 && $status === CURLM_OK);
+        foreach ($handles as $i => $handle) {
+            $body = (string) curl_multi_getcontent($handle);
+            self::assertSame(200, curl_getinfo($handle, CURLINFO_RESPONSE_CODE));
+            match ($i % 4) {
+                0 => self::assertSame("line 0\nline 1\nline 2\nline 3\nline 4\n", $body),
+                1 => self::assertSame(['count' => 2], json_decode($body, true)),
+                2 => self::assertSame('Hello World', $body),
+                3 => self::assertSame(300000, \strlen($body)),
+            };
+            curl_multi_remove_handle($multi, $handle);
+        }
+        curl_multi_close($multi);
     }
 
     /** Where the fixture app keeps its files (flag files of the after-response test). */
