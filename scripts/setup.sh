@@ -22,6 +22,7 @@ PACKAGES=(
     php8.2-cli php8.2-fpm php8.2-mysql php8.2-pgsql php8.2-dev php8.2-opcache
     php8.2-curl php8.2-mbstring php8.2-xml
     nginx
+    curl
     mariadb-server mariadb-client
     postgresql postgresql-client
     redis-server

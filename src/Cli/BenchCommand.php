@@ -33,7 +33,8 @@ final class BenchCommand
         'upstream' => UpstreamScenario::class,
         'line' => LineScenario::class,
         'preload' => PreloadScenario::class,
-        'framework' => Scenario\FrameworkScenario::class,
+        'static' => \Weft\Bench\Scenario\StaticScenario::class,
+        'framework' => \Weft\Bench\Scenario\FrameworkScenario::class,
     ];
 
     /** @return array<string, array{0: string, 1: mixed, 2: string, 3?: list<string>}> */

@@ -4,9 +4,11 @@ declare(strict_types=1);
 
 namespace Weft\Cli;
 
+use Weft\Http\Compression\GzipOptions;
 use Weft\Http\Parser\Limits;
 use Weft\Http\Server\HttpConnectionHandler;
 use Weft\Http\Server\HttpOptions;
+use Weft\Http\Static\StaticOptions;
 use Weft\Line\LineCodec;
 use Weft\Line\LineConnectionHandler;
 use Weft\Loop\DriverFactory;
@@ -44,6 +46,13 @@ final class ServeCommand
             'log-file' => ['string', null, 'log file (default: stderr; with --daemon: <tmp>/weft-PORT.log)'],
             'daemon' => ['bool', false, 'run in the background'],
             'debug' => ['bool', false, 'show exception traces in 500 responses'],
+            'static' => ['string', null, 'serve files from this directory before the application'],
+            'static-symlinks' => ['bool', false, 'serve files reached through symlinks that leave the --static directory'],
+            'static-dotfiles' => ['bool', false, 'serve names starting with "." under --static'],
+            'gzip' => ['string', 'on', 'gzip compressible responses for clients that accept it', ['on', 'off']],
+            'gzip-min-length' => ['bytes', GzipOptions::DEFAULT_MIN_LENGTH, 'smallest response body to compress'],
+            'gzip-types' => ['list', GzipOptions::DEFAULT_TYPES, 'media types to compress (patterns like text/*)'],
+            'gzip-level' => ['int', GzipOptions::DEFAULT_LEVEL, 'gzip compression level, 1 (fast) to 9 (small)'],
             'opcache' => ['string', 'on', 'opcache (and the JIT in the resident modes)', ['on', 'off']],
             'preload' => ['string', null, 'fpm mode: opcache.preload script (see bin/weft preload)'],
             'help' => ['bool', false, 'show this help'],
@@ -89,6 +98,9 @@ final class ServeCommand
         $logFile = $options->get('log-file') ?? ($options->get('daemon') ? \sys_get_temp_dir() . "/weft-$port.log" : null);
 
         if ($options->get('mode') === 'fpm') {
+            if ($options->get('static') !== null) {
+                throw new UsageError("option '--static' is not available in fpm mode (nginx there can serve files itself)");
+            }
             return (new FpmCommand())->run($app, $options, $pidFile, $logFile);
         }
 
@@ -130,6 +142,7 @@ final class ServeCommand
     {
         $protocol = $options->get('protocol');
         $maxLine = $options->get('max-line');
+        [$static, $gzip] = self::layers($options);
         $httpOptions = new HttpOptions(
             limits: (new Limits())
                 ->withMaxBodyBytes($options->get('max-body'))
@@ -139,8 +152,8 @@ final class ServeCommand
             idleTimeout: $options->get('idle-timeout'),
             debug: $options->get('debug'),
         );
-        return static function (Executor $executor) use ($app, $protocol, $maxLine, $httpOptions, $logger) {
-            $application = AppLoader::load($app);
+        return static function (Executor $executor) use ($app, $protocol, $maxLine, $httpOptions, $logger, $static, $gzip) {
+            $application = \Weft\Mode\HttpLayers::wrap(AppLoader::load($app), $static, $gzip);
             if ($protocol === 'line') {
                 if (!$application instanceof \Closure) {
                     throw new \Weft\Mode\AppError('A line-protocol application must return a closure fn (string $line, Connection $c): ?string');
@@ -149,6 +162,34 @@ final class ServeCommand
             }
             return new HttpConnectionHandler($application, $executor, $logger, $httpOptions);
         };
+    }
+
+    /**
+     * The document root and gzip settings, checked here in the master so that a bad directory or
+     * type list stops the start with a clear reason instead of failing in every worker.
+     *
+     * @return array{0: ?StaticOptions, 1: ?GzipOptions}
+     */
+    private static function layers(Options $options): array
+    {
+        try {
+            $static = $options->get('static') === null ? null : new StaticOptions(
+                $options->get('static'),
+                followSymlinks: $options->get('static-symlinks'),
+                dotfiles: $options->get('static-dotfiles'),
+            );
+            $gzip = $options->get('gzip') === 'off' || $options->get('protocol') !== 'http' ? null : new GzipOptions(
+                $options->get('gzip-min-length'),
+                $options->get('gzip-types'),
+                $options->get('gzip-level'),
+            );
+        } catch (\InvalidArgumentException $e) {
+            throw new UsageError($e->getMessage());
+        }
+        if ($static !== null && $options->get('protocol') !== 'http') {
+            throw new UsageError("option '--static' needs --protocol http");
+        }
+        return [$static, $gzip];
     }
 
     public static function cpus(): int
