@@ -16,7 +16,7 @@ use Weft\Http\Message\UploadedFile;
  *
  * The body is handed over as the same PHP string the parser produced (strings are shared until
  * written), so it is never copied. Uploaded files are written to temporary files, as PHP's SAPI
- * does, because HttpFoundation's UploadedFile is a path; cleanup() removes them after the request.
+ * does, because HttpFoundation's UploadedFile is a path; the bridge removes them after the request.
  *
  * @internal shared by the Symfony and Laravel bridges
  */
@@ -59,15 +59,28 @@ final class RequestConverter
         return new $class($request->query(), $form, [], $request->cookies(), $files, $this->serverParams($request), $request->body());
     }
 
-    /** Removes the temporary files of uploaded files; called once the response is sent. */
-    public function cleanup(): void
+    /**
+     * The temporary files of the request just converted, handed to the caller, which removes them
+     * (remove()) once that request is over: two requests' files never mix, even in sync mode where
+     * a streamed body may still be written while the next request is converted.
+     *
+     * @return list<string>
+     */
+    public function takeTemporaryFiles(): array
     {
-        foreach ($this->temporary as $path) {
+        $files = $this->temporary;
+        $this->temporary = [];
+        return $files;
+    }
+
+    /** @param list<string> $paths */
+    public static function remove(array $paths): void
+    {
+        foreach ($paths as $path) {
             if (is_file($path)) {
                 @unlink($path);
             }
         }
-        $this->temporary = [];
     }
 
     /** @return array<string, mixed> */

@@ -135,12 +135,24 @@ final class LaravelHandler
         $sandbox = clone $this->app;
         $laravelRequest = null;
         $laravelResponse = null;
-        $finish = function () use ($sandbox, &$laravelRequest, &$laravelResponse, $request): void {
-            $this->finish($sandbox, $request, $laravelRequest, $laravelResponse);
+        $finished = false;
+        $uploads = [];
+        // Once, whoever gets there first: the handler, the end of a streamed body, or its guard.
+        $finish = function () use ($sandbox, &$laravelRequest, &$laravelResponse, &$finished, &$uploads, $request): void {
+            if (!$finished) {
+                $finished = true;
+                try {
+                    $this->finish($sandbox, $request, $laravelRequest, $laravelResponse);
+                } finally {
+                    // As PHP does with uploads: removed once the request is over, terminate included.
+                    RequestConverter::remove($uploads);
+                }
+            }
         };
         try {
             $this->enter($sandbox);
             $laravelRequest = IlluminateRequest::createFromBase($this->requests->convert($request, fileClass: UploadedFile::class));
+            $uploads = $this->requests->takeTemporaryFiles();
             [$laravelResponse, $echoed] = ResponseConverter::capture(fn () => $this->kernel->handle($laravelRequest));
             // Laravel always has work after the response (terminable middleware, terminating
             // callbacks): in coroutine mode it runs once the body is on the wire, as under PHP-FPM.
@@ -193,7 +205,6 @@ final class LaravelHandler
                 }
                 $sandbox->flush();
                 $this->closeTransactions($request);
-                $this->requests->cleanup();
                 $this->leaks?->check($request->method() . ' ' . $request->path(), $this->instances());
             } finally {
                 $this->gate->leave();

@@ -74,11 +74,23 @@ final class SymfonyHandler
         $this->gate->enter();
         $symfonyRequest = null;
         $symfonyResponse = null;
-        $finish = function () use (&$symfonyRequest, &$symfonyResponse, $request): void {
-            $this->finish($request, $symfonyRequest, $symfonyResponse);
+        $finished = false;
+        $uploads = [];
+        // Once, whoever gets there first: the handler, the end of a streamed body, or its guard.
+        $finish = function () use (&$symfonyRequest, &$symfonyResponse, &$finished, &$uploads, $request): void {
+            if (!$finished) {
+                $finished = true;
+                try {
+                    $this->finish($request, $symfonyRequest, $symfonyResponse);
+                } finally {
+                    // As PHP does with uploads: removed once the request is over, terminate included.
+                    RequestConverter::remove($uploads);
+                }
+            }
         };
         try {
             $symfonyRequest = $this->requests->convert($request);
+            $uploads = $this->requests->takeTemporaryFiles();
             [$symfonyResponse, $echoed] = ResponseConverter::capture(
                 fn () => $this->kernel->handle($symfonyRequest, HttpKernelInterface::MAIN_REQUEST, true),
             );
@@ -112,7 +124,6 @@ final class SymfonyHandler
             }
         } finally {
             try {
-                $this->requests->cleanup();
                 $this->leaks?->check($request->method() . ' ' . $request->path(), $this->services());
             } finally {
                 $this->gate->leave();
@@ -148,6 +159,9 @@ final class SymfonyHandler
         // by reflection instantiates nothing.
         $services = [];
         foreach (['services', 'privates'] as $property) {
+            if (!property_exists($container, $property)) {
+                continue;
+            }
             $reflection = new \ReflectionProperty($container, $property);
             foreach ($reflection->getValue($container) as $id => $service) {
                 if (\is_object($service) && $service !== $container) {

@@ -88,7 +88,14 @@ abstract class FrameworkBridgeTestCase extends TestCase
                 . $upload . "\r\n--b0undary--\r\n";
             $sent = json_decode(Curl::request('POST', "$base/echo", ['Content-Type' => 'multipart/form-data; boundary=b0undary'], $multipart)['body'], true);
             self::assertSame(['title' => 'report'], $sent['data']);
+            $path = $sent['files']['doc']['path'];
+            unset($sent['files']['doc']['path']);
             self::assertSame(['doc' => ['name' => 'r.bin', 'size' => \strlen($upload), 'valid' => true, 'sha1' => sha1($upload)]], $sent['files']);
+            // The temporary file is gone once the request is over (its terminate work included).
+            for ($deadline = microtime(true) + 5.0; is_file($path) && microtime(true) < $deadline;) {
+                usleep(10_000);
+            }
+            self::assertFileDoesNotExist($path);
 
             $headers = Curl::get("$base/headers", ['X-Agent' => 'test-agent', 'Cookie' => 'flavour=mint']);
             self::assertSame(200, $headers['status']);

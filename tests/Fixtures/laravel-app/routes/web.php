@@ -15,7 +15,7 @@ Route::post('/echo', fn (Request $request) => response()->json([
     'sha1' => sha1($request->getContent()),
     'data' => $request->except(array_keys($request->allFiles())),
     'files' => array_map(
-        static fn ($file) => ['name' => $file->getClientOriginalName(), 'size' => $file->getSize(), 'valid' => $file->isValid(), 'sha1' => sha1_file($file->getPathname())],
+        static fn ($file) => ['name' => $file->getClientOriginalName(), 'size' => $file->getSize(), 'valid' => $file->isValid(), 'sha1' => sha1_file($file->getPathname()), 'path' => $file->getPathname()],
         $request->allFiles(),
     ),
 ]));

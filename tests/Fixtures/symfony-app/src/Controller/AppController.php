@@ -40,7 +40,7 @@ final class AppController
             'sha1' => sha1($request->getContent()),
             'data' => $data,
             'files' => array_map(
-                static fn ($file) => ['name' => $file->getClientOriginalName(), 'size' => $file->getSize(), 'valid' => $file->isValid(), 'sha1' => sha1_file($file->getPathname())],
+                static fn ($file) => ['name' => $file->getClientOriginalName(), 'size' => $file->getSize(), 'valid' => $file->isValid(), 'sha1' => sha1_file($file->getPathname()), 'path' => $file->getPathname()],
                 $request->files->all(),
             ),
         ]);
