@@ -3,7 +3,7 @@
 # tests/Fixtures/NAME is copied to var/fixtures/NAME and gets its own Composer dependencies there
 # (the apps are projects of their own, like a user's: Weft's core never requires Symfony or Laravel).
 # Idempotent and quick when nothing changed: dependencies are installed again only when the app's
-# composer.json changed. Usage: scripts/fixtures.sh [symfony-app] [laravel-app]
+# composer.json or tests/Fixtures/registry-gaps changed. Usage: scripts/fixtures.sh [symfony-app] [laravel-app]
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -11,6 +11,11 @@ cd "$ROOT"
 
 apps=("$@")
 [ "${#apps[@]}" -gt 0 ] || apps=(symfony-app laravel-app)
+
+# The packages the registry copy lacks (tests/Fixtures/registry-gaps), a path repository of both apps.
+mkdir -p var/fixtures/registry-gaps
+(cd tests/Fixtures/registry-gaps && tar cf - .) | (cd var/fixtures/registry-gaps && tar xf -)
+gaps="$(cd tests/Fixtures/registry-gaps && find . -type f | sort | xargs sha1sum | sha1sum | cut -c1-40)"
 
 for app in "${apps[@]}"; do
     src="tests/Fixtures/$app"
@@ -24,7 +29,7 @@ for app in "${apps[@]}"; do
         mkdir -p "$dst/storage/app" "$dst/storage/logs" "$dst/storage/framework/cache" \
             "$dst/storage/framework/sessions" "$dst/storage/framework/views" "$dst/bootstrap/cache"
     fi
-    stamp="$(sha1sum "$src/composer.json" | cut -c1-40)"
+    stamp="$(sha1sum "$src/composer.json" | cut -c1-40)-$gaps"
     if [ -f "$dst/vendor/autoload.php" ] && [ "$(cat "$dst/vendor/.weft-stamp" 2>/dev/null)" = "$stamp" ]; then
         continue
     fi

@@ -12,15 +12,17 @@ use Psr\Log\LoggerInterface;
  *
  * After each request (once the bridge has reset what the framework resets) it takes a shallow
  * fingerprint of every such property: scalars by value, arrays by their contents two levels deep,
- * objects by identity. A property whose fingerprint differs from the one taken after the previous
+ * collections by their size, other objects by identity. A property whose fingerprint differs from the one taken after the previous
  * request was changed by this request and survived the reset: the next request on this worker sees
  * it. Each property is reported once per worker, naming the class, the property and the request
  * that changed it. The first request down each path (method and path) only warms up: that is when
  * frameworks fill their lazy caches, so its changes are taken as the new baseline, unreported.
  *
- * Shallow on purpose: a change deep inside an object graph is missed, but the check stays cheap
- * enough to leave on in development, and the common leaks (a static cache or registry, a service's
- * array or counter, a replaced collaborator) are one level deep.
+ * Shallow on purpose: objects are followed two levels below each service (a framework inlines the
+ * private services it builds into their users), arrays two levels deep, so a change deeper in an
+ * object graph is missed; but the check stays cheap enough to leave on in development, and the
+ * common leaks (a static cache or registry, a service's array or counter, a replaced collaborator)
+ * are within that.
  */
 final class LeakDetector
 {
@@ -35,6 +37,8 @@ final class LeakDetector
         'Symfony\Component\EventDispatcher\EventDispatcher->listeners',
         'Symfony\Component\EventDispatcher\EventDispatcher->optimized',
         'Symfony\Component\EventDispatcher\EventDispatcher->sorted',
+        // DebugHandlersListener installs the exception handler afresh on every request.
+        'Symfony\Component\ErrorHandler\ErrorHandler->exceptionHandler',
         // Caches of the error pages' dumper.
         'Symfony\Component\VarDumper\\',
         'Symfony\Component\Routing\RequestContext',
@@ -48,6 +52,8 @@ final class LeakDetector
     ];
 
     private const ARRAY_DEPTH = 2;
+    /** How far below a service its objects are followed: a service's collaborator and theirs. */
+    private const OBJECT_DEPTH = 2;
     /** Paths remembered as warmed up; past this many every request is checked. */
     private const WARM_PATHS = 10_000;
     private const ARRAY_LIMIT = 256;
@@ -95,8 +101,15 @@ final class LeakDetector
     {
         $current = [];
         $this->staticFingerprints($current);
+        // Every service is labelled as itself, also where another one holds it; the objects they
+        // hold that are no service (a framework inlines private ones) are labelled by the path to them.
+        $seen = [];
+        foreach ($services as $service) {
+            $seen[spl_object_id($service)] = true;
+        }
         foreach ($services as $id => $service) {
-            $this->serviceFingerprints($current, (string) $id, $service);
+            $class = $service::class;
+            $this->objectFingerprints($current, $service, $id === $class ? $class : "$class (service \"$id\")", '', self::OBJECT_DEPTH, $seen);
         }
         $previous = $this->previous;
         $this->previous = $current;
@@ -154,21 +167,29 @@ final class LeakDetector
         }
     }
 
-    /** @param array<string, string> $out */
-    private function serviceFingerprints(array &$out, string $id, object $service): void
+    /**
+     * @param array<string, string> $out
+     * @param string $owner how the object is named in labels
+     * @param string $via " (held by ...)" for an object reached through a service, "" for a service
+     * @param array<int, true> $seen objects already fingerprinted
+     */
+    private function objectFingerprints(array &$out, object $object, string $owner, string $via, int $depth, array &$seen): void
     {
-        $class = $service::class;
-        if ($service instanceof \Closure || $this->ignored($class)) {
+        $class = $object::class;
+        if ($object instanceof \Closure || $this->ignored($class)) {
             return;
         }
-        $owner = $id === $class ? $class : "$class (service \"$id\")";
-        foreach (get_mangled_object_vars($service) as $mangled => $value) {
+        foreach (get_mangled_object_vars($object) as $mangled => $value) {
             // "\0Class\0name" for private, "\0*\0name" for protected properties.
             $name = ($cut = strrpos((string) $mangled, "\0")) === false ? (string) $mangled : substr((string) $mangled, $cut + 1);
             if ($this->ignoredProperty($class, $name)) {
                 continue;
             }
-            $out["$owner->$name"] = self::fingerprint($value, self::ARRAY_DEPTH);
+            $out["$owner->$name$via"] = self::fingerprint($value, self::ARRAY_DEPTH);
+            if ($depth > 0 && \is_object($value) && !isset($seen[$id = spl_object_id($value)])) {
+                $seen[$id] = true;
+                $this->objectFingerprints($out, $value, $value::class, " (held by $owner->$name)", $depth - 1, $seen);
+            }
         }
     }
 
@@ -206,7 +227,12 @@ final class LeakDetector
     private static function fingerprint(mixed $value, int $depth): string
     {
         if (\is_object($value)) {
-            return 'o' . spl_object_id($value);
+            // A collection (SplObjectStorage, ArrayObject, WeakMap...) by its class and size: one
+            // replaced by a fresh empty one after each request is a reset, one that grows is a leak.
+            // Any other object by identity: a replaced collaborator.
+            return $value instanceof \Countable && !$value instanceof \Closure
+                ? 'c' . $value::class . '#' . \count($value)
+                : 'o' . spl_object_id($value);
         }
         if (\is_array($value)) {
             $count = \count($value);

@@ -33,8 +33,8 @@ final class FrameworkScenario extends HttpScenario
 
     public function description(): string
     {
-        return 'The hello route ("Hello World" through the router, middleware and controller) of a Symfony HttpKernel app and '
-            . 'a Laravel 12 app, served through Weft\'s bridges (the kernel boots once per worker, each request is reset) and '
+        return 'The hello route ("Hello World" through the router, middleware and controller) of a Symfony 7 app (FrameworkBundle) '
+            . 'and a Laravel 12 app, served through Weft\'s bridges (the kernel boots once per worker, each request is reset) and '
             . 'through fpm mode (nginx + php-fpm, opcache on, the app boots on every request). RoadRunner and Octane report '
             . '5–15x for resident over FPM. Production settings (APP_ENV=prod/production, no debug, no leak warnings).';
     }

@@ -44,6 +44,7 @@ final class SymfonyHandler
         private readonly HttpKernelInterface $kernel,
         ?BridgeOptions $options = null,
     ) {
+        self::declareRuntimeMode();
         $options ??= BridgeOptions::fromEnvironment();
         $this->requests = new RequestConverter($options->server);
         $this->responses = new ResponseConverter();
@@ -57,6 +58,7 @@ final class SymfonyHandler
      */
     public static function fromKernel(HttpKernelInterface $kernel, ?BridgeOptions $options = null, bool $boot = true): self
     {
+        self::declareRuntimeMode();
         if ($options === null && $kernel instanceof KernelInterface) {
             $options = BridgeOptions::fromEnvironment(
                 debug: $kernel->isDebug(),
@@ -67,6 +69,21 @@ final class SymfonyHandler
             $kernel->boot();
         }
         return new self($kernel, $options);
+    }
+
+    /**
+     * Tells Symfony it serves the web from a long-running worker, as its runtimes for RoadRunner and
+     * FrankenPHP do: kernel.runtime_mode defaults to "cli" under the CLI SAPI, which would render
+     * error pages as console dumps and set up logging for a terminal. Left alone when the
+     * application sets APP_RUNTIME_MODE itself, and under php-fpm (fpm mode), where Symfony knows.
+     */
+    private static function declareRuntimeMode(): void
+    {
+        if (!\in_array(\PHP_SAPI, ['cli', 'phpdbg', 'embed'], true) || isset($_SERVER['APP_RUNTIME_MODE']) || getenv('APP_RUNTIME_MODE') !== false) {
+            return;
+        }
+        $_SERVER['APP_RUNTIME_MODE'] = $_ENV['APP_RUNTIME_MODE'] = 'web=1&worker=1';
+        putenv('APP_RUNTIME_MODE=web=1&worker=1');
     }
 
     public function __invoke(Request $request): Response

@@ -76,6 +76,19 @@ final class LeakDetectorTest extends TestCase
         self::assertSame([LeakyService::class . '->total'], $detector->check('GET /x', [LeakyService::class => $service]));
     }
 
+    public function testACollectionReplacedByAnEmptyOneIsAResetAndOneThatGrowsIsALeak(): void
+    {
+        $service = new LeakyService();
+        $service->collaborator = new \ArrayObject();
+        $detector = $this->detector();
+        $detector->check('GET /x', ['s' => $service]);
+        $detector->check('GET /x', ['s' => $service]);
+        $service->collaborator = new \ArrayObject();
+        self::assertSame([], $detector->check('GET /x', ['s' => $service]));
+        $service->collaborator[] = 'kept';
+        self::assertSame([LeakyService::class . ' (service "s")->collaborator'], $detector->check('GET /x', ['s' => $service]));
+    }
+
     public function testAPropertyEntryCoversSubclasses(): void
     {
         $service = new LeakySubService();

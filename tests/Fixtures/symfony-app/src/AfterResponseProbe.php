@@ -4,7 +4,7 @@ declare(strict_types=1);
 
 namespace App;
 
-use Symfony\Component\EventDispatcher\EventSubscriberInterface;
+use Symfony\Component\EventDispatcher\Attribute\AsEventListener;
 use Symfony\Component\HttpKernel\Event\TerminateEvent;
 use Symfony\Component\HttpKernel\KernelEvents;
 
@@ -13,18 +13,14 @@ use Symfony\Component\HttpKernel\KernelEvents;
  * most) for the client to create var/flag-X, which it can only do once it has the response, and
  * records whether it saw it.
  */
-final class AfterResponseProbe implements EventSubscriberInterface
+#[AsEventListener(event: KernelEvents::TERMINATE)]
+final class AfterResponseProbe
 {
     public function __construct(private readonly string $projectDir)
     {
     }
 
-    public static function getSubscribedEvents(): array
-    {
-        return [KernelEvents::TERMINATE => 'onTerminate'];
-    }
-
-    public function onTerminate(TerminateEvent $event): void
+    public function __invoke(TerminateEvent $event): void
     {
         if ($event->getRequest()->getPathInfo() !== '/after-response') {
             return;

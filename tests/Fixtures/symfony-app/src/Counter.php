@@ -6,7 +6,10 @@ namespace App;
 
 use Symfony\Contracts\Service\ResetInterface;
 
-/** Per-request state done right: tagged kernel.reset, so Symfony zeroes it between requests. */
+/**
+ * Per-request state done right: a ResetInterface service, which autoconfiguration tags kernel.reset,
+ * so Symfony zeroes it between requests.
+ */
 final class Counter implements ResetInterface
 {
     private int $count = 0;

@@ -12,7 +12,10 @@ use Symfony\Component\HttpFoundation\JsonResponse;
 use Symfony\Component\HttpFoundation\Request;
 use Symfony\Component\HttpFoundation\Response;
 use Symfony\Component\HttpFoundation\StreamedResponse;
+use Symfony\Component\HttpKernel\Attribute\AsController;
+use Symfony\Component\Routing\Attribute\Route;
 
+#[AsController]
 final class AppController
 {
     public function __construct(
@@ -22,16 +25,20 @@ final class AppController
     ) {
     }
 
+    #[Route('/', methods: ['GET', 'HEAD'])]
+    #[Route('/after-response', methods: ['GET'])]
     public function hello(): Response
     {
         return new Response('Hello World', 200, ['Content-Type' => 'text/plain']);
     }
 
+    #[Route('/json', methods: ['GET'])]
     public function json(Request $request): JsonResponse
     {
         return new JsonResponse(['framework' => 'symfony', 'query' => $request->query->all()]);
     }
 
+    #[Route('/echo', methods: ['POST'])]
     public function echo(Request $request): JsonResponse
     {
         $data = $request->getContentTypeFormat() === 'json' ? $request->toArray() : $request->request->all();
@@ -46,6 +53,7 @@ final class AppController
         ]);
     }
 
+    #[Route('/headers', methods: ['GET'])]
     public function headers(Request $request): JsonResponse
     {
         $response = new JsonResponse([
@@ -60,12 +68,14 @@ final class AppController
         return $response;
     }
 
+    #[Route('/counter', methods: ['GET'])]
     public function counter(): JsonResponse
     {
         $this->counter->increment();
         return new JsonResponse(['count' => $this->counter->increment()]);
     }
 
+    #[Route('/leak', methods: ['GET'])]
     public function leak(Request $request): JsonResponse
     {
         $this->registry->seen[] = (string) $request->query->get('id');
@@ -74,6 +84,7 @@ final class AppController
     }
 
     /** 32 MB, more than the kernel's socket buffers hold: a client that leaves leaves mid-body. */
+    #[Route('/big', methods: ['GET'])]
     public function big(): StreamedResponse
     {
         return new StreamedResponse(static function (): void {
@@ -84,17 +95,20 @@ final class AppController
         }, 200, ['Content-Type' => 'application/octet-stream']);
     }
 
+    #[Route('/echoed', methods: ['GET'])]
     public function echoed(): Response
     {
         echo 'echoed ';
         return new Response('returned', 200, ['Content-Type' => 'text/plain']);
     }
 
+    #[Route('/fail', methods: ['GET'])]
     public function fail(): Response
     {
         throw new \RuntimeException('the fixture failed on purpose');
     }
 
+    #[Route('/stream', methods: ['GET'])]
     public function stream(): StreamedResponse
     {
         return new StreamedResponse(static function (): void {
@@ -105,6 +119,7 @@ final class AppController
         }, 200, ['Content-Type' => 'text/plain']);
     }
 
+    #[Route('/file', methods: ['GET', 'HEAD'])]
     public function file(): BinaryFileResponse
     {
         // 300,000 bytes made once, so the test knows what to expect without a binary in the repository.
