@@ -11,7 +11,7 @@ use Psr\Log\LoggerInterface;
  * Options shared by the framework bridges.
  *
  * Leak warnings cost a fingerprint of every static property and every shared service after each
- * request (0.05 to 0.3 ms on the fixture apps), so they are meant for development:
+ * request (0.5 to 0.8 ms on the fixture apps), so they are meant for development:
  * fromEnvironment() turns them on when the application runs in debug mode or in a dev/local/test
  * environment, and WEFT_LEAK_WARNINGS=1 or =0 overrides that either way.
  */
