@@ -5,6 +5,7 @@ declare(strict_types=1);
 namespace Weft\Bench\Scenario;
 
 use Weft\Bench\Environment;
+use Weft\Bench\Load\Probe;
 use Weft\Bench\Report\Chart;
 use Weft\Bench\Report\Check;
 use Weft\Bench\Report\Column;
@@ -83,15 +84,33 @@ final class FrameworkScenario extends HttpScenario
         if ($row->param('mode') !== 'fpm') {
             $arguments = [...$arguments, '--loop', self::defaultLoops($env)[0]];
         }
-        $this->measureHttp(
+        $server = $this->startServer(
             $row,
             $env,
             "$env->root/var/fixtures/$dir/weft.php",
             $arguments,
-            self::expectBody('Hello World'),
-            '/',
             ['APP_ENV' => $row->param('app') === 'symfony' ? 'prod' : 'production', 'APP_DEBUG' => '0', 'WEFT_LEAK_WARNINGS' => '0'],
         );
+        if ($server === null) {
+            return;
+        }
+        try {
+            // A framework's first requests in each process compile its caches and warm opcache (every
+            // php-fpm child for itself): a row measures the steady state, not that.
+            for ($i = 0; $i < 4 * (int) $row->param('workers'); $i++) {
+                try {
+                    Probe::get('127.0.0.1', $server->port, '/', 15.0);
+                } catch (\RuntimeException) {
+                    break;   // loadServer()'s own check says what is wrong
+                }
+            }
+            $this->loadServer($row, $env, $server, self::expectBody('Hello World'));
+        } finally {
+            $note = $server->stop();
+            if ($note !== null) {
+                $row->notes[] = "server $note";
+            }
+        }
     }
 
     public function columns(): array

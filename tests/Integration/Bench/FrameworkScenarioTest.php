@@ -29,7 +29,7 @@ final class FrameworkScenarioTest extends TestCase
     public function testBothAppsResidentAndUnderFpm(): void
     {
         $root = \dirname(__DIR__, 3);
-        $command = [PHP_BINARY, "$root/bin/weft", 'bench', 'framework', '--duration', '1', '--workers', '1',
+        $command = [PHP_BINARY, "$root/bin/weft", 'bench', 'framework', '--duration', '2', '--workers', '1',
             '--concurrency', '4', '--modes', 'fpm,coroutine', '--out', $this->out];
         $process = proc_open($command, [0 => ['file', '/dev/null', 'r'], 1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes, $root);
         self::assertIsResource($process);
@@ -42,7 +42,7 @@ final class FrameworkScenarioTest extends TestCase
         $seen = [];
         foreach ($rows as $row) {
             self::assertSame('ok', $row['status'], (string) $row['reason']);
-            self::assertGreaterThan(0, $row['metrics']['rps']);
+            self::assertGreaterThan(0, $row['metrics']['rps'], json_encode($row['params']));
             self::assertSame(0, array_sum($row['metrics']['errors']));
             $seen[] = $row['params']['app'] . ' ' . $row['params']['mode'];
         }
