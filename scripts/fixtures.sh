@@ -2,8 +2,10 @@
 # Installs the framework applications that the bridge tests and the `framework` benchmark serve:
 # tests/Fixtures/NAME is copied to var/fixtures/NAME and gets its own Composer dependencies there
 # (the apps are projects of their own, like a user's: Weft's core never requires Symfony or Laravel).
+# Each requires weft/weft as a user's application does, from this checkout (a symlinked path
+# repository, so it always runs the code under test).
 # Idempotent and quick when nothing changed: dependencies are installed again only when the app's
-# composer.json or tests/Fixtures/registry-gaps changed. Usage: scripts/fixtures.sh [symfony-app] [laravel-app]
+# composer.json, Weft's composer.json or tests/Fixtures/registry-gaps changed. Usage: scripts/fixtures.sh [symfony-app] [laravel-app]
 set -euo pipefail
 
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -29,7 +31,7 @@ for app in "${apps[@]}"; do
         mkdir -p "$dst/storage/app" "$dst/storage/logs" "$dst/storage/framework/cache" \
             "$dst/storage/framework/sessions" "$dst/storage/framework/views" "$dst/bootstrap/cache"
     fi
-    stamp="$(sha1sum "$src/composer.json" | cut -c1-40)-$gaps"
+    stamp="$(sha1sum "$src/composer.json" composer.json | sha1sum | cut -c1-40)-$gaps"
     if [ -f "$dst/vendor/autoload.php" ] && [ "$(cat "$dst/vendor/.weft-stamp" 2>/dev/null)" = "$stamp" ]; then
         continue
     fi
