@@ -40,6 +40,7 @@ final class BenchCommand
         'line' => LineScenario::class,
         'preload' => PreloadScenario::class,
         'static' => \Weft\Bench\Scenario\StaticScenario::class,
+        'framework' => \Weft\Bench\Scenario\FrameworkScenario::class,
     ];
 
     /** @return array<string, array{0: string, 1: mixed, 2: string, 3?: list<string>}> */
