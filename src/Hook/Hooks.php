@@ -50,7 +50,7 @@ final class Hooks
     /**
      * Parses `all`, `none` or a comma-separated list of kinds (`stream,sleep`).
      *
-     * @throws \InvalidArgumentException naming the unknown kind and the valid ones
+     * @throws UnknownHook naming the unknown kind and the valid ones
      */
     public static function parse(string $spec): int
     {
@@ -65,7 +65,7 @@ final class Hooks
         foreach (\explode(',', $spec) as $name) {
             $name = \trim($name);
             if (!isset(self::KINDS[$name])) {
-                throw new \InvalidArgumentException(\sprintf(
+                throw new UnknownHook(\sprintf(
                     'Unknown hook "%s": use all, none or a comma-separated list of %s',
                     $name,
                     \implode(', ', \array_keys(self::KINDS)),
