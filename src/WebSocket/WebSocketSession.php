@@ -192,6 +192,9 @@ final class WebSocketSession implements Session
             return false;
         }
         $connection = $this->connection;
+        if ($this->receiving && $connection->congested()) {
+            $connection->flush(); // answers batched within one read are ours to send, not the peer's backlog
+        }
         if ($connection->congested()) {
             $this->state = self::CLOSED;
             $this->closeCode = CloseCode::POLICY_VIOLATION;

@@ -18,12 +18,24 @@ final class RawWebSocket
     public string $responseHead = '';
 
     /** @param array<string, string> $headers */
-    public function __construct(string $address, string $path = '/', array $headers = [])
+    public function __construct(string $address, string $path = '/', array $headers = [], ?int $receiveBuffer = null)
     {
-        $socket = @\stream_socket_client("tcp://$address", $errno, $error, 5.0);
-        if ($socket === false) {
-            throw new \RuntimeException("connect $address: $error");
+        if ($receiveBuffer !== null) {
+            // A small kernel buffer, set before connecting: a client that reads nothing fills it quickly.
+            [$host, $port] = \explode(':', $address);
+            $raw = \socket_create(\AF_INET, \SOCK_STREAM, \SOL_TCP);
+            \socket_set_option($raw, \SOL_SOCKET, \SO_RCVBUF, $receiveBuffer);
+            if (!\socket_connect($raw, $host, (int) $port)) {
+                throw new \RuntimeException("connect $address failed");
+            }
+            $socket = \socket_export_stream($raw);
+        } else {
+            $socket = @\stream_socket_client("tcp://$address", $errno, $error, 5.0);
+            if ($socket === false) {
+                throw new \RuntimeException("connect $address: $error");
+            }
         }
+        \stream_set_chunk_size($socket, 1 << 20);
         $this->socket = $socket;
         $request = "GET $path HTTP/1.1\r\nHost: $address\r\n";
         $headers += [
