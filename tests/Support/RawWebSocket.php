@@ -66,7 +66,7 @@ final class RawWebSocket
     /** Sends raw bytes (frames built with Frame::encodeMasked() or by hand). */
     public function send(string $bytes): void
     {
-        \fwrite($this->socket, $bytes);
+        @\fwrite($this->socket, $bytes); // the server may have failed the connection already
     }
 
     public function sendText(string $text): void
@@ -98,7 +98,7 @@ final class RawWebSocket
      *
      * @return array{list<array{int, string, bool}>, bool}
      */
-    public function readToEnd(float $timeout = 5.0): array
+    public function readToEnd(float $timeout = 5.0, bool $answerClose = true): array
     {
         $deadline = \microtime(true) + $timeout;
         $frames = [];
@@ -108,6 +108,10 @@ final class RawWebSocket
                 return [$frames, \feof($this->socket)];
             }
             $frames[] = $frame;
+            if ($frame[0] === Frame::CLOSE && $answerClose) {
+                // As a real client does: the server may then end TCP at once instead of after its close timeout.
+                @\fwrite($this->socket, Frame::encodeMasked(Frame::CLOSE, \substr($frame[1], 0, 2)));
+            }
         }
         return [$frames, false];
     }
