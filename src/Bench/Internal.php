@@ -49,6 +49,7 @@ final class Internal
             '_echo-server' => EchoBench::server(),
             '_echo-client' => EchoBench::client($o->get('port'), $o->get('connections'), $o->get('duration')),
             '_line-load' => LineLoad::run($o->get('host'), $o->get('port'), $o->get('pattern'), $o->get('clients'), $o->get('duration')),
+            '_ws-load' => \Weft\Bench\Load\WebSocketLoad::run($o->get('host'), $o->get('port'), $o->get('pattern'), $o->get('clients'), $o->get('duration')),
             '_http-load' => HttpLoad::run($o->get('host'), $o->get('port'), $o->get('path'), $o->get('connections'), $o->get('requests'), $o->get('timeout')),
             '_client' => self::client($o->arguments[0] ?? '', $o->get('url'), $o->get('duration')),
             default => throw new UsageError("unknown internal bench command '$name'"),

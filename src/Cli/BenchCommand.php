@@ -34,6 +34,7 @@ final class BenchCommand
         'line' => LineScenario::class,
         'preload' => PreloadScenario::class,
         'static' => \Weft\Bench\Scenario\StaticScenario::class,
+        'websocket' => \Weft\Bench\Scenario\WebSocketScenario::class,
     ];
 
     /** @return array<string, array{0: string, 1: mixed, 2: string, 3?: list<string>}> */
