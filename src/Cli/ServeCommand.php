@@ -13,14 +13,22 @@ use Weft\Line\LineCodec;
 use Weft\Line\LineProtocol;
 use Weft\Loop\DriverFactory;
 use Weft\Mode\AppLoader;
+use Weft\Server\AlreadyRunning;
+use Weft\Server\InFlight;
 use Weft\Server\Logger;
 use Weft\Server\Master;
+use Weft\Server\PidFile;
+use Weft\Server\RuntimeFiles;
 use Weft\Server\ServerConfig;
+use Weft\Server\UnsafePath;
 use Weft\Socket\ListenException;
 use Weft\Socket\ListenOptions;
 
 final class ServeCommand
 {
+    /** php-fpm's default memory_limit: a handler that runs away fails long before the machine does. */
+    public const DEFAULT_MEMORY_LIMIT = 128 * 1024 * 1024;
+
     /** @return array<string, array{0: string, 1: mixed, 2: string, 3?: list<string>}> */
     public static function spec(): array
     {
@@ -40,12 +48,15 @@ final class ServeCommand
             'idle-timeout' => ['float', HttpOptions::DEFAULT_IDLE_TIMEOUT, 'seconds an idle keep-alive connection stays open'],
             'send-timeout' => ['float', HttpOptions::DEFAULT_SEND_TIMEOUT, 'seconds a client may leave our answer unread before it is cut off'],
             'max-request-time' => ['float', 0.0, 'seconds a request may run before it is cancelled and answered 504 (0: no limit)'],
+            'extra-methods' => ['list', [], 'request methods to accept besides the registered ones (others: 501)'],
             'max-line' => ['bytes', LineCodec::DEFAULT_MAX_LINE, 'line protocol: longest line'],
             'grace' => ['float', ServerConfig::DEFAULT_GRACE, 'seconds in-flight requests get on stop or reload'],
             'backlog' => ['int', ListenOptions::DEFAULT_BACKLOG, 'listen backlog (capped by net.core.somaxconn)'],
             'max-coroutines' => ['int', \Weft\Coroutine\Scheduler::DEFAULT_MAX_COROUTINES, 'coroutines per worker (each holds a Fiber)'],
-            'pid-file' => ['string', null, 'pid file (default: <tmp>/weft-PORT.pid); the control socket is PIDFILE.sock'],
-            'log-file' => ['string', null, 'log file (default: stderr; with --daemon: <tmp>/weft-PORT.log)'],
+            'memory-limit' => ['bytes', self::DEFAULT_MEMORY_LIMIT, "each worker's PHP memory_limit; a request beyond it fails and the worker is replaced (0: none)"],
+            'worker-timeout' => ['float', ServerConfig::DEFAULT_WORKER_TIMEOUT, 'seconds a worker may go without reporting to the master before it is killed and replaced (0: never)'],
+            'pid-file' => ['string', null, 'pid file (default: RUNDIR/weft-PORT.pid); the control socket is PIDFILE.sock'],
+            'log-file' => ['string', null, 'log file (default: stderr; with --daemon: RUNDIR/weft-PORT.log)'],
             'daemon' => ['bool', false, 'run in the background'],
             'debug' => ['bool', false, 'show exception traces in 500 responses'],
             'static' => ['string', null, 'serve files from this directory before the application'],
@@ -106,8 +117,19 @@ final class ServeCommand
                 throw new UsageError($e->getMessage());
             }
         }
-        $pidFile = $options->get('pid-file') ?? (\sys_get_temp_dir() . "/weft-$port.pid");
-        $logFile = $options->get('log-file') ?? ($options->get('daemon') ? \sys_get_temp_dir() . "/weft-$port.log" : null);
+        $workerTimeout = $options->get('worker-timeout');
+        if ($workerTimeout < 0 || ($workerTimeout > 0 && $workerTimeout < 2)) {
+            // Workers report once a second: less than two would take a busy second for a stuck worker.
+            throw new UsageError("option '--worker-timeout' must be 0 (off) or at least 2 seconds");
+        }
+        try {
+            $pidFile = $options->get('pid-file') ?? RuntimeFiles::defaultPidFile($port);
+            $logFile = $options->get('log-file') ?? ($options->get('daemon') ? RuntimeFiles::defaultLogFile($port) : null);
+            self::checkPidFile(new PidFile($pidFile));
+        } catch (UnsafePath|AlreadyRunning $e) {
+            \fwrite(\STDERR, 'weft: ' . $e->getMessage() . "\n");
+            return 1;
+        }
 
         if ($options->get('mode') === 'fpm') {
             if ($options->get('static') !== null) {
@@ -116,7 +138,12 @@ final class ServeCommand
             return (new FpmCommand())->run($app, $options, $pidFile, $logFile);
         }
 
-        $logger = new Logger($logFile);
+        try {
+            $logger = new Logger($logFile);
+        } catch (\RuntimeException $e) {
+            \fwrite(\STDERR, 'weft: ' . $e->getMessage() . "\n");
+            return 1;
+        }
         $config = new ServerConfig(
             handlerFactory: self::handlerFactory($app, $options, $logger),
             host: $options->get('host'),
@@ -133,6 +160,7 @@ final class ServeCommand
             daemon: $options->get('daemon'),
             maxCoroutines: $options->get('max-coroutines'),
             maxRequestTime: $options->get('max-request-time'),
+            workerTimeout: $options->get('worker-timeout'),
         );
         $master = new Master($config, $logger);
         try {
@@ -142,12 +170,32 @@ final class ServeCommand
             return 1;
         }
         if ($options->get('daemon')) {
-            return Daemon::start($pidFile, $logFile, static fn (): int => $master->run());
+            return Daemon::start($pidFile, $logFile, static fn (\Closure $ready, \Closure $failed): int => $master->run($ready, $failed));
         }
         return $master->run(static function (string $address): void {
             // A line the tests and scripts wait for; the port is the real one when --port 0 was given.
             echo 'READY ' . \substr($address, (int) \strrpos($address, ':') + 1) . "\n";
         });
+    }
+
+    /**
+     * A pid file naming a live Weft master means "already running"; anything else there (a stale pid, a
+     * foreign process, garbage) is said and then replaced. A path we must not trust is refused.
+     *
+     * @throws UnsafePath|AlreadyRunning
+     */
+    private static function checkPidFile(PidFile $pidFile): void
+    {
+        RuntimeFiles::checkDirectoryOf($pidFile->path);
+        $pid = $pidFile->read();
+        if ($pid === null) {
+            return;
+        }
+        $why = $pidFile->whyNotMaster($pid);
+        if ($why === null) {
+            throw new AlreadyRunning("Weft is already running with master pid $pid (pid file {$pidFile->path})");
+        }
+        \fwrite(\STDERR, "weft: ignoring the stale pid file {$pidFile->path}: $why\n");
     }
 
     /** @return \Closure(): \Weft\Server\Protocol */
@@ -156,11 +204,17 @@ final class ServeCommand
         $protocol = $options->get('protocol');
         $maxLine = $options->get('max-line');
         [$static, $gzip] = self::layers($options);
-        $httpOptions = new HttpOptions(
-            limits: (new Limits())
+        try {
+            $limits = (new Limits())
                 ->withMaxBodyBytes($options->get('max-body'))
                 ->withMaxHeaderBytes($options->get('max-header'))
-                ->withMaxTargetBytes($options->get('max-header')),
+                ->withMaxTargetBytes($options->get('max-header'))
+                ->withExtraMethods(\array_map('strtoupper', $options->get('extra-methods')));
+        } catch (\InvalidArgumentException $e) {
+            throw new UsageError($e->getMessage());
+        }
+        $httpOptions = new HttpOptions(
+            limits: $limits,
             headerTimeout: $options->get('header-timeout'),
             idleTimeout: $options->get('idle-timeout'),
             sendTimeout: $options->get('send-timeout'),
@@ -168,8 +222,14 @@ final class ServeCommand
             bodyTimeout: $options->get('body-timeout'),
             upgrades: ['websocket' => self::webSocketOptions($options)],
         );
+        $memoryLimit = $options->get('memory-limit');
         $sendTimeout = $options->get('send-timeout');
-        return static function () use ($sendTimeout, $app, $protocol, $maxLine, $httpOptions, $logger, $static, $gzip) {
+        return static function () use ($sendTimeout, $app, $protocol, $maxLine, $httpOptions, $logger, $memoryLimit, $static, $gzip) {
+            // In the worker, after fork: its own limits, and the code as it is on disk now.
+            InFlight::reset();
+            \ini_set('memory_limit', $memoryLimit > 0 ? (string) $memoryLimit : '-1');
+            self::reportFatalErrors($logger, $memoryLimit);
+            AppLoader::forgetChangedScripts();
             $application = \Weft\Mode\HttpLayers::wrap(AppLoader::load($app), $static, $gzip);
             if ($protocol === 'line') {
                 if (!$application instanceof \Closure) {
@@ -192,6 +252,30 @@ final class ServeCommand
         } catch (\InvalidArgumentException $e) {
             throw new UsageError($e->getMessage());
         }
+    }
+
+    /**
+     * A fatal error (the memory limit, a type error in the engine) ends the worker; its log line names the
+     * request that was running, and the master replaces the worker.
+     */
+    private static function reportFatalErrors(Logger $logger, int $memoryLimit): void
+    {
+        \register_shutdown_function(static function () use ($logger, $memoryLimit): void {
+            $error = \error_get_last();
+            if ($error === null || !($error['type'] & (\E_ERROR | \E_CORE_ERROR | \E_COMPILE_ERROR | \E_USER_ERROR))) {
+                return;
+            }
+            // Some room to say so: the limit was just hit.
+            \ini_set('memory_limit', '-1');
+            $running = \array_map(static fn (array $r): string => $r['request'], InFlight::oldest());
+            $memory = \str_contains($error['message'], 'Allowed memory size')
+                ? \sprintf(' (--memory-limit %dM)', \intdiv($memoryLimit, 1024 * 1024))
+                : '';
+            $logger->critical('Fatal error{memory} while running {running}: {message} in {file}:{line}; the worker exits and is replaced', [
+                'memory' => $memory, 'running' => $running === [] ? 'no request' : \implode(', ', $running),
+                'message' => $error['message'], 'file' => $error['file'], 'line' => $error['line'],
+            ]);
+        });
     }
 
     /**

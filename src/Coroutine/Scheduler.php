@@ -25,7 +25,12 @@ final class Scheduler
 {
     /** Fibers map two kernel mappings each (stack + guard page); vm.max_map_count is 65,530 by default. */
     public const DEFAULT_MAX_COROUTINES = 30_000;
-    private const MAX_IDLE_FIBERS = 512;
+    /**
+     * Idle Fibers kept at least; beyond that, as many as coroutines were live at the peak since the last
+     * trimIdle(), so a load of N concurrent requests (arriving in bursts of N) never pays for creating
+     * and unmapping a Fiber (~8 us each) once warm. trimIdle() gives back what a past spike left.
+     */
+    private const MIN_IDLE_FIBERS = 512;
     /** Resumes run per loop tick before the loop gets a turn to look at I/O and timers. */
     private const RUN_BUDGET = 4096;
 
@@ -40,6 +45,7 @@ final class Scheduler
     /** @var array<int, Coroutine> every coroutine started and not yet finished */
     private array $live = [];
     private int $fibers = 0;
+    private int $peakLive = 0;
     private int $nextId = 1;
     private int $maxCoroutines = self::DEFAULT_MAX_COROUTINES;
     private ?\Closure $uncaughtHandler = null;
@@ -91,6 +97,10 @@ final class Scheduler
         $parent = $this->current;
         $coroutine = new Coroutine($this->nextId++, $task, $args, $parent?->context() ?? $this->rootContext());
         $this->live[$coroutine->id] = $coroutine;
+        $live = \count($this->live);
+        if ($live > $this->peakLive) {
+            $this->peakLive = $live;
+        }
         $fiber = \array_pop($this->idle);
         if ($fiber === null) {
             try {
@@ -183,6 +193,19 @@ final class Scheduler
     public function self(): Coroutine
     {
         return $this->current ?? ($this->main ??= new Coroutine(0, null, [], $this->rootContext()));
+    }
+
+    /** Lets idle Fibers beyond what the current load needs go (their stacks are unmapped). */
+    public function trimIdle(): void
+    {
+        $keep = \max(self::MIN_IDLE_FIBERS, $this->peakLive);
+        $this->peakLive = \count($this->live);
+        $excess = \count($this->idle) - $keep;
+        if ($excess > 0) {
+            // Dropping a suspended Fiber unwinds it: fiberMain() ends without running anything.
+            \array_splice($this->idle, 0, $excess);
+            $this->fibers -= $excess;
+        }
     }
 
     /** @return array<int, Coroutine> */
@@ -323,7 +346,8 @@ final class Scheduler
             unset($this->live[$coroutine->id]);
             $coroutine->fiber = null;
             $coroutine = null;
-            if (\count($this->idle) >= self::MAX_IDLE_FIBERS) {
+            $idle = \count($this->idle);
+            if ($idle >= self::MIN_IDLE_FIBERS && $idle >= $this->peakLive) {
                 $this->fibers--;
                 return;
             }

@@ -23,6 +23,9 @@ use Weft\Server\Internal\Deadlines;
  */
 final class Dispatcher
 {
+    /** Stop and reload signals, held back while a sync-mode call runs (see run()). */
+    private const HELD_SIGNALS = [\SIGTERM, \SIGINT, \SIGHUP, \SIGUSR1, \SIGUSR2];
+
     private int $calls = 0;
     private int $active = 0;
     private int $nextKey = 0;
@@ -94,7 +97,11 @@ final class Dispatcher
         $list = [];
         $offset = \microtime(true) - $this->driver->now();
         foreach ($this->running as [$session, $request, $since]) {
-            $list[] = ['request' => $session->describe($request), 'since' => \round($offset + $since, 3)];
+            $description = $session->describe($request);
+            if (\strlen($description) > 200) {
+                $description = \substr($description, 0, 200) . '...'; // a target can be as long as --max-header
+            }
+            $list[] = ['request' => $description, 'since' => \round($offset + $since, 3)];
             if (\count($list) >= $max) {
                 break;
             }
@@ -113,6 +120,14 @@ final class Dispatcher
                 $coroutine->cancel(RequestTimeout::after($limit, 'Request (--max-request-time)'));
             });
         }
+        // Sync mode: the stop and reload signals wait while the application runs. A signal delivered
+        // during the app's own usleep()/sleep()/blocking read would end that call early (EINTR), so a
+        // stop would shorten a 2 s sleep to whenever it arrived. Held back, it is delivered when the
+        // call returns and the worker drains as usual; a stuck worker still meets the master's SIGKILL.
+        $hold = $this->concurrency === 1 && \function_exists('pcntl_sigprocmask');
+        if ($hold) {
+            \pcntl_sigprocmask(\SIG_BLOCK, self::HELD_SIGNALS);
+        }
         try {
             $session->serve($request);
         } catch (\Throwable $e) {
@@ -121,6 +136,9 @@ final class Dispatcher
                 'request' => $session->describe($request), 'class' => $e::class, 'message' => $e->getMessage(), 'exception' => $e,
             ]);
         } finally {
+            if ($hold) {
+                \pcntl_sigprocmask(\SIG_UNBLOCK, self::HELD_SIGNALS);
+            }
             unset($this->running[$key]);
             $this->deadlines?->disarm($key);
             $this->active--;

@@ -65,11 +65,20 @@ final class Logger extends AbstractLogger
             $this->stream = \STDERR;
             return;
         }
-        $stream = @\fopen($file, 'a');
-        if ($stream === false) {
-            throw new \RuntimeException("Cannot open the log file '$file': " . (\error_get_last()['message'] ?? 'unknown error'));
+        if (\str_contains($file, '://')) {
+            $stream = @\fopen($file, 'a');
+            if ($stream === false) {
+                throw new \RuntimeException("Cannot open the log file '$file': " . (\error_get_last()['message'] ?? 'unknown error'));
+            }
+            $this->stream = $stream;
+            return;
         }
-        $this->stream = $stream;
+        // The log holds request targets and exception messages: 0640, never through a planted symlink.
+        try {
+            $this->stream = RuntimeFiles::openLog($file);
+        } catch (UnsafePath $e) {
+            throw new \RuntimeException("Cannot open the log file '$file': " . $e->getMessage(), 0, $e);
+        }
     }
 
     private static function interpolate(string $message, array $context): string

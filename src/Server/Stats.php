@@ -9,7 +9,7 @@ use Weft\Coroutine\Scheduler;
 /** @internal A worker's figures as reported to the master. */
 final class Stats
 {
-    /** @return array<string, int|float|string> */
+    /** @return array<string, mixed> */
     public static function collect(int $connections, int $requests, float $started, string $mode, string $loop): array
     {
         $scheduler = Scheduler::get()->stats();
@@ -26,6 +26,7 @@ final class Stats
             'opcache' => (bool) \ini_get('opcache.enable_cli'),
             'jit' => \function_exists('opcache_get_status') && (\opcache_get_status(false)['jit']['on'] ?? false),
             'updated' => \microtime(true),
+            'running' => InFlight::oldest(),
         ];
     }
 

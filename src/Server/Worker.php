@@ -79,6 +79,7 @@ final class Worker
             $this->channel?->flushNow();
             return self::EXIT_BOOT_FAILED;
         }
+        InFlight::from($this->dispatcher->running(...));
         $this->connections = new Connections($protocol, $this->dispatcher, $this->driver, $this->logger, $this->config->maxConnections);
         if ($this->config->maxRequests > 0) {
             $this->dispatcher->onCall(function (int $calls): void {
@@ -179,6 +180,7 @@ final class Worker
 
     private function reportStats(): void
     {
+        Scheduler::get()->trimIdle();
         $this->channel?->send('stats', $this->stats());
     }
 
@@ -187,7 +189,6 @@ final class Worker
     {
         $stats = Stats::collect($this->connections?->count() ?? 0, $this->dispatcher->calls(), $this->started, $this->dispatcher->mode(), $this->driver->name());
         $stats['slot'] = $this->slot;
-        $stats['running'] = $this->dispatcher->running();
         return $stats;
     }
 }

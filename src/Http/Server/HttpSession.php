@@ -181,6 +181,12 @@ final class HttpSession implements Session
             $this->switchProtocols($response);
             return;
         }
+        if ($response->status() < 200) {
+            // 1xx are interim answers (100 Continue is the server's own): as the final answer the
+            // client would wait on for the real one. (fpm mode's emitter refuses them the same way.)
+            $this->protocol->call->log($request, new \UnexpectedValueException("Status {$response->status()} is an interim response, not a final one"));
+            $response = $this->protocol->call->error();
+        }
         $isHead = $request->method() === 'HEAD';
         $keepAlive = !$this->done && !$connection->isDraining() && $this->protocol->encoder->keepAlive($request, $response);
         try {
