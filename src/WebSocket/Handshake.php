@@ -17,8 +17,8 @@ final class Handshake
 {
     private const GUID = '258EAFA5-E914-47DA-95CA-C5AB0DC85B11';
 
-    /** @param \Closure(WebSocket): void $handler */
-    public static function answer(Request $request, \Closure $handler, ?WebSocketOptions $options): Response
+    /** @param (\Closure(WebSocket): void)|Handler $handler */
+    public static function answer(Request $request, \Closure|Handler $handler, ?WebSocketOptions $options): Response
     {
         if ($request->method() !== 'GET') {
             return self::error(405, 'A WebSocket handshake is a GET request', ['Allow' => 'GET']);

@@ -24,10 +24,10 @@ use Weft\Server\Connection;
  */
 final class Upgrade implements HttpUpgrade
 {
-    /** @param \Closure(WebSocket): void $handler */
+    /** @param (\Closure(WebSocket): void)|Handler $handler */
     public function __construct(
         private readonly Request $request,
-        private readonly \Closure $handler,
+        private readonly \Closure|Handler $handler,
         private readonly ?WebSocketOptions $options,
         private readonly ?string $protocol,
     ) {
@@ -42,6 +42,20 @@ final class Upgrade implements HttpUpgrade
         $connection->upgrade($session, $options->timeouts());
         $socket = new WebSocket($session, $this->request);
         $handler = $this->handler;
+        if ($handler instanceof Handler) {
+            $session->attach($handler, $socket);
+        } else {
+            self::start($handler, $socket);
+        }
+        if ($buffered !== '') {
+            $session->received($buffered);
+        }
+        $connection->flush();
+    }
+
+    /** The closure form: one coroutine for the connection's whole life. @param \Closure(WebSocket): void $handler */
+    private static function start(\Closure $handler, WebSocket $socket): void
+    {
         try {
             Scheduler::get()->spawn(static function () use ($handler, $socket): void {
                 try {
@@ -55,10 +69,6 @@ final class Upgrade implements HttpUpgrade
         } catch (TooManyCoroutines) {
             $socket->close(CloseCode::TRY_AGAIN_LATER, 'too many connections');
         }
-        if ($buffered !== '') {
-            $session->received($buffered);
-        }
-        $connection->flush();
     }
 
     /** The 101's head; the application's layers may have added fields (Set-Cookie), which go out as given. */

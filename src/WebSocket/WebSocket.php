@@ -33,12 +33,13 @@ final class WebSocket
 
     /**
      * Answers a WebSocket opening handshake: a 101 that runs $handler(WebSocket) in a coroutine of its
-     * own once the connection has switched, or the error the handshake deserves (400, 403, 405, 426).
+     * own once the connection has switched (or, for a Handler, calls its methods as events arrive), or
+     * the error the handshake deserves (400, 403, 405, 426).
      *
-     * @param \Closure(WebSocket): void $handler
+     * @param (\Closure(WebSocket): void)|Handler $handler
      * @param WebSocketOptions|null $options null: the server's (--ws-* options)
      */
-    public static function upgrade(Request $request, \Closure $handler, ?WebSocketOptions $options = null): Response
+    public static function upgrade(Request $request, \Closure|Handler $handler, ?WebSocketOptions $options = null): Response
     {
         return Handshake::answer($request, $handler, $options);
     }

@@ -41,6 +41,12 @@ final class WebSocketSession implements Session
     private bool $goingAway = false;
     private readonly Decoder $decoder;
     private readonly Scheduler $scheduler;
+    /** The event form: messages go to its methods, in a pooled coroutine while there is work. */
+    private ?Handler $handler = null;
+    private ?WebSocket $socket = null;
+    private bool $running = false;
+    private bool $opened = false;
+    private bool $closeReported = false;
     public ?int $closeCode = null;
     public string $closeReason = '';
 
@@ -160,6 +166,9 @@ final class WebSocketSession implements Session
     /** @see WebSocket::receive() */
     public function receive(): ?Message
     {
+        if ($this->handler !== null) {
+            throw new \LogicException('This WebSocket hands its messages to its Handler; receive() is for the closure form');
+        }
         if ($this->queue !== []) {
             $message = \array_shift($this->queue);
             $before = $this->queued;
@@ -265,6 +274,12 @@ final class WebSocketSession implements Session
 
     private function deliver(Message $message): void
     {
+        if ($this->handler !== null) {
+            $this->queue[] = $message;
+            $this->queued += \strlen($message->data);
+            $this->runHandler();
+            return;
+        }
         if ($this->waiter !== null) {
             $waiter = $this->waiter;
             $this->waiter = null;
@@ -275,9 +290,75 @@ final class WebSocketSession implements Session
         $this->queued += \strlen($message->data);
     }
 
+    /**
+     * Starts the event handler's coroutine unless it runs already: onOpen first, then every queued
+     * message in order, then onClose once the connection has ended. The coroutine ends when there is
+     * nothing left to do, so an idle connection holds no Fiber.
+     */
+    public function attach(Handler $handler, WebSocket $socket): void
+    {
+        $this->handler = $handler;
+        $this->socket = $socket;
+        $this->runHandler();
+    }
+
+    private function runHandler(): void
+    {
+        if ($this->running) {
+            return;
+        }
+        $this->running = true;
+        try {
+            $this->scheduler->spawn($this->handlerLoop(...));
+        } catch (\Weft\Coroutine\TooManyCoroutines) {
+            $this->running = false;
+            $this->fail(CloseCode::TRY_AGAIN_LATER, 'too many connections');
+        }
+    }
+
+    private function handlerLoop(): void
+    {
+        $handler = $this->handler;
+        $socket = $this->socket;
+        try {
+            while (true) {
+                if (!$this->opened) {
+                    $this->opened = true;
+                    $handler->onOpen($socket);
+                } elseif ($this->queue !== []) {
+                    $message = \array_shift($this->queue);
+                    $before = $this->queued;
+                    $this->queued -= \strlen($message->data);
+                    if ($before >= self::READ_AHEAD && $this->queued < self::READ_AHEAD) {
+                        $this->connection->update();
+                    }
+                    if ($this->state === self::OPEN) {
+                        $handler->onMessage($socket, $message);
+                    }
+                } elseif ($this->state === self::CLOSED && !$this->closeReported) {
+                    $this->closeReported = true;
+                    $handler->onClose($socket);
+                } else {
+                    break;
+                }
+            }
+        } catch (\Throwable $e) {
+            $this->close(CloseCode::INTERNAL_ERROR, 'internal error');
+            throw $e; // logged by the worker as an unhandled coroutine failure
+        } finally {
+            $this->running = false;
+        }
+    }
+
     /** No more messages: a coroutine waiting in receive() gets null. */
     private function wake(): void
     {
+        if ($this->handler !== null) {
+            if ($this->state === self::CLOSED && !$this->closeReported) {
+                $this->runHandler();
+            }
+            return;
+        }
         if ($this->waiter !== null && $this->queue === []) {
             $waiter = $this->waiter;
             $this->waiter = null;

@@ -67,6 +67,35 @@ final class WebSocketServerTest extends TestCase
         $server->stop();
     }
 
+    public function testTheEventFormCallsOpenEachMessageInOrderAndClose(): void
+    {
+        $server = new ServerProcess([self::APP, '--workers', '1']);
+        $ws = new RawWebSocket($server->address(), '/events');
+        // Sent at once, while onOpen still sleeps: answered after it, in order, the slow one included.
+        $ws->send(Frame::encodeMasked(Frame::TEXT, 'a') . Frame::encodeMasked(Frame::TEXT, 'slow') . Frame::encodeMasked(Frame::TEXT, 'b'));
+        $got = [];
+        for ($i = 0; $i < 4; $i++) {
+            $got[] = $ws->read()[1] ?? null;
+        }
+        self::assertSame(['open', 'A', 'SLOW', 'B'], $got);
+        $ws->send(Frame::encodeMasked(Frame::CLOSE, \pack('n', 4002)));
+        [$frames, $ended] = $ws->readToEnd();
+        self::assertSame(4002, RawWebSocket::code($frames[0][1] ?? ''));
+        self::assertTrue($ended);
+        $failing = new RawWebSocket($server->address(), '/events');
+        self::assertSame('open', $failing->read()[1] ?? null);
+        $failing->sendText('throw');
+        [$frames] = $failing->readToEnd();
+        self::assertSame(1011, RawWebSocket::code($frames[0][1] ?? ''));
+        $stats = ServerProcess::waitFor(function () use ($server): ?array {
+            $stats = \json_decode((new RawHttp($server->address()))->send("GET /events-stats HTTP/1.1\r\nHost: t\r\n\r\n")->response()['body'], true);
+            return $stats['closed'] === 2 ? $stats : null;
+        }, 10, 'two onClose calls');
+        self::assertSame(['open' => 0, 'closed' => 2, 'codes' => [4002, 1011]], $stats);
+        self::assertStringContainsString('onMessage failed', $server->output());
+        $server->stop();
+    }
+
     public function testAnIdleConnectionIsClosedWith1001AndTrafficKeepsItOpen(): void
     {
         $server = new ServerProcess([self::APP, '--workers', '1', '--ws-idle-timeout', '1']);
