@@ -51,7 +51,7 @@ final class Frame
         if (!CloseCode::isSendable($code)) {
             throw new \InvalidArgumentException("Close code $code cannot be sent (1000-1003, 1007-1014, 3000-4999)");
         }
-        if (\strlen($reason) > 123 || !\mb_check_encoding($reason, 'UTF-8')) {
+        if (\strlen($reason) > 123 || !Utf8::valid($reason)) {
             throw new \InvalidArgumentException('A close reason is at most 123 bytes of UTF-8');
         }
         return self::encode(self::CLOSE, \pack('n', $code) . $reason);
