@@ -93,7 +93,22 @@ async def wait_for_close(uri):
             return {"code": e.rcvd.code if e.rcvd else None, "reason": e.rcvd.reason if e.rcvd else None}
 
 
+async def chat_example(uri):
+    """examples/websocket-chat.php: join notices, a message to everyone, a leave notice."""
+    alice = await websockets.connect(uri + "?name=alice")
+    seen = [await alice.recv()]
+    bob = await websockets.connect(uri + "?name=bob")
+    seen += [await alice.recv(), await bob.recv()]
+    await alice.send("hi all")
+    seen += [await alice.recv(), await bob.recv()]
+    await bob.close()
+    seen.append(await alice.recv())
+    await alice.close()
+    return {"seen": seen}
+
+
 SCENARIOS = {
+    "chat_example": ("/", chat_example),
     "echo": ("/echo", echo),
     "too_big": ("/small", too_big),
     "server_close": ("/close", server_close),
