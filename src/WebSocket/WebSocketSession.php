@@ -150,7 +150,7 @@ final class WebSocketSession implements Session
 
     public function serve(mixed $request): void
     {
-        throw new \LogicException('A WebSocket session dispatches nothing');
+        throw new WebSocketError('A WebSocket session dispatches nothing');
     }
 
     public function describe(mixed $request): string
@@ -167,7 +167,7 @@ final class WebSocketSession implements Session
     public function receive(): ?Message
     {
         if ($this->handler !== null) {
-            throw new \LogicException('This WebSocket hands its messages to its Handler; receive() is for the closure form');
+            throw new WebSocketError('This WebSocket hands its messages to its Handler; receive() is for the closure form');
         }
         if ($this->queue !== []) {
             $message = \array_shift($this->queue);
@@ -182,7 +182,7 @@ final class WebSocketSession implements Session
             return null;
         }
         if ($this->waiter !== null) {
-            throw new \LogicException('Two coroutines are receiving from one WebSocket');
+            throw \Weft\Coroutine\ConcurrentUse::stream('read', $this->waiter, $this->scheduler->current);
         }
         $this->waiter = $this->scheduler->self();
         return $this->scheduler->await(function (): void {
