@@ -8,8 +8,9 @@ use PHPUnit\Framework\TestCase;
 use Weft\Tests\Support\ServerProcess;
 
 /**
- * Weft's WebSocket server against a real, independent client: Python's `websockets` (Debian
- * python3-websockets, run with /usr/bin/python3; scripts/setup.sh installs it).
+ * Weft's WebSocket server against real, independent clients: Python's `websockets` (Debian
+ * python3-websockets, run with /usr/bin/python3; scripts/setup.sh installs it), and Node's built-in
+ * WebSocket where the installed Node has one.
  */
 final class PythonClientTest extends TestCase
 {
@@ -66,6 +67,25 @@ final class PythonClientTest extends TestCase
     public function testABroadcastReachesEveryMemberOfTheRoom(): void
     {
         self::assertSame(['got' => ['hi from a', 'hi from a']], self::client('chat'));
+    }
+
+    /**
+     * A second independent client where one is available without installing anything: Node's built-in
+     * WebSocket (Node 20.10+ behind --experimental-websocket, Node 22+ by default).
+     */
+    public function testNodesBuiltInWebSocketClient(): void
+    {
+        $probe = \shell_exec('node --experimental-websocket -e "process.stdout.write(typeof WebSocket)" 2>/dev/null');
+        if ($probe !== 'function') {
+            self::markTestSkipped('no Node.js with a built-in WebSocket client here');
+        }
+        $out = (string) \shell_exec('node --experimental-websocket ' . \escapeshellarg(__DIR__ . '/node_client.mjs') . ' ' . self::$server->port . ' 2>/dev/null');
+        $result = \json_decode(\trim($out), true);
+        self::assertIsArray($result, $out);
+        self::assertSame(['hello from node ☃', [0, 1, 2, 253, 254, 255], 'big:200000'], $result['got']);
+        self::assertSame(4321, $result['code']);
+        self::assertSame('', $result['reason'], 'the server echoes the code, not the reason');
+        self::assertTrue($result['clean'], 'a clean closing handshake');
     }
 
     /** @return array<string, mixed> */
