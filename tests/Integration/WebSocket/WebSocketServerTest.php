@@ -49,6 +49,16 @@ final class WebSocketServerTest extends TestCase
         $server->stop();
     }
 
+    public function testBadWebSocketOptionsAreRefusedWithAReason(): void
+    {
+        [$code, $out] = ServerProcess::cli(['serve', self::APP, '--ws-max-message', '0']);
+        self::assertSame(2, $code);
+        self::assertStringContainsString('message limit must be at least 1 byte', $out);
+        [$code, $out] = ServerProcess::cli(['serve', self::APP, '--ws-idle-timeout', '-1']);
+        self::assertSame(2, $code);
+        self::assertStringContainsString("'--ws-idle-timeout' must be positive", $out);
+    }
+
     public function testFramesSentRightBehindTheHandshakeAreNotLost(): void
     {
         $server = new ServerProcess([self::APP, '--workers', '1']);
