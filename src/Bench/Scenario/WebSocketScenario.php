@@ -44,7 +44,8 @@ final class WebSocketScenario extends AbstractScenario
             . self::ECHO_CLIENTS . ' WebSocket clients (a masked text frame out, the echoed frame back). **ws-broadcast**: '
             . 'examples/websocket-broadcast.php, ' . self::BROADCAST_CLIENTS . ' WebSocket clients connect; then, round after round, one of them '
             . 'sends a message, which the server sends to all; a round lasts until the last client has it. Load clients are Weft\'s own '
-            . '(one process on the load CPU, epoll). CPU µs/msg is the server\'s CPU time over the messages the clients received.';
+            . '(one process on the load CPU, epoll). CPU µs/msg is the server\'s CPU time over the messages the clients received, connecting and handshakes included '
+            . '(so short rows, as in --quick, weigh the WebSocket handshakes more).';
     }
 
     public function unavailable(Environment $env): ?string
