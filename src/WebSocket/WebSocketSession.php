@@ -41,6 +41,8 @@ final class WebSocketSession implements Session
     private bool $goingAway = false;
     private readonly Decoder $decoder;
     private readonly Scheduler $scheduler;
+    /** Undoes a receive() wait when its coroutine is cancelled; one closure for every wait. */
+    private readonly \Closure $cancelReceive;
     /** The event form: messages go to its methods, in a pooled coroutine while there is work. */
     private ?Handler $handler = null;
     private ?WebSocket $socket = null;
@@ -57,6 +59,9 @@ final class WebSocketSession implements Session
     ) {
         $this->decoder = new Decoder($options->maxMessage);
         $this->scheduler = Scheduler::get();
+        $this->cancelReceive = function (): void {
+            $this->waiter = null;
+        };
     }
 
     public function received(string $bytes): void
@@ -185,9 +190,7 @@ final class WebSocketSession implements Session
             throw \Weft\Coroutine\ConcurrentUse::stream('read', $this->waiter, $this->scheduler->current);
         }
         $this->waiter = $this->scheduler->self();
-        return $this->scheduler->await(function (): void {
-            $this->waiter = null;
-        });
+        return $this->scheduler->await($this->cancelReceive);
     }
 
     /**
