@@ -106,6 +106,17 @@ final class WebSocketServerTest extends TestCase
         $server->stop();
     }
 
+    public function testAReceiveUnderATimeoutCanBeRetried(): void
+    {
+        $server = new ServerProcess([self::APP, '--workers', '1']);
+        $ws = new RawWebSocket($server->address(), '/timeout');
+        self::assertSame('timed out', $ws->read()[1] ?? null);
+        $ws->sendText('x');
+        self::assertSame('then x', $ws->read()[1] ?? null);
+        $ws->close();
+        $server->stop();
+    }
+
     public function testAnIdleConnectionIsClosedWith1001AndTrafficKeepsItOpen(): void
     {
         $server = new ServerProcess([self::APP, '--workers', '1', '--ws-idle-timeout', '1']);
