@@ -41,6 +41,7 @@ final class BenchCommand
         'preload' => PreloadScenario::class,
         'static' => \Weft\Bench\Scenario\StaticScenario::class,
         'websocket' => \Weft\Bench\Scenario\WebSocketScenario::class,
+        'framework' => \Weft\Bench\Scenario\FrameworkScenario::class,
     ];
 
     /** @return array<string, array{0: string, 1: mixed, 2: string, 3?: list<string>}> */
