@@ -4,6 +4,8 @@ declare(strict_types=1);
 
 namespace Weft\Cli;
 
+use Weft\Hook\Hooks;
+use Weft\Hook\WorkerHooks;
 use Weft\Http\Compression\GzipOptions;
 use Weft\Http\Parser\Limits;
 use Weft\Http\Server\HttpProtocol;
@@ -53,6 +55,8 @@ final class ServeCommand
             'grace' => ['float', ServerConfig::DEFAULT_GRACE, 'seconds in-flight requests get on stop or reload'],
             'backlog' => ['int', ListenOptions::DEFAULT_BACKLOG, 'listen backlog (capped by net.core.somaxconn)'],
             'max-coroutines' => ['int', \Weft\Coroutine\Scheduler::DEFAULT_MAX_COROUTINES, 'coroutines per worker (each holds a Fiber)'],
+            'blocking-threshold' => ['float', \Weft\Hook\BlockingDetector::DEFAULT_THRESHOLD, 'coroutine mode: log the request and PHP stack of a call that holds a worker longer than this many seconds (0: off)'],
+            'hooks' => ['string', 'all', 'coroutine mode: blocking PHP calls that suspend the coroutine instead (all, none, or a list of ' . \implode(',', \array_keys(Hooks::KINDS)) . ')'],
             'memory-limit' => ['bytes', self::DEFAULT_MEMORY_LIMIT, "each worker's PHP memory_limit; a request beyond it fails and the worker is replaced (0: none)"],
             'worker-timeout' => ['float', ServerConfig::DEFAULT_WORKER_TIMEOUT, 'seconds a worker may go without reporting to the master before it is killed and replaced (0: never)'],
             'pid-file' => ['string', null, 'pid file (default: RUNDIR/weft-PORT.pid); the control socket is PIDFILE.sock'],
@@ -117,6 +121,14 @@ final class ServeCommand
                 throw new UsageError($e->getMessage());
             }
         }
+        if ($options->get('blocking-threshold') < 0) {
+            throw new UsageError("option '--blocking-threshold' cannot be negative");
+        }
+        try {
+            $hooks = Hooks::parse($options->get('hooks'));
+        } catch (\InvalidArgumentException $e) {
+            throw new UsageError("option '--hooks': " . $e->getMessage());
+        }
         $workerTimeout = $options->get('worker-timeout');
         if ($workerTimeout < 0 || ($workerTimeout > 0 && $workerTimeout < 2)) {
             // Workers report once a second: less than two would take a busy second for a stuck worker.
@@ -161,6 +173,9 @@ final class ServeCommand
             maxCoroutines: $options->get('max-coroutines'),
             maxRequestTime: $options->get('max-request-time'),
             workerTimeout: $options->get('worker-timeout'),
+            // Sync mode runs one request at a time: nothing to switch to, so nothing is hooked.
+            hooks: $options->get('mode') === 'coroutine' ? $hooks : 0,
+            blockingThreshold: $options->get('blocking-threshold'),
         );
         $master = new Master($config, $logger);
         try {
@@ -169,6 +184,7 @@ final class ServeCommand
             \fwrite(\STDERR, "weft: cannot listen on port $port: " . $e->getMessage() . "\n");
             return 1;
         }
+        WorkerHooks::announce($config, $logger);
         if ($options->get('daemon')) {
             return Daemon::start($pidFile, $logFile, static fn (\Closure $ready, \Closure $failed): int => $master->run($ready, $failed));
         }
