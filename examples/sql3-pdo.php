@@ -26,7 +26,7 @@ $connect = static function (): PDO {
         \sprintf('mysql:host=%s;port=%d;dbname=%s', $url['host'] ?? '127.0.0.1', $url['port'] ?? 3306, \ltrim($url['path'] ?? '/weft', '/')),
         \urldecode($url['user'] ?? 'weft'),
         \urldecode($url['pass'] ?? ''),
-        [PDO::ATTR_ERRMODE => PDO::ERRMODE_EXCEPTION, PDO::ATTR_EMULATE_PREPARES => false],
+        [PDO::ATTR_ERRMODE => PDO::ERRMODE_EXCEPTION],
     );
 };
 

@@ -106,14 +106,16 @@ static weft_dns_job *weft_dns_resolve(const char *host, size_t len, int family)
 		weft_dns_job_release(job);
 		return NULL;
 	}
+	/* Wait first, even if the thread is quick: the call then always lets the other coroutines run (and
+	 * a cancellation always finds it suspended), whatever the resolver's speed. */
 	while (true) {
-		uint64_t value;
-		if (read(job->efd, &value, sizeof(value)) == (ssize_t) sizeof(value)) {
-			return job;
-		}
 		if (weft_hook_wait_fd(job->efd, WEFT_WAIT_READ, -1) < 0) {
 			weft_dns_job_release(job); /* cancelled: the thread frees the job when it is done */
 			return NULL;
+		}
+		uint64_t value;
+		if (read(job->efd, &value, sizeof(value)) == (ssize_t) sizeof(value)) {
+			return job;
 		}
 	}
 }

@@ -32,6 +32,7 @@ PACKAGES=(
     postgresql postgresql-client
     redis-server
     wrk apache2-utils
+    python3-websockets  # the WebSocket tests' independent client (/usr/bin/python3)
     unzip git procps util-linux composer
 )
 

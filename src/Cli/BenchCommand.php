@@ -40,6 +40,7 @@ final class BenchCommand
         'line' => LineScenario::class,
         'preload' => PreloadScenario::class,
         'static' => \Weft\Bench\Scenario\StaticScenario::class,
+        'websocket' => \Weft\Bench\Scenario\WebSocketScenario::class,
         'framework' => \Weft\Bench\Scenario\FrameworkScenario::class,
     ];
 

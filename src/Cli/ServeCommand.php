@@ -70,6 +70,8 @@ final class ServeCommand
             'gzip-min-length' => ['bytes', GzipOptions::DEFAULT_MIN_LENGTH, 'smallest response body to compress'],
             'gzip-types' => ['list', GzipOptions::DEFAULT_TYPES, 'media types to compress (patterns like text/*)'],
             'gzip-level' => ['int', GzipOptions::DEFAULT_LEVEL, 'gzip compression level, 1 (fast) to 9 (small)'],
+            'ws-max-message' => ['bytes', \Weft\WebSocket\WebSocketOptions::DEFAULT_MAX_MESSAGE, 'WebSocket: largest message (closed with 1009 beyond)'],
+            'ws-idle-timeout' => ['float', \Weft\WebSocket\WebSocketOptions::DEFAULT_IDLE_TIMEOUT, 'WebSocket: seconds without a frame either way before closing (1001)'],
             'opcache' => ['string', 'on', 'opcache (and the JIT in the resident modes)', ['on', 'off']],
             'preload' => ['string', null, 'fpm mode: opcache.preload script (see bin/weft preload)'],
             'help' => ['bool', false, 'show this help'],
@@ -101,7 +103,7 @@ final class ServeCommand
                 throw new UsageError("option '--$positive' must be at least 1");
             }
         }
-        foreach (['header-timeout', 'body-timeout', 'idle-timeout', 'send-timeout'] as $timeout) {
+        foreach (['header-timeout', 'body-timeout', 'idle-timeout', 'send-timeout', 'ws-idle-timeout'] as $timeout) {
             if ($options->get($timeout) <= 0) {
                 throw new UsageError("option '--$timeout' must be positive");
             }
@@ -234,6 +236,7 @@ final class ServeCommand
             sendTimeout: $options->get('send-timeout'),
             debug: $options->get('debug'),
             bodyTimeout: $options->get('body-timeout'),
+            upgrades: ['websocket' => self::webSocketOptions($options)],
         );
         $memoryLimit = $options->get('memory-limit');
         $sendTimeout = $options->get('send-timeout');
@@ -252,6 +255,19 @@ final class ServeCommand
             }
             return new HttpProtocol($application, $logger, $httpOptions);
         };
+    }
+
+    private static function webSocketOptions(Options $options): \Weft\WebSocket\WebSocketOptions
+    {
+        try {
+            return new \Weft\WebSocket\WebSocketOptions(
+                maxMessage: $options->get('ws-max-message'),
+                idleTimeout: $options->get('ws-idle-timeout'),
+                sendTimeout: $options->get('send-timeout'),
+            );
+        } catch (\InvalidArgumentException $e) {
+            throw new UsageError($e->getMessage());
+        }
     }
 
     /**

@@ -240,6 +240,32 @@ final class StreamHooksTest extends TestCase
         }
     }
 
+    public function testRedisReadTimeoutKeepsItsMeaningInsideAndOutsideACoroutine(): void
+    {
+        $call = static function (): string {
+            $url = \parse_url(\getenv('WEFT_TEST_REDIS_URL') ?: 'redis://127.0.0.1:16379');
+            $redis = new \Redis();
+            $redis->connect($url['host'], $url['port'], 5.0, null, 0, 0.3);
+            try {
+                // Sent raw, so phpredis does not stretch its read timeout for the blocking command.
+                $redis->rawCommand('BLPOP', 'weft:hooks:never-' . \bin2hex(\random_bytes(4)), '5');
+                return 'no timeout';
+            } catch (\RedisException $e) {
+                return $e->getMessage();
+            }
+        };
+        [$inside, $other] = run(static function () use ($call): array {
+            $other = go(static function (): string {
+                \Weft\sleep(0.05);
+                return 'ran';
+            });
+            return [$call(), $other->join()];
+        });
+        self::assertSame('socket error on read socket', $inside);
+        self::assertSame('ran', $other);
+        self::assertSame('socket error on read socket', $call());
+    }
+
     public function testAKilledConnectionFailsTheSuspendedQuery(): void
     {
         $error = run(static function (): string {
