@@ -117,10 +117,17 @@ final class Master
         ]);
         if ($onReady !== null) {
             $readyCheck = $this->driver->repeat(0.01, function (string $id) use ($onReady): void {
+                // Every slot must hold a ready worker: a slot whose worker crashed at boot is empty while
+                // it waits out its back-off, and an empty slot is not "serving".
+                $ready = 0;
                 foreach ($this->workers as $worker) {
                     if (!$worker->ready) {
                         return;
                     }
+                    $ready++;
+                }
+                if ($ready < $this->config->workers) {
+                    return;
                 }
                 $this->driver->cancel($id);
                 $this->everReady = true;

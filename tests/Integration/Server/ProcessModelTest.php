@@ -67,8 +67,11 @@ final class ProcessModelTest extends TestCase
         \usleep(2_500_000);
         \proc_terminate($process, \SIGTERM);
         $log = \stream_get_contents($pipes[2]);
+        $stdout = \stream_get_contents($pipes[1]);
         \proc_close($process);
         @\unlink($app);
+        // READY means every worker serves: never while the only worker waits out its back-off.
+        self::assertStringNotContainsString('READY', $stdout);
         $boots = \substr_count($log, 'could not load the application: cannot boot');
         // Back-off 0.1, 0.2, 0.4, 0.8 s...: a handful of attempts in 2.5 s, not hundreds.
         self::assertGreaterThanOrEqual(2, $boots, $log);
