@@ -27,6 +27,8 @@ final class Connection
     private const READ_CHUNK = 65536;
     /** The deadline armed while output waits for the peer. */
     private const SENDING = 4;
+    /** Armed, but for a phase that has ended (a protocol switch): update() replaces or removes it. */
+    private const STALE = 5;
     private const NONE = -1;
 
     public ?Session $session = null;
@@ -61,7 +63,7 @@ final class Connection
         private readonly ?string $remoteAddress,
         private readonly Connections $owner,
         private readonly Driver $driver,
-        private readonly Timeouts $timeouts,
+        private Timeouts $timeouts,
     ) {
         $this->readWatcher = $driver->onReadable($stream, $this->onReadable(...));
         $this->expire = $this->expired(...);
@@ -275,6 +277,19 @@ final class Connection
     private function idleLimit(): float
     {
         return $this->owner->isDraining() ? \min($this->timeouts->drainIdle, $this->timeouts->idle) : $this->timeouts->idle;
+    }
+
+    /**
+     * Protocol switch (HTTP -> WebSocket after a 101): the connection goes on under another Session and
+     * that protocol's timers. Reading, the writer and everything queued stay as they are.
+     */
+    public function upgrade(Session $session, Timeouts $timeouts): void
+    {
+        $this->session = $session;
+        $this->timeouts = $timeouts;
+        if ($this->armed !== self::NONE && $this->armed !== self::SENDING) {
+            $this->armed = self::STALE;
+        }
     }
 
     /** For the table's drain: re-evaluate now that the worker drains (an idle connection's timer shrinks). */

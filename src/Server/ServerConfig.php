@@ -38,6 +38,10 @@ final class ServerConfig
         public readonly float $maxRequestTime = 0.0,
         /** Seconds a worker may go without reporting before it is killed and replaced (0: never). */
         public readonly float $workerTimeout = self::DEFAULT_WORKER_TIMEOUT,
+        /** Weft\Hook\Hooks kinds the workers enable (coroutine mode only; see --hooks) */
+        public readonly int $hooks = 0,
+        /** seconds a coroutine-mode worker may be held before the log names the call (0: off) */
+        public readonly float $blockingThreshold = 0.0,
     ) {
         if ($workers < 1) {
             throw new \InvalidArgumentException('--workers must be at least 1');
