@@ -172,7 +172,8 @@ final class ServeHooksTest extends TestCase
             }
             foreach ($pending as $name => $client) {
                 if (\in_array($client->socket, $read, true)) {
-                    self::assertSame(200, $client->response()['status']);
+                    $response = $client->response();
+                    self::assertSame(200, $response['status'], "$name: {$response['body']}\n" . $server->output());
                     $order[] = $name;
                     unset($pending[$name]);
                 }
