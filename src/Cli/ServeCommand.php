@@ -4,6 +4,8 @@ declare(strict_types=1);
 
 namespace Weft\Cli;
 
+use Weft\Cli\Config\AvailableCpus;
+use Weft\Cli\Config\Configuration;
 use Weft\Http\Parser\Limits;
 use Weft\Http\Server\HttpConnectionHandler;
 use Weft\Http\Server\HttpOptions;
@@ -26,7 +28,7 @@ final class ServeCommand
         return [
             'host' => ['string', '127.0.0.1', 'address to listen on'],
             'port' => ['int', 8080, 'port to listen on (0: any free port)'],
-            'workers' => ['int', self::cpus(), 'worker processes (fpm mode: the php-fpm pool size)'],
+            'workers' => ['int', self::cpus(), 'worker processes (fpm mode: the php-fpm pool size); default: the CPUs this process may use'],
             'mode' => ['string', 'coroutine', 'how requests run', ['coroutine', 'sync', 'fpm']],
             'protocol' => ['string', 'http', 'wire protocol', ['http', 'line']],
             'loop' => ['string', 'auto', 'event loop backend', DriverFactory::BACKENDS],
@@ -46,6 +48,7 @@ final class ServeCommand
             'debug' => ['bool', false, 'show exception traces in 500 responses'],
             'opcache' => ['string', 'on', 'opcache (and the JIT in the resident modes)', ['on', 'off']],
             'preload' => ['string', null, 'fpm mode: opcache.preload script (see bin/weft preload)'],
+            'config' => ['string', null, 'configuration file: weft.php returning an array, or weft.ini (also WEFT_CONFIG)'],
             'help' => ['bool', false, 'show this help'],
         ];
     }
@@ -53,7 +56,17 @@ final class ServeCommand
     /** @param list<string> $args */
     public function run(array $args): int
     {
-        $options = Options::parse($args, self::spec());
+        // CLI > WEFT_* environment > --config file > defaults, for every option in spec().
+        $configuration = Configuration::resolve($args, self::spec());
+        try {
+            return $this->serve($configuration->options);
+        } catch (UsageError $e) {
+            throw $configuration->explain($e);
+        }
+    }
+
+    private function serve(Options $options): int
+    {
         if ($options->get('help')) {
             echo "Usage: bin/weft serve APP.php [options]\n\n" . Options::help(self::spec()) . "\n";
             return 0;
@@ -151,10 +164,9 @@ final class ServeCommand
         };
     }
 
+    /** The CPUs this process may run on (affinity and cgroup quota), not the machine's: see AvailableCpus. */
     public static function cpus(): int
     {
-        $cpuinfo = @\file_get_contents('/proc/cpuinfo');
-        $count = $cpuinfo === false ? 0 : \substr_count($cpuinfo, "\nprocessor") + (\str_starts_with($cpuinfo, 'processor') ? 1 : 0);
-        return \max(1, $count);
+        return AvailableCpus::count();
     }
 }

@@ -20,12 +20,15 @@ final class ServerProcess
     private ?int $exitCode = null;
 
     /** @param list<string> $args arguments after `bin/weft serve` */
-    public function __construct(array $args, array $env = [], float $timeout = 20.0, array $phpOptions = [])
+    /** @param list<string> $wrapper a command to run the server through, e.g. ['taskset', '-c', '0'] */
+    public function __construct(array $args, array $env = [], float $timeout = 20.0, array $phpOptions = [], array $wrapper = [])
     {
         $this->pidFile = \sys_get_temp_dir() . '/weft-test-' . \bin2hex(\random_bytes(4)) . '.pid';
         $root = \dirname(__DIR__, 2);
         $command = \array_merge(
-            ['setsid', \PHP_BINARY],
+            ['setsid'],
+            $wrapper,
+            [\PHP_BINARY],
             $phpOptions,
             [$root . '/bin/weft', 'serve'],
             $args,
