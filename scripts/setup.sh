@@ -26,6 +26,7 @@ PACKAGES=(
     redis-server
     wrk apache2-utils
     unzip git procps util-linux composer
+    prometheus   # for promtool, which checks /metrics in the tests (19 MB; its service is never started)
 )
 
 pkg_installed() {

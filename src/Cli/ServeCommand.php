@@ -13,8 +13,12 @@ use Weft\Line\LineCodec;
 use Weft\Line\LineConnectionHandler;
 use Weft\Loop\DriverFactory;
 use Weft\Mode\AppLoader;
+use Weft\Observe\MetricsServer;
+use Weft\Observe\RequestMetrics;
+use Weft\Observe\SystemdNotifier;
 use Weft\Server\Executor;
 use Weft\Server\Logger;
+use Weft\Server\ServerLog;
 use Weft\Server\Master;
 use Weft\Server\ServerConfig;
 use Weft\Socket\ListenException;
@@ -44,10 +48,13 @@ final class ServeCommand
             'max-coroutines' => ['int', \Weft\Coroutine\Scheduler::DEFAULT_MAX_COROUTINES, 'coroutines per worker (each holds a Fiber)'],
             'pid-file' => ['string', null, 'pid file (default: <tmp>/weft-PORT.pid); the control socket is PIDFILE.sock'],
             'log-file' => ['string', null, 'log file (default: stderr; with --daemon: <tmp>/weft-PORT.log)'],
+            'log-level' => ['string', 'info', 'least severe level logged', \array_keys(Logger::LEVELS)],
+            'log-format' => ['string', 'text', 'server log format: text, or json (one object per line)', Logger::FORMATS],
             'daemon' => ['bool', false, 'run in the background'],
             'debug' => ['bool', false, 'show exception traces in 500 responses'],
             'opcache' => ['string', 'on', 'opcache (and the JIT in the resident modes)', ['on', 'off']],
             'preload' => ['string', null, 'fpm mode: opcache.preload script (see bin/weft preload)'],
+            'metrics' => ['string', null, 'serve /health and /metrics (Prometheus) from the master on HOST:PORT (default: off)'],
             'config' => ['string', null, 'configuration file: weft.php returning an array, or weft.ini (also WEFT_CONFIG)'],
             'help' => ['bool', false, 'show this help'],
         ];
@@ -105,9 +112,14 @@ final class ServeCommand
             return (new FpmCommand())->run($app, $options, $pidFile, $logFile);
         }
 
-        $logger = new Logger($logFile);
+        $logger = new Logger($logFile, $options->get('log-level'), $options->get('log-format'));
+        $requestMetrics = new RequestMetrics();
+        $hooks = \array_values(\array_filter([
+            $options->get('metrics') !== null ? new MetricsServer($options->get('metrics'), $logger) : null,
+            SystemdNotifier::fromEnvironment($logger),
+        ]));
         $config = new ServerConfig(
-            handlerFactory: self::handlerFactory($app, $options, $logger),
+            handlerFactory: self::handlerFactory($app, $options, $logger, $requestMetrics),
             host: $options->get('host'),
             port: $port,
             workers: $options->get('workers'),
@@ -121,6 +133,8 @@ final class ServeCommand
             logFile: $logFile,
             daemon: $options->get('daemon'),
             maxCoroutines: $options->get('max-coroutines'),
+            hooks: $hooks,
+            workerStats: $requestMetrics->snapshot(...),
         );
         $master = new Master($config, $logger);
         try {
@@ -128,6 +142,16 @@ final class ServeCommand
         } catch (ListenException $e) {
             \fwrite(\STDERR, "weft: cannot listen on port $port: " . $e->getMessage() . "\n");
             return 1;
+        }
+        foreach ($hooks as $hook) {
+            try {
+                if ($hook instanceof MetricsServer) {
+                    $hook->bind();
+                }
+            } catch (ListenException $e) {
+                \fwrite(\STDERR, "weft: cannot listen for --metrics on {$options->get('metrics')}: " . $e->getMessage() . "\n");
+                return 1;
+            }
         }
         if ($options->get('daemon')) {
             return Daemon::start($pidFile, $logFile, static fn (): int => $master->run());
@@ -139,7 +163,7 @@ final class ServeCommand
     }
 
     /** @return \Closure(Executor): \Weft\Server\ConnectionHandler */
-    private static function handlerFactory(string $app, Options $options, Logger $logger): \Closure
+    private static function handlerFactory(string $app, Options $options, Logger $logger, RequestMetrics $metrics): \Closure
     {
         $protocol = $options->get('protocol');
         $maxLine = $options->get('max-line');
@@ -152,15 +176,20 @@ final class ServeCommand
             idleTimeout: $options->get('idle-timeout'),
             debug: $options->get('debug'),
         );
-        return static function (Executor $executor) use ($app, $protocol, $maxLine, $httpOptions, $logger) {
+        return static function (Executor $executor) use ($app, $protocol, $maxLine, $httpOptions, $logger, $metrics) {
+            // In the worker, before the application loads: SIGUSR2 reopens the log (the master forwards it).
+            $loop = \Weft\Loop\Loop::get();
+            $loop->unreference($loop->onSignal(\SIGUSR2, static fn () => $logger->reopen()));
+            ServerLog::install($logger);
             $application = AppLoader::load($app);
+            $metrics->watchLoop($loop);
             if ($protocol === 'line') {
                 if (!$application instanceof \Closure) {
                     throw new \Weft\Mode\AppError('A line-protocol application must return a closure fn (string $line, Connection $c): ?string');
                 }
                 return new LineConnectionHandler($application, $executor, $logger, $maxLine);
             }
-            return new HttpConnectionHandler($application, $executor, $logger, $httpOptions);
+            return new HttpConnectionHandler($metrics->wrap($application), $executor, $logger, $httpOptions);
         };
     }
 

@@ -48,6 +48,13 @@ final class Master
     /** @var list<string> */
     private array $signalWatchers = [];
     private int $restarts = 0;
+    private int $reloads = 0;
+
+    /** Events told to the MasterHooks. */
+    public const EVENT_READY = 'ready';
+    public const EVENT_RELOADING = 'reloading';
+    public const EVENT_RELOADED = 'reloaded';
+    public const EVENT_STOPPING = 'stopping';
 
     public function __construct(private readonly ServerConfig $config, private readonly Logger $logger)
     {
@@ -78,8 +85,11 @@ final class Master
         }
         $this->writePidFile();
         $this->openControlSocket();
+        foreach ($this->config->hooks as $hook) {
+            $hook->start(fn (): array => $this->status());
+        }
 
-        foreach ([\SIGTERM => 'stop', \SIGINT => 'stop', \SIGUSR1 => 'reload', \SIGCHLD => 'reap', \SIGHUP => 'reload'] as $signal => $action) {
+        foreach ([\SIGTERM => 'stop', \SIGINT => 'stop', \SIGUSR1 => 'reload', \SIGCHLD => 'reap', \SIGHUP => 'reload', \SIGUSR2 => 'reopenLogs'] as $signal => $action) {
             $this->signalWatchers[] = $this->driver->onSignal($signal, fn () => $this->{$action}());
         }
         for ($slot = 1; $slot <= $this->config->workers; $slot++) {
@@ -89,7 +99,7 @@ final class Master
             'address' => $this->listener->address(), 'workers' => $this->config->workers,
             'mode' => $this->config->mode, 'loop' => $this->config->loop, 'pid' => \getmypid(),
         ]);
-        if ($onReady !== null) {
+        if ($onReady !== null || $this->config->hooks !== []) {
             $readyCheck = $this->driver->repeat(0.01, function (string $id) use ($onReady): void {
                 foreach ($this->workers as $worker) {
                     if (!$worker->ready) {
@@ -97,7 +107,10 @@ final class Master
                     }
                 }
                 $this->driver->cancel($id);
-                $onReady($this->listener->address());
+                if ($onReady !== null) {
+                    $onReady($this->listener->address());
+                }
+                $this->event(self::EVENT_READY);
             });
             $this->driver->unreference($readyCheck);
         }
@@ -116,36 +129,47 @@ final class Master
             return;
         }
         [$masterEnd, $workerEnd] = $pair;
+        $output = WorkerOutput::create();
         $pid = \pcntl_fork();
         if ($pid === -1) {
+            $output?->closeAll();
             $this->logger->error('fork() failed for worker {slot}: {error}', ['slot' => $slot, 'error' => \pcntl_strerror(\pcntl_get_last_error())]);
             \fclose($masterEnd);
             \fclose($workerEnd);
             return;
         }
         if ($pid === 0) {
-            $this->becomeWorker($slot, $masterEnd, $workerEnd);
+            $this->becomeWorker($slot, $masterEnd, $workerEnd, $output);
         }
+        $output?->attach($this->driver, $this->logger, $pid);
         \fclose($workerEnd);
         \stream_set_blocking($masterEnd, false);
         $worker = new WorkerProcess($pid, $slot, $this->generation, \microtime(true), $masterEnd);
         $worker->watcher = $this->driver->onReadable($masterEnd, fn () => $this->readChannel($worker));
         $this->driver->unreference($worker->watcher);
+        $worker->output = $output;
         $this->workers[$pid] = $worker;
     }
 
     /** In the child: drop everything that is the master's, run the worker, never return. */
-    private function becomeWorker(int $slot, mixed $masterEnd, mixed $workerEnd): never
+    private function becomeWorker(int $slot, mixed $masterEnd, mixed $workerEnd, ?WorkerOutput $output): never
     {
         \fclose($masterEnd);
         foreach ($this->workers as $other) {
             @\fclose($other->channel);
+            $other->output?->closeAll();
         }
         $this->control?->close();
+        foreach ($this->config->hooks as $hook) {
+            $hook->forked();
+        }
         foreach ([\SIGTERM, \SIGINT, \SIGUSR1, \SIGCHLD, \SIGHUP] as $signal) {
             \pcntl_signal($signal, \SIG_DFL);
         }
         $this->logger->setRole('worker', $this->config->logFile);
+        if ($output !== null && !$output->redirect($this->logger)) {
+            $this->logger->notice("This worker's stdout and stderr could not be redirected to the log");
+        }
         $code = Worker::EXIT_OK;
         try {
             $worker = new Worker($this->config, $this->listener, new Socket($workerEnd), $this->logger, $slot);
@@ -206,6 +230,8 @@ final class Master
             }
         }
         $this->reloading = false;
+        $this->reloads++;
+        $this->event(self::EVENT_RELOADED);
         $this->logger->info('Reload: {new} new worker(s) ready, {old} old worker(s) draining', [
             'new' => $this->config->workers, 'old' => $old,
         ]);
@@ -219,10 +245,15 @@ final class Master
                 continue;
             }
             unset($this->workers[$pid]);
+            $this->readChannel($worker);
+            foreach ($this->config->hooks as $hook) {
+                $hook->workerExited($worker->stats);
+            }
             if ($worker->watcher !== null) {
                 $this->driver->cancel($worker->watcher);
             }
             @\fclose($worker->channel);
+            $worker->output?->close();
             $lived = \microtime(true) - $worker->started;
             $how = \pcntl_wifsignaled($status)
                 ? 'killed by signal ' . \pcntl_wtermsig($status)
@@ -276,6 +307,7 @@ final class Master
         }
         $this->generation--;
         $this->reloading = false;
+        $this->event(self::EVENT_RELOADED);
     }
 
     private function reload(): void
@@ -285,10 +317,21 @@ final class Master
         }
         $this->reloading = true;
         $this->generation++;
+        $this->event(self::EVENT_RELOADING);
         $this->logger->info('Reload: starting {n} new worker(s)', ['n' => $this->config->workers]);
         for ($slot = 1; $slot <= $this->config->workers; $slot++) {
             $this->spawn($slot);
         }
+    }
+
+    /** SIGUSR2 (logrotate's postrotate): the master and every worker open the log file afresh. */
+    private function reopenLogs(): void
+    {
+        $this->logger->reopen();
+        foreach ($this->workers as $worker) {
+            \posix_kill($worker->pid, \SIGUSR2);
+        }
+        $this->logger->info('Log file reopened (SIGUSR2), {n} worker(s) told', ['n' => \count($this->workers)]);
     }
 
     private function stop(): void
@@ -297,6 +340,7 @@ final class Master
             return;
         }
         $this->stopping = true;
+        $this->event(self::EVENT_STOPPING);
         $this->logger->info('Stopping: {n} worker(s) finish in-flight work (grace {grace} s)', [
             'n' => \count($this->workers), 'grace' => $this->config->grace,
         ]);
@@ -340,6 +384,7 @@ final class Master
                 'workers' => $this->config->workers,
                 'uptime' => \round(\microtime(true) - $this->started, 1),
                 'restarts' => $this->restarts,
+                'reloads' => $this->reloads,
                 'rss' => Stats::rss(),
                 'state' => $this->stopping ? 'stopping' : ($this->reloading ? 'reloading' : 'running'),
             ],
@@ -395,8 +440,18 @@ final class Master
         }
     }
 
+    private function event(string $event): void
+    {
+        foreach ($this->config->hooks as $hook) {
+            $hook->event($event);
+        }
+    }
+
     private function cleanup(): void
     {
+        foreach ($this->config->hooks as $hook) {
+            $hook->stop();
+        }
         foreach ($this->signalWatchers as $id) {
             $this->driver->cancel($id);
         }

@@ -32,6 +32,10 @@ final class ServerConfig
         public readonly bool $daemon = false,
         public readonly string $name = 'weft',
         public readonly int $maxCoroutines = \Weft\Coroutine\Scheduler::DEFAULT_MAX_COROUTINES,
+        /** @var list<MasterHook> run in the master beside its loop (metrics endpoint, systemd notify) */
+        public readonly array $hooks = [],
+        /** @var null|\Closure(): array<string, mixed> figures merged into each worker's stats report */
+        public readonly ?\Closure $workerStats = null,
     ) {
         if ($workers < 1) {
             throw new \InvalidArgumentException('--workers must be at least 1');

@@ -228,6 +228,9 @@ final class Worker
         $stats = Stats::collect($this->handler, $this->started, $this->executor->mode(), $this->driver->name());
         $stats['slot'] = $this->slot;
         $stats['requests'] = \max($stats['requests'], $this->executor->calls());
+        if ($this->config->workerStats !== null) {
+            $stats += ($this->config->workerStats)();
+        }
         return $stats;
     }
 

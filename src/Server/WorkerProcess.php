@@ -13,6 +13,8 @@ final class WorkerProcess
     public array $stats = [];
     public string $inbox = '';
     public ?string $watcher = null;
+    /** The worker's stdout and stderr, logged by the master. */
+    public ?WorkerOutput $output = null;
 
     /** @param resource $channel the master's end of the socket pair */
     public function __construct(

@@ -1,0 +1,91 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Observe;
+
+use Psr\Log\LoggerInterface;
+use Weft\Server\Master;
+use Weft\Server\MasterHook;
+
+/**
+ * sd_notify(3) for `Type=notify` units: systemd passes a unix datagram socket in $NOTIFY_SOCKET, and the
+ * master sends READY=1 once every worker serves, RELOADING=1 ... READY=1 around a rolling reload, and
+ * STOPPING=1 on stop, each with a STATUS= line `systemctl status` shows. Without $NOTIFY_SOCKET it is
+ * not created at all.
+ *
+ * The variable is removed from the environment once read, so nothing the workers or the application
+ * start believes it is the service's main process.
+ */
+final class SystemdNotifier implements MasterHook
+{
+    private ?\Closure $status = null;
+
+    private function __construct(private readonly string $socket, private readonly LoggerInterface $logger)
+    {
+    }
+
+    public static function fromEnvironment(LoggerInterface $logger): ?self
+    {
+        $socket = \getenv('NOTIFY_SOCKET');
+        if ($socket === false || $socket === '') {
+            return null;
+        }
+        \putenv('NOTIFY_SOCKET');
+        unset($_ENV['NOTIFY_SOCKET'], $_SERVER['NOTIFY_SOCKET']);
+        return new self($socket, $logger);
+    }
+
+    public function start(\Closure $status): void
+    {
+        $this->status = $status;
+        $this->send("MAINPID=" . \getmypid() . "\nSTATUS=Starting workers");
+    }
+
+    public function event(string $event): void
+    {
+        $workers = $this->status !== null ? (int) (($this->status)()['master']['workers'] ?? 0) : 0;
+        match ($event) {
+            Master::EVENT_READY => $this->send("READY=1\nSTATUS=Serving with $workers worker(s)"),
+            Master::EVENT_RELOADING => $this->send("RELOADING=1\nMONOTONIC_USEC=" . \intdiv(\hrtime(true), 1000) . "\nSTATUS=Reloading: starting new workers"),
+            Master::EVENT_RELOADED => $this->send("READY=1\nSTATUS=Serving with $workers worker(s)"),
+            Master::EVENT_STOPPING => $this->send("STOPPING=1\nSTATUS=Stopping: draining in-flight requests"),
+            default => null,
+        };
+    }
+
+    public function workerExited(array $stats): void
+    {
+    }
+
+    public function forked(): void
+    {
+    }
+
+    public function stop(): void
+    {
+    }
+
+    /** One datagram; an abstract socket name ("@name") gets its leading NUL, as sd_notify does. */
+    public function send(string $state): bool
+    {
+        $path = $this->socket[0] === '@' ? "\0" . \substr($this->socket, 1) : $this->socket;
+        if (\function_exists('socket_create')) {
+            $socket = @\socket_create(\AF_UNIX, \SOCK_DGRAM, 0);
+            $sent = $socket !== false && @\socket_sendto($socket, $state, \strlen($state), 0, $path) === \strlen($state);
+            if ($socket !== false) {
+                \socket_close($socket);
+            }
+        } else {
+            $stream = @\stream_socket_client('udg://' . $path, $errno, $error, 1.0);
+            $sent = $stream !== false && @\fwrite($stream, $state) === \strlen($state);
+            if ($stream !== false) {
+                \fclose($stream);
+            }
+        }
+        if (!$sent) {
+            $this->logger->warning('sd_notify to {socket} failed: {state}', ['socket' => $this->socket, 'state' => \strtok($state, "\n")]);
+        }
+        return $sent;
+    }
+}

@@ -1,0 +1,148 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Tests\Integration\Ops;
+
+use PHPUnit\Framework\TestCase;
+use Weft\Tests\Support\ServerProcess;
+
+/** `--metrics`: /health and /metrics scraped over HTTP from a real server, the format checked by promtool. */
+final class MetricsTest extends TestCase
+{
+    private const APP = __DIR__ . '/fixtures/ops-app.php';
+
+    public function testMetricsCountResponsesAndPassPromtool(): void
+    {
+        $server = new ServerProcess([self::APP, '--workers', '2', '--metrics', '127.0.0.1:0']);
+        $metrics = self::metricsAddress($server);
+
+        [$status, , $body] = self::get("$metrics/health");
+        self::assertSame(200, $status);
+        self::assertSame(['status' => 'ok', 'reason' => 'ok', 'ready_workers' => 2, 'workers' => 2], \json_decode($body, true));
+
+        foreach (['/', '/', '/', '/missing', '/redirect', '/throw'] as $path) {
+            self::get("http://{$server->address()}$path");
+        }
+        // Workers report every second: wait for the figures rather than sleeping.
+        $text = ServerProcess::waitFor(static function () use ($metrics) {
+            $text = self::get("$metrics/metrics")[2];
+            return \str_contains($text, 'weft_http_request_duration_seconds_count 6') ? $text : null;
+        }, 10, 'the request figures in /metrics');
+
+        [$status, $headers] = self::get("$metrics/metrics");
+        self::assertSame(200, $status);
+        self::assertStringContainsString('text/plain; version=0.0.4', $headers['content-type']);
+        self::assertStringContainsString('weft_http_responses_total{code="2xx"} 3', $text);
+        self::assertStringContainsString('weft_http_responses_total{code="3xx"} 1', $text);
+        self::assertStringContainsString('weft_http_responses_total{code="4xx"} 1', $text);
+        self::assertStringContainsString('weft_http_responses_total{code="5xx"} 1', $text);
+        self::assertStringContainsString('weft_http_request_duration_seconds_bucket{le="+Inf"} 6', $text);
+        self::assertStringContainsString('weft_requests_total 6', $text);
+        self::assertStringContainsString('weft_workers{state="ready"} 2', $text);
+        self::assertStringContainsString('weft_up 1', $text);
+        self::assertMatchesRegularExpression('/^weft_worker_rss_bytes\{worker="1",pid="\d+",generation="1"\} [1-9]\d+$/m', $text);
+        self::assertMatchesRegularExpression('/^weft_worker_memory_bytes\{worker="2",pid="\d+",generation="1"\} [1-9]\d+$/m', $text);
+        self::assertMatchesRegularExpression('/^weft_worker_loop_lag_seconds\{worker="1",[^}]+\} \d/m', $text);
+        self::assertMatchesRegularExpression('/^weft_worker_coroutines\{worker="1",[^}]+\} \d+$/m', $text);
+        self::assertMatchesRegularExpression('/^weft_connections \d+$/m', $text);
+        self::assertMatchesRegularExpression('/^weft_worker_restarts_total 0$/m', $text);
+        self::assertMatchesRegularExpression('/^weft_reloads_total 0$/m', $text);
+        self::promtool($text);
+
+        // Counters survive a reload (the old workers' figures are kept) and count it.
+        $server->control('reload');
+        $text = ServerProcess::waitFor(static function () use ($metrics) {
+            $text = self::get("$metrics/metrics")[2];
+            return \str_contains($text, 'weft_reloads_total 1') && \str_contains($text, 'weft_workers{state="draining"} 0') ? $text : null;
+        }, 20, 'the reload in /metrics');
+        self::assertStringContainsString('weft_http_responses_total{code="2xx"} 3', $text);
+        self::assertStringContainsString('weft_http_request_duration_seconds_count 6', $text);
+        self::assertMatchesRegularExpression('/generation="2"/', $text);
+        self::promtool($text);
+
+        [$status] = self::get("$metrics/nothing");
+        self::assertSame(404, $status);
+        $server->stop();
+    }
+
+    public function testHealthIs503WhileAWorkerStartsAndWhileDraining(): void
+    {
+        $gate = \sys_get_temp_dir() . '/weft-gate-' . \bin2hex(\random_bytes(4));
+        $server = new ServerProcess([self::APP, '--workers', '2', '--metrics', '127.0.0.1:0', '--grace', '10'], ['WEFT_TEST_BOOT_GATE' => $gate]);
+        $metrics = self::metricsAddress($server);
+        self::assertSame(200, self::get("$metrics/health")[0]);
+
+        // A crashed worker's replacement boots behind the gate: the server is short of a ready worker.
+        \touch($gate);
+        try {
+            \posix_kill($server->workerPids()[0], \SIGKILL);
+            [$status, $headers, $body] = ServerProcess::waitFor(static function () use ($metrics) {
+                $r = self::get("$metrics/health");
+                return $r[0] === 503 ? $r : null;
+            }, 10, '/health to turn 503');
+            self::assertSame('starting', \json_decode($body, true)['reason']);
+            self::assertSame('1', $headers['retry-after']);
+            self::assertStringContainsString('weft_up 0', self::get("$metrics/metrics")[2]);
+        } finally {
+            @\unlink($gate);
+        }
+        ServerProcess::waitFor(static fn () => self::get("$metrics/health")[0] === 200, 10, '/health back to 200');
+
+        // Stopping with a request in flight: the master drains, and says so.
+        $slow = \stream_socket_client("tcp://{$server->address()}");
+        \fwrite($slow, "GET /sleep?s=3 HTTP/1.1\r\nHost: t\r\n\r\n");
+        ServerProcess::waitFor(static fn () => \str_contains(self::get("$metrics/metrics")[2], 'weft_connections 1'), 10, 'the slow request to be counted');
+        \posix_kill($server->masterPid(), \SIGTERM);
+        [, , $body] = ServerProcess::waitFor(static function () use ($metrics) {
+            $r = self::get("$metrics/health");
+            return $r[0] === 503 ? $r : null;
+        }, 5, '/health to turn 503 while draining');
+        self::assertSame('draining', \json_decode($body, true)['reason']);
+        self::assertStringContainsString('slept', (string) \stream_get_contents($slow));
+        $server->stop();
+    }
+
+    public function testABusyMetricsPortIsAStartError(): void
+    {
+        $blocker = \stream_socket_server('tcp://127.0.0.1:0');
+        $port = (int) \substr((string) \stream_socket_get_name($blocker, false), 10);
+        [$code, $out] = ServerProcess::cli(['serve', self::APP, '--port', '0', '--metrics', "127.0.0.1:$port"]);
+        self::assertSame(1, $code);
+        self::assertStringContainsString("cannot listen for --metrics on 127.0.0.1:$port", $out);
+    }
+
+    private static function metricsAddress(ServerProcess $server): string
+    {
+        $line = ServerProcess::waitFor(static fn () => \preg_match('#Metrics on http://([\d.]+:\d+)/metrics#', $server->output(), $m) ? $m[1] : null, 10, 'the metrics address in the log');
+        return "http://$line";
+    }
+
+    /** @return array{int, array<string, string>, string} */
+    public static function get(string $url): array
+    {
+        $body = @\file_get_contents($url, false, \stream_context_create(['http' => ['ignore_errors' => true, 'timeout' => 5]]));
+        $status = 0;
+        $headers = [];
+        foreach ($http_response_header ?? [] as $i => $line) {
+            if ($i === 0) {
+                $status = (int) (\explode(' ', $line)[1] ?? 0);
+            } elseif (\str_contains($line, ':')) {
+                [$name, $value] = \explode(':', $line, 2);
+                $headers[\strtolower($name)] = \trim($value);
+            }
+        }
+        return [$status, $headers, (string) $body];
+    }
+
+    private static function promtool(string $text): void
+    {
+        self::assertTrue(\is_executable('/usr/bin/promtool'), 'promtool is missing: run scripts/setup.sh (Debian package prometheus)');
+        $process = \proc_open(['/usr/bin/promtool', 'check', 'metrics'], [0 => ['pipe', 'r'], 1 => ['pipe', 'w'], 2 => ['redirect', 1]], $pipes);
+        \fwrite($pipes[0], $text);
+        \fclose($pipes[0]);
+        $out = (string) \stream_get_contents($pipes[1]);
+        self::assertSame(0, \proc_close($process), "promtool check metrics:\n$out");
+        self::assertSame('', \trim($out), "promtool lint:\n$out");
+    }
+}
