@@ -179,7 +179,10 @@ final class ServeCommand
         return static function (Executor $executor) use ($app, $protocol, $maxLine, $httpOptions, $logger, $metrics) {
             // In the worker, before the application loads: SIGUSR2 reopens the log (the master forwards it).
             $loop = \Weft\Loop\Loop::get();
-            $loop->unreference($loop->onSignal(\SIGUSR2, static fn () => $logger->reopen()));
+            $loop->unreference($loop->onSignal(\SIGUSR2, static function () use ($logger): void {
+                $logger->reopen();
+                $logger->info('Log file reopened (SIGUSR2)');
+            }));
             ServerLog::install($logger);
             $application = AppLoader::load($app);
             $metrics->watchLoop($loop);

@@ -124,7 +124,7 @@ final class Logger extends AbstractLogger
             $line = \json_encode($fields, \JSON_UNESCAPED_SLASHES | \JSON_UNESCAPED_UNICODE | \JSON_INVALID_UTF8_SUBSTITUTE | \JSON_PARTIAL_OUTPUT_ON_ERROR);
         } else {
             $text = self::interpolate($message, $context);
-            $line = \sprintf('%s [%s %d] %s: %s', $time, $role, $pid, $level, $text);
+            $line = \sprintf('%s [%s] %s: %s', $time, $pid > 0 ? "$role $pid" : $role, $level, $text);
             if ($exception !== null) {
                 // Once: when the message already quotes the exception, the trace does not repeat it.
                 $named = $exception->getMessage() !== '' && \str_contains($text, $exception->getMessage());
@@ -137,7 +137,8 @@ final class Logger extends AbstractLogger
     private function open(?string $file): void
     {
         if ($file === null) {
-            $this->stream = \STDERR;
+            // php-fpm has no STDERR constant.
+            $this->stream = \defined('STDERR') ? \STDERR : (\fopen('php://stderr', 'a') ?: throw new \RuntimeException('Cannot open stderr'));
             return;
         }
         $stream = @\fopen($file, 'a');

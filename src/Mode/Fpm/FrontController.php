@@ -55,6 +55,7 @@ final class FrontController
         $length = (int) ($server['CONTENT_LENGTH'] ?? 0);
         $request = SapiRequestFactory::fromGlobals($server, $length > 0 ? $body() : '');
         $handler = $application instanceof RequestHandlerInterface ? new PsrHandlerAdapter($application) : $application;
+        \Weft\Server\ServerLog::install($this->logger($server));
         // What the application prints is not its response (as in the other modes, where it goes to
         // the worker's stdout): here it would go out ahead of the status and header fields.
         $level = \ob_get_level();
@@ -109,7 +110,8 @@ final class FrontController
     private function logger(array $server): LoggerInterface
     {
         if ($this->logger === null) {
-            $logger = new Logger((string) ($server['WEFT_LOG'] ?? '') ?: 'php://stderr');
+            // clear_env = no: the supervisor's WEFT_LOG_LEVEL / WEFT_LOG_FORMAT (serve's options) reach here.
+            $logger = new Logger((string) ($server['WEFT_LOG'] ?? '') ?: 'php://stderr', \getenv('WEFT_LOG_LEVEL') ?: 'info', \getenv('WEFT_LOG_FORMAT') ?: 'text');
             $logger->setRole('fpm worker');
             $this->logger = $logger;
         }

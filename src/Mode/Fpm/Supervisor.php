@@ -42,6 +42,7 @@ final class Supervisor
     private mixed $control = null;
     /** @var resource|null */
     private mixed $output = null;
+    private ?LogPipe $logPipe = null;
     private bool $ownsPidFile = false;
     private readonly InternalClient $client;
 
@@ -201,6 +202,7 @@ final class Supervisor
         }
         $this->output = $output;
         RuntimeDirectory::create($this->settings->runtimeDir);
+        $this->logPipe = LogPipe::create($this->settings->logPipe());
         \file_put_contents($this->settings->path('nginx.conf'), NginxConfig::render($this->settings));
         \file_put_contents($this->settings->path('php-fpm.conf'), PhpFpmConfig::render($this->settings));
     }
@@ -261,10 +263,14 @@ final class Supervisor
     {
         while ($this->stopSignals === 0) {
             $read = [$this->control];
+            if ($this->logPipe !== null) {
+                $read[] = $this->logPipe->resource();
+            }
             $write = $except = null;
-            if (@\stream_select($read, $write, $except, 0, 250_000) > 0) {
+            if (@\stream_select($read, $write, $except, 0, 250_000) > 0 && \in_array($this->control, $read, true)) {
                 $this->serveControl();
             }
+            $this->logPipe?->drain($this->logger, $this->output);
             if ($this->reloadRequested) {
                 $this->reloadRequested = false;
                 $this->reload();
@@ -352,6 +358,9 @@ final class Supervisor
             }
             $this->processes[$name] = null;
         }
+        $this->logPipe?->drain($this->logger, $this->output);
+        $this->logPipe?->close();
+        $this->logPipe = null;
     }
 
     private function installSignals(): void

@@ -77,11 +77,12 @@ final class MetricsTest extends TestCase
         \touch($gate);
         try {
             \posix_kill($server->workerPids()[0], \SIGKILL);
+            // First "short of workers" (the dead one is gone), then "starting" (its replacement boots).
             [$status, $headers, $body] = ServerProcess::waitFor(static function () use ($metrics) {
                 $r = self::get("$metrics/health");
-                return $r[0] === 503 ? $r : null;
-            }, 10, '/health to turn 503');
-            self::assertSame('starting', \json_decode($body, true)['reason']);
+                return $r[0] === 503 && \json_decode($r[2], true)['reason'] === 'starting' ? $r : null;
+            }, 10, '/health to turn 503 (starting)');
+            self::assertSame(['status' => 'unavailable', 'reason' => 'starting', 'ready_workers' => 1, 'workers' => 2], \json_decode($body, true));
             self::assertSame('1', $headers['retry-after']);
             self::assertStringContainsString('weft_up 0', self::get("$metrics/metrics")[2]);
         } finally {
@@ -121,7 +122,7 @@ final class MetricsTest extends TestCase
     /** @return array{int, array<string, string>, string} */
     public static function get(string $url): array
     {
-        $body = @\file_get_contents($url, false, \stream_context_create(['http' => ['ignore_errors' => true, 'timeout' => 5]]));
+        $body = @\file_get_contents($url, false, \stream_context_create(['http' => ['ignore_errors' => true, 'timeout' => 5, 'follow_location' => 0]]));
         $status = 0;
         $headers = [];
         foreach ($http_response_header ?? [] as $i => $line) {
