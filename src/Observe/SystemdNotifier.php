@@ -70,18 +70,11 @@ final class SystemdNotifier implements MasterHook
     public function send(string $state): bool
     {
         $path = $this->socket[0] === '@' ? "\0" . \substr($this->socket, 1) : $this->socket;
-        if (\function_exists('socket_create')) {
-            $socket = @\socket_create(\AF_UNIX, \SOCK_DGRAM, 0);
-            $sent = $socket !== false && @\socket_sendto($socket, $state, \strlen($state), 0, $path) === \strlen($state);
-            if ($socket !== false) {
-                \socket_close($socket);
-            }
-        } else {
-            $stream = @\stream_socket_client('udg://' . $path, $errno, $error, 1.0);
-            $sent = $stream !== false && @\fwrite($stream, $state) === \strlen($state);
-            if ($stream !== false) {
-                \fclose($stream);
-            }
+        // A stream rather than ext-sockets: socket_sendto() rejects abstract names (EINVAL).
+        $stream = @\stream_socket_client('udg://' . $path, $errno, $error, 1.0);
+        $sent = $stream !== false && @\fwrite($stream, $state) === \strlen($state);
+        if ($stream !== false) {
+            \fclose($stream);
         }
         if (!$sent) {
             $this->logger->warning('sd_notify to {socket} failed: {state}', ['socket' => $this->socket, 'state' => \strtok($state, "\n")]);
