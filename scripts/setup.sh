@@ -21,6 +21,7 @@ die() { printf 'setup: ERROR: %s\n' "$*" >&2; exit 1; }
 PACKAGES=(
     php8.2-cli php8.2-fpm php8.2-mysql php8.2-pgsql php8.2-dev php8.2-opcache
     nginx
+    curl
     mariadb-server mariadb-client
     postgresql postgresql-client
     redis-server

@@ -33,6 +33,7 @@ final class BenchCommand
         'upstream' => UpstreamScenario::class,
         'line' => LineScenario::class,
         'preload' => PreloadScenario::class,
+        'static' => \Weft\Bench\Scenario\StaticScenario::class,
     ];
 
     /** @return array<string, array{0: string, 1: mixed, 2: string, 3?: list<string>}> */

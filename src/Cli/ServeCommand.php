@@ -6,9 +6,11 @@ namespace Weft\Cli;
 
 use Weft\Cli\Config\AvailableCpus;
 use Weft\Cli\Config\Configuration;
+use Weft\Http\Compression\GzipOptions;
 use Weft\Http\Parser\Limits;
 use Weft\Http\Server\HttpConnectionHandler;
 use Weft\Http\Server\HttpOptions;
+use Weft\Http\Static\StaticOptions;
 use Weft\Line\LineCodec;
 use Weft\Line\LineConnectionHandler;
 use Weft\Loop\DriverFactory;
@@ -52,6 +54,13 @@ final class ServeCommand
             'log-format' => ['string', 'text', 'server log format: text, or json (one object per line)', Logger::FORMATS],
             'daemon' => ['bool', false, 'run in the background'],
             'debug' => ['bool', false, 'show exception traces in 500 responses'],
+            'static' => ['string', null, 'serve files from this directory before the application'],
+            'static-symlinks' => ['bool', false, 'serve files reached through symlinks that leave the --static directory'],
+            'static-dotfiles' => ['bool', false, 'serve names starting with "." under --static'],
+            'gzip' => ['string', 'on', 'gzip compressible responses for clients that accept it', ['on', 'off']],
+            'gzip-min-length' => ['bytes', GzipOptions::DEFAULT_MIN_LENGTH, 'smallest response body to compress'],
+            'gzip-types' => ['list', GzipOptions::DEFAULT_TYPES, 'media types to compress (patterns like text/*)'],
+            'gzip-level' => ['int', GzipOptions::DEFAULT_LEVEL, 'gzip compression level, 1 (fast) to 9 (small)'],
             'opcache' => ['string', 'on', 'opcache (and the JIT in the resident modes)', ['on', 'off']],
             'preload' => ['string', null, 'fpm mode: opcache.preload script (see bin/weft preload)'],
             'metrics' => ['string', null, 'serve /health and /metrics (Prometheus) from the master on HOST:PORT (default: off)'],
@@ -109,6 +118,9 @@ final class ServeCommand
         $logFile = $options->get('log-file') ?? ($options->get('daemon') ? \sys_get_temp_dir() . "/weft-$port.log" : null);
 
         if ($options->get('mode') === 'fpm') {
+            if ($options->get('static') !== null) {
+                throw new UsageError("option '--static' is not available in fpm mode (nginx there can serve files itself)");
+            }
             return (new FpmCommand())->run($app, $options, $pidFile, $logFile);
         }
 
@@ -167,6 +179,7 @@ final class ServeCommand
     {
         $protocol = $options->get('protocol');
         $maxLine = $options->get('max-line');
+        [$static, $gzip] = self::layers($options);
         $httpOptions = new HttpOptions(
             limits: (new Limits())
                 ->withMaxBodyBytes($options->get('max-body'))
@@ -176,7 +189,7 @@ final class ServeCommand
             idleTimeout: $options->get('idle-timeout'),
             debug: $options->get('debug'),
         );
-        return static function (Executor $executor) use ($app, $protocol, $maxLine, $httpOptions, $logger, $metrics) {
+        return static function (Executor $executor) use ($app, $protocol, $maxLine, $httpOptions, $logger, $metrics, $static, $gzip) {
             // In the worker, before the application loads: SIGUSR2 reopens the log (the master forwards it).
             $loop = \Weft\Loop\Loop::get();
             $loop->unreference($loop->onSignal(\SIGUSR2, static function () use ($logger): void {
@@ -184,7 +197,7 @@ final class ServeCommand
                 $logger->info('Log file reopened (SIGUSR2)');
             }));
             ServerLog::install($logger);
-            $application = AppLoader::load($app);
+            $application = \Weft\Mode\HttpLayers::wrap(AppLoader::load($app), $static, $gzip);
             $metrics->watchLoop($loop);
             if ($protocol === 'line') {
                 if (!$application instanceof \Closure) {
@@ -194,6 +207,34 @@ final class ServeCommand
             }
             return new HttpConnectionHandler($metrics->wrap($application), $executor, $logger, $httpOptions);
         };
+    }
+
+    /**
+     * The document root and gzip settings, checked here in the master so that a bad directory or
+     * type list stops the start with a clear reason instead of failing in every worker.
+     *
+     * @return array{0: ?StaticOptions, 1: ?GzipOptions}
+     */
+    private static function layers(Options $options): array
+    {
+        try {
+            $static = $options->get('static') === null ? null : new StaticOptions(
+                $options->get('static'),
+                followSymlinks: $options->get('static-symlinks'),
+                dotfiles: $options->get('static-dotfiles'),
+            );
+            $gzip = $options->get('gzip') === 'off' || $options->get('protocol') !== 'http' ? null : new GzipOptions(
+                $options->get('gzip-min-length'),
+                $options->get('gzip-types'),
+                $options->get('gzip-level'),
+            );
+        } catch (\InvalidArgumentException $e) {
+            throw new UsageError($e->getMessage());
+        }
+        if ($static !== null && $options->get('protocol') !== 'http') {
+            throw new UsageError("option '--static' needs --protocol http");
+        }
+        return [$static, $gzip];
     }
 
     /** The CPUs this process may run on (affinity and cgroup quota), not the machine's: see AvailableCpus. */

@@ -1,0 +1,226 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Http\Compression;
+
+use Psr\Http\Server\RequestHandlerInterface;
+use Weft\Http\Message\Request;
+use Weft\Http\Message\Response;
+use Weft\Http\Psr\PsrHandlerAdapter;
+
+/**
+ * gzip content coding for the responses of a handler it wraps (a handler itself), or for any
+ * response through compress().
+ *
+ * A response is compressible when its status carries a body (not 1xx, 204, 206 or 304), it has no
+ * Content-Encoding, Content-Range or Transfer-Encoding of its own, no "Cache-Control: no-transform",
+ * its media type matches the type list and is not an already-compressed type, and its length (when
+ * known) reaches the threshold. Every compressible response says "Vary: Accept-Encoding", whether or
+ * not this client gets gzip, because a cache must not hand the other variant to the next client.
+ *
+ * Only then is Accept-Encoding consulted (gzip or x-gzip, else "*", by q-value; q=0 refuses). The
+ * compressed variant loses Content-Length (the encoder counts a string body; a stream goes chunked)
+ * and its ETag becomes weak: the bytes differ from the identity variant's, so a strong validator
+ * would lie to range requests, while If-None-Match (weak comparison) still matches the file's tag.
+ * A streamed body is compressed as it is produced: each write() is deflated with ZLIB_SYNC_FLUSH, so
+ * what the producer wrote is decodable by the client at once (server-sent events stay live). A HEAD
+ * gets the head a GET would get, and nothing is compressed for it.
+ */
+final class Gzip
+{
+    /** @var \Closure(Request): mixed */
+    private readonly \Closure $next;
+    /** @var array<string, bool> Content-Type value => compress it */
+    private array $typeVerdicts = [];
+
+    /** @param (callable(Request): mixed)|RequestHandlerInterface $next */
+    public function __construct(callable|RequestHandlerInterface $next, private readonly GzipOptions $options = new GzipOptions())
+    {
+        $this->next = $next instanceof RequestHandlerInterface ? (new PsrHandlerAdapter($next))(...) : $next(...);
+    }
+
+    public function __invoke(Request $request): mixed
+    {
+        $response = ($this->next)($request);
+        return $response instanceof Response ? $this->compress($request, $response) : $response;
+    }
+
+    public function compress(Request $request, Response $response): Response
+    {
+        if ($response->status() === 304) {
+            return self::revalidated($request, $response);
+        }
+        if (!$this->compressible($response)) {
+            return $response;
+        }
+        $response = self::withVary($response);
+        $acceptEncoding = $request->header('accept-encoding');
+        if ($acceptEncoding === null || !self::acceptsGzip($acceptEncoding)) {
+            return $response;
+        }
+        // Ranges address the identity bytes: the gzip variant does not offer them (a Range request
+        // gets a 206 of identity bytes from the layer below, which is never compressed).
+        $response = $response->withoutHeader('Content-Length')->withoutHeader('Accept-Ranges')->withHeader('Content-Encoding', 'gzip');
+        $etag = $response->header('etag');
+        if ($etag !== null && !\str_starts_with($etag, 'W/')) {
+            $response = $response->withHeader('ETag', 'W/' . $etag);
+        }
+        if ($request->method() === 'HEAD') {
+            // The length of the gzip body is unknown without compressing it: a head without one.
+            return self::streamed($response, static function (): void {
+            });
+        }
+        if (!$response->isStreamed()) {
+            return $response->withBody((string) \gzencode($response->body(), $this->options->level));
+        }
+        $producer = $response->producer();
+        $level = $this->options->level;
+        return self::streamed($response, static function ($out) use ($producer, $level): void {
+            $writer = new GzipBodyWriter($out, $level);
+            $producer($writer);
+            $writer->finish();
+        });
+    }
+
+    /**
+     * Whether an Accept-Encoding value lets us send gzip: the q-value of gzip (or x-gzip), else that
+     * of "*", must be above zero. Malformed q-values count as 0.
+     */
+    public static function acceptsGzip(string $acceptEncoding): bool
+    {
+        $gzip = null;
+        $any = null;
+        foreach (\explode(',', $acceptEncoding) as $item) {
+            $parameters = \explode(';', $item);
+            $coding = \strtolower(\trim(\array_shift($parameters)));
+            if ($coding === '') {
+                continue;
+            }
+            $q = 1.0;
+            foreach ($parameters as $parameter) {
+                $parameter = \trim($parameter);
+                if (\strncasecmp($parameter, 'q=', 2) === 0) {
+                    $value = \trim(\substr($parameter, 2));
+                    $q = \preg_match('/\A(?:0(?:\.\d{0,3})?|1(?:\.0{0,3})?)\z/', $value) === 1 ? (float) $value : 0.0;
+                }
+            }
+            if ($coding === 'gzip' || $coding === 'x-gzip') {
+                $gzip = \max($gzip ?? 0.0, $q);
+            } elseif ($coding === '*') {
+                $any = $q;
+            }
+        }
+        return ($gzip ?? $any ?? 0.0) > 0.0;
+    }
+
+    /**
+     * On the path of every response, so it is one pass: a string body below the threshold (most
+     * small API answers) is decided by its length alone, the headers are read in one loop, and the
+     * verdict for a media type is remembered.
+     */
+    private function compressible(Response $response): bool
+    {
+        $status = $response->status();
+        if ($status < 200 || $status === 204 || $status === 206 || $status === 304) {
+            return false;
+        }
+        $streamed = $response->isStreamed();
+        $length = $streamed ? 0 : \strlen($response->body());
+        if ($length !== 0 && $length < $this->options->minLength) {
+            return false;
+        }
+        $type = null;
+        $declared = null;
+        foreach ($response->headerFields() as $name => $value) {
+            switch (\strtolower((string) $name)) {
+                case 'content-type':
+                    $type = \is_array($value) ? (string) ($value[0] ?? '') : (string) $value;
+                    break;
+                case 'content-length':
+                    $declared = \is_array($value) ? (string) ($value[0] ?? '') : (string) $value;
+                    break;
+                case 'cache-control':
+                    if (\stripos(\is_array($value) ? \implode(',', $value) : (string) $value, 'no-transform') !== false) {
+                        return false;
+                    }
+                    break;
+                case 'content-encoding':
+                case 'content-range':
+                case 'transfer-encoding':
+                    return false;
+            }
+        }
+        if ($type === null || !$this->compressibleType($type)) {
+            return false;
+        }
+        if ($streamed || $length === 0) {
+            // A stream, or the head of a HEAD answer: only a declared length says how big.
+            if ($declared === null) {
+                return $streamed;
+            }
+            return !\ctype_digit($declared) || (int) $declared >= $this->options->minLength;
+        }
+        return true;
+    }
+
+    private function compressibleType(string $contentType): bool
+    {
+        if (isset($this->typeVerdicts[$contentType])) {
+            return $this->typeVerdicts[$contentType];
+        }
+        $type = \strtolower(\trim(\explode(';', $contentType, 2)[0]));
+        $verdict = self::matchesAny($type, $this->options->types) && !self::matchesAny($type, GzipOptions::NEVER);
+        if (\count($this->typeVerdicts) >= 256) {
+            $this->typeVerdicts = [];   // a bound, against applications that put ids in their types
+        }
+        return $this->typeVerdicts[$contentType] = $verdict;
+    }
+
+    /** @param list<string> $patterns */
+    private static function matchesAny(string $type, array $patterns): bool
+    {
+        foreach ($patterns as $pattern) {
+            if ($pattern === $type || (\str_contains($pattern, '*') && \fnmatch($pattern, $type))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * A 304 answers the variant the client holds. When it revalidated the gzip variant (its
+     * If-None-Match has W/"x" where the layer below says "x"), the 304 carries the tag as the
+     * client knows it, so a cache updates the entry it has instead of seeing a different validator.
+     */
+    private static function revalidated(Request $request, Response $response): Response
+    {
+        $etag = $response->header('etag');
+        $ifNoneMatch = $request->header('if-none-match');
+        if ($etag === null || $ifNoneMatch === null || \str_starts_with($etag, 'W/') || !\str_contains($ifNoneMatch, 'W/' . $etag)) {
+            return $response;
+        }
+        return self::withVary($response->withHeader('ETag', 'W/' . $etag));
+    }
+
+    private static function withVary(Response $response): Response
+    {
+        $vary = $response->header('vary');
+        if ($vary === null) {
+            return $response->withHeader('Vary', 'Accept-Encoding');
+        }
+        foreach (\explode(',', $vary) as $field) {
+            $field = \trim($field);
+            if ($field === '*' || \strcasecmp($field, 'accept-encoding') === 0) {
+                return $response;
+            }
+        }
+        return $response->withHeader('Vary', $vary . ', Accept-Encoding');
+    }
+
+    private static function streamed(Response $response, \Closure $producer): Response
+    {
+        $streamed = Response::stream($producer, $response->status(), $response->headers());
+        return $response->hasCustomReason() ? $streamed->withStatus($response->status(), $response->reason()) : $streamed;
+    }
+}

@@ -1,0 +1,307 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Http\Static;
+
+use Psr\Http\Server\RequestHandlerInterface;
+use Weft\Http\Message\Request;
+use Weft\Http\Message\Response;
+use Weft\Http\Message\ResponseEncoder;
+use Weft\Http\Psr\PsrHandlerAdapter;
+
+/**
+ * Serves files from a document root in front of an application handler: a handler itself
+ * (callable(Request): Response), so an app can wrap its own handler and the serve command can wrap
+ * any app the same way.
+ *
+ * What it answers, and what it leaves to the application (the "next" handler):
+ * - Only GET and HEAD look at the file system. Every other method goes to the application; without
+ *   one, a path that names a file gets 405 (Allow: GET, HEAD) and anything else 404.
+ * - A path that does not name a servable file goes to the application (404 without one). That
+ *   includes every path this class refuses to map: a "." or ".." segment, a segment whose decoding
+ *   contains "/", "\" or NUL (%2f, %5c, %00), a dotfile (unless allowed), anything whose real path
+ *   leaves the root (unless symlinks are allowed), directories without an index, devices and sockets.
+ *   The path is percent-decoded exactly once, segment by segment, so "%252e%252e" is the file
+ *   named "%2e%2e", never "..".
+ * - A directory with an index file: "/docs/" serves "/docs/index.html"; "/docs" is redirected (301)
+ *   to "/docs/" so that relative links in the page resolve. No directory listings.
+ * - Conditional requests (RFC 9110 section 13): If-Match and If-Unmodified-Since (412),
+ *   If-None-Match (weak comparison) and If-Modified-Since (304). The ETag is strong, "mtime-size" in hex.
+ * - Range (GET only): one range gets 206 with Content-Range; suffix ranges ("bytes=-500") and open
+ *   ones ("bytes=100-") included; an unsatisfiable one gets 416 with "Content-Range: bytes *\/size".
+ *   A request for several ranges gets the whole file (200): RFC 9110 lets a server ignore Range, and
+ *   multipart/byteranges is rarely worth its cost (browsers and download tools ask for one range).
+ *   If-Range with a stale validator also gets the whole file.
+ * - Files up to bufferLimit are read in one call; larger ones are streamed chunkSize bytes at a time
+ *   behind a declared Content-Length, so a transfer holds one chunk however big the file is, and all
+ *   transfers together about streamBudget (chunks shrink when many are in flight). A file that
+ *   shrinks while it is sent cuts the connection (the length is already promised).
+ */
+final class StaticFiles
+{
+    private const NOT_FOUND = "Not Found\n";
+
+    private readonly StaticOptions $options;
+    private readonly MimeTypes $mimeTypes;
+    /** @var (\Closure(Request): mixed)|null */
+    private readonly ?\Closure $next;
+    /** Streamed transfers in flight in this worker, shared by their producers (see StaticOptions::$streamBudget). */
+    private readonly Transfers $transfers;
+
+    /** @param (callable(Request): mixed)|RequestHandlerInterface|null $next the application; null: 404/405 */
+    public function __construct(StaticOptions|string $options, callable|RequestHandlerInterface|null $next = null)
+    {
+        $this->options = \is_string($options) ? new StaticOptions($options) : $options;
+        $this->mimeTypes = new MimeTypes($this->options->mimeTypes);
+        $this->transfers = new Transfers();
+        $this->next = match (true) {
+            $next === null => null,
+            $next instanceof RequestHandlerInterface => (new PsrHandlerAdapter($next))(...),
+            default => $next(...),
+        };
+    }
+
+    public function __invoke(Request $request): mixed
+    {
+        $method = $request->method();
+        if ($method === 'GET' || $method === 'HEAD') {
+            $response = $this->serve($request);
+            if ($response !== null) {
+                return $response;
+            }
+        }
+        if ($this->next !== null) {
+            return ($this->next)($request);
+        }
+        if ($method !== 'GET' && $method !== 'HEAD' && $this->resolve($request->path()) !== null) {
+            return new Response(405, ['Allow' => 'GET, HEAD', 'Content-Type' => 'text/plain; charset=utf-8'], "Method Not Allowed\n");
+        }
+        return new Response(404, ['Content-Type' => 'text/plain; charset=utf-8'], self::NOT_FOUND);
+    }
+
+    /** The response for a GET or HEAD of a file under the root, or null when no file answers it. */
+    public function serve(Request $request): ?Response
+    {
+        $resolved = $this->resolve($request->path());
+        if ($resolved === null) {
+            return null;
+        }
+        if ($resolved[1] !== null) {
+            $query = $request->queryString();
+            return new Response(301, [
+                'Location' => $resolved[1] . ($query === '' ? '' : '?' . $query),
+                'Content-Type' => 'text/plain; charset=utf-8',
+            ], "Moved Permanently\n");
+        }
+        $file = $resolved[0];
+        $handle = @\fopen($file, 'rb');
+        if ($handle === false) {
+            return null;
+        }
+        $stat = \fstat($handle);
+        if ($stat === false) {
+            \fclose($handle);
+            return null;
+        }
+        return $this->respond($request, $file, $handle, $stat['size'], $stat['mtime']);
+    }
+
+    /**
+     * Maps a request path (raw, still percent-encoded) to a real file path under the root.
+     *
+     * @return array{0: string, 1: ?string}|null [real file path, redirect target or null], or null
+     */
+    public function resolve(string $path): ?array
+    {
+        if ($path === '' || $path[0] !== '/') {
+            return null;
+        }
+        $segments = [];
+        $rawSegments = [];
+        foreach (\explode('/', \substr($path, 1)) as $raw) {
+            if ($raw === '') {
+                continue;   // "//" and the trailing "/": merged, as the file system would
+            }
+            $segment = \rawurldecode($raw);
+            if ($segment === '.' || $segment === '..' || \strpbrk($segment, "/\\\0") !== false
+                || ($segment[0] === '.' && !$this->options->dotfiles)) {
+                return null;
+            }
+            $segments[] = $segment;
+            $rawSegments[] = $raw;
+        }
+        $root = $this->options->root;
+        $real = $segments === [] ? $root : \realpath($root . '/' . \implode('/', $segments));
+        if ($real === false || !$this->inside($real)) {
+            return null;
+        }
+        if (\is_dir($real)) {
+            if ($this->options->index === null) {
+                return null;
+            }
+            $index = \realpath($real . '/' . $this->options->index);
+            if ($index === false || !\is_file($index) || !$this->inside($index)) {
+                return null;
+            }
+            if (!\str_ends_with($path, '/')) {
+                // Built from the kept segments, so "//evil.example" can never become a
+                // protocol-relative Location.
+                return [$index, '/' . \implode('/', $rawSegments) . '/'];
+            }
+            return [$index, null];
+        }
+        // "/file.txt/" names a directory that is not there (ENOTDIR), as the file system would say.
+        return \is_file($real) && !\str_ends_with($path, '/') ? [$real, null] : null;
+    }
+
+    /**
+     * @param resource $handle
+     */
+    private function respond(Request $request, string $file, mixed $handle, int $size, int $mtime): Response
+    {
+        $etag = '"' . \dechex($mtime) . '-' . \dechex($size) . '"';
+        $lastModified = ResponseEncoder::httpDate($mtime);
+        $headers = [
+            'Content-Type' => $this->mimeTypes->forPath($file),
+            'Last-Modified' => $lastModified,
+            'ETag' => $etag,
+            'Accept-Ranges' => 'bytes',
+        ];
+
+        $precondition = $this->preconditions($request, $etag, $mtime);
+        if ($precondition !== 200) {
+            \fclose($handle);
+            if ($precondition === 304) {
+                return new Response(304, ['Last-Modified' => $lastModified, 'ETag' => $etag]);
+            }
+            return new Response(412, ['Content-Type' => 'text/plain; charset=utf-8'], "Precondition Failed\n");
+        }
+
+        $isHead = $request->method() === 'HEAD';
+        $status = 200;
+        $offset = 0;
+        $length = $size;
+        $range = $isHead ? null : $request->header('range');
+        if ($range !== null && $this->ifRangeHolds($request, $etag, $lastModified)) {
+            $byteRange = ByteRange::parse($range, $size);
+            if ($byteRange === false) {
+                \fclose($handle);
+                return new Response(416, [
+                    'Content-Range' => 'bytes */' . $size,
+                    'Content-Type' => 'text/plain; charset=utf-8',
+                ] + \array_diff_key($headers, ['Content-Type' => 1]), "Range Not Satisfiable\n");
+            }
+            if ($byteRange !== null) {
+                [$offset, $length] = $byteRange;
+                $status = 206;
+                $headers['Content-Range'] = 'bytes ' . $offset . '-' . ($offset + $length - 1) . '/' . $size;
+            }
+        }
+
+        if ($isHead) {
+            \fclose($handle);
+            // A string response with a declared length: the head says what a GET would send.
+            return new Response($status, $headers + ['Content-Length' => (string) $length]);
+        }
+        if ($length <= $this->options->bufferLimit) {
+            $body = $length === 0 ? '' : \stream_get_contents($handle, $length, $offset);
+            \fclose($handle);
+            if ($body === false || \strlen($body) !== $length) {
+                throw new \RuntimeException("Static file '$file' could not be read whole");
+            }
+            return new Response($status, $headers, $body);
+        }
+        $transfers = $this->transfers;
+        $options = $this->options;
+        return Response::stream(static function ($out) use ($handle, $offset, $length, $file, $transfers, $options): void {
+            $transfers->inFlight++;
+            try {
+                if ($offset > 0 && \fseek($handle, $offset) !== 0) {
+                    throw new \RuntimeException("Static file '$file': cannot seek to $offset");
+                }
+                $left = $length;
+                while ($left > 0) {
+                    // Asked for every chunk: transfers that start or end meanwhile change the share.
+                    $chunk = \fread($handle, \min($transfers->chunkSize($options), $left));
+                    if ($chunk === false || $chunk === '') {
+                        // The head promised $length bytes: the file shrank. Throwing cuts the
+                        // connection, the only honest signal left.
+                        throw new \RuntimeException("Static file '$file' ended $left bytes early (changed while being sent)");
+                    }
+                    $left -= \strlen($chunk);
+                    $out->write($chunk);
+                }
+            } finally {
+                $transfers->inFlight--;
+                \fclose($handle);
+            }
+        }, $status, $headers + ['Content-Length' => (string) $length]);
+    }
+
+    /** 200 (go on), 304 or 412, in the order of RFC 9110 section 13.2.2. */
+    private function preconditions(Request $request, string $etag, int $mtime): int
+    {
+        $ifMatch = $request->header('if-match');
+        if ($ifMatch !== null) {
+            if (!self::etagListMatches($ifMatch, $etag, weak: false)) {
+                return 412;
+            }
+        } else {
+            $ifUnmodifiedSince = $request->header('if-unmodified-since');
+            $since = $ifUnmodifiedSince === null ? null : HttpDate::parse($ifUnmodifiedSince);
+            if ($since !== null && $mtime > $since) {
+                return 412;
+            }
+        }
+        $ifNoneMatch = $request->header('if-none-match');
+        if ($ifNoneMatch !== null) {
+            return self::etagListMatches($ifNoneMatch, $etag, weak: true) ? 304 : 200;
+        }
+        $ifModifiedSince = $request->header('if-modified-since');
+        $since = $ifModifiedSince === null ? null : HttpDate::parse($ifModifiedSince);
+        return $since !== null && $mtime <= $since ? 304 : 200;
+    }
+
+    /** If-Range: a strong ETag that matches, or exactly the Last-Modified date; otherwise the whole file. */
+    private function ifRangeHolds(Request $request, string $etag, string $lastModified): bool
+    {
+        $ifRange = $request->header('if-range');
+        if ($ifRange === null) {
+            return true;
+        }
+        $ifRange = \trim($ifRange);
+        if (\str_starts_with($ifRange, '"') || \str_starts_with($ifRange, 'W/')) {
+            return $ifRange === $etag;
+        }
+        return HttpDate::parse($ifRange) === HttpDate::parse($lastModified);
+    }
+
+    private static function etagListMatches(string $list, string $etag, bool $weak): bool
+    {
+        $list = \trim($list);
+        if ($list === '*') {
+            return true;
+        }
+        // Entity tags may contain commas inside their quotes: take them by pattern, not by splitting.
+        \preg_match_all('#(W/)?("[^"]*")#', $list, $matches, \PREG_SET_ORDER);
+        foreach ($matches as $match) {
+            if ($match[1] !== '' && !$weak) {
+                continue;   // a weak tag never matches strongly
+            }
+            if ($match[2] === $etag) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private function inside(string $real): bool
+    {
+        if ($this->options->followSymlinks) {
+            return true;
+        }
+        $root = $this->options->root;
+        return $real === $root || \str_starts_with($real, $root === '/' ? '/' : $root . '/');
+    }
+}

@@ -1,0 +1,224 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Tests\Integration\Http;
+
+use PHPUnit\Framework\Attributes\DataProvider;
+use PHPUnit\Framework\TestCase;
+use Weft\Tests\Support\RawHttp;
+use Weft\Tests\Support\ServerProcess;
+
+/** gzip negotiation and on-the-fly compression of a real `bin/weft serve`, with curl and raw sockets. */
+final class GzipTest extends TestCase
+{
+    private const APP = __DIR__ . '/../fixtures/static-app.php';
+
+    private static DocRoot $docRoot;
+    private static ?ServerProcess $server = null;
+
+    public static function setUpBeforeClass(): void
+    {
+        self::$docRoot = new DocRoot();
+        // --gzip is on by default: no option needed.
+        self::$server = new ServerProcess([self::APP, '--workers', '1', '--static', self::$docRoot->root]);
+    }
+
+    public static function tearDownAfterClass(): void
+    {
+        self::$server?->stop();
+        self::$server = null;
+        self::$docRoot->remove();
+    }
+
+    private static function get(string $target, array $headers = []): array
+    {
+        return RawHttp::get(self::$server->address(), $target, $headers);
+    }
+
+    public function testCompressesWhatTheClientAcceptsAndTheBytesDecodeToTheIdentityBody(): void
+    {
+        foreach (['/app/json', '/data.json', '/style.css', '/app/stream', '/large.txt'] as $target) {
+            $identity = self::get($target);
+            $gzip = self::get($target, ['Accept-Encoding' => 'gzip, deflate, br']);
+            self::assertArrayNotHasKey('content-encoding', $identity['headers'], $target);
+            self::assertSame('Accept-Encoding', $identity['headers']['vary'], $target);
+            self::assertSame('gzip', $gzip['headers']['content-encoding'] ?? null, $target);
+            self::assertSame('Accept-Encoding', $gzip['headers']['vary'], $target);
+            self::assertArrayNotHasKey('accept-ranges', $gzip['headers'], $target);
+            self::assertLessThan(\strlen($identity['body']) / 2, \strlen($gzip['body']), $target);
+            self::assertSame($identity['body'], \gzdecode($gzip['body']), $target);
+        }
+        // A streamed file is compressed as it streams: chunked, no Content-Length.
+        $streamed = self::get('/large.txt', ['Accept-Encoding' => 'gzip']);
+        self::assertSame('chunked', $streamed['headers']['transfer-encoding']);
+        self::assertArrayNotHasKey('content-length', $streamed['headers']);
+        self::assertSame(\file_get_contents(self::$docRoot->path('large.txt')), \gzdecode($streamed['body']));
+    }
+
+    public function testCurlCompressedGetsByteIdenticalBodies(): void
+    {
+        foreach (['/data.json', '/large.txt', '/app/json', '/app/stream'] as $target) {
+            $url = 'http://' . self::$server->address() . $target;
+            $plain = Curl::get($url);
+            $compressed = Curl::get($url, ['--compressed']);
+            self::assertSame('gzip', $compressed['headers']['content-encoding'] ?? null, $target);
+            self::assertSame($plain['body'], $compressed['body'], $target);
+        }
+    }
+
+    /** @return iterable<string, array{string, bool}> */
+    public static function acceptEncodings(): iterable
+    {
+        yield 'gzip' => ['gzip', true];
+        yield 'x-gzip' => ['x-gzip', true];
+        yield 'upper case with q' => ['GZIP;Q=0.5', true];
+        yield 'any' => ['*', true];
+        yield 'gzip refused' => ['gzip;q=0', false];
+        yield 'gzip refused, any allowed' => ['gzip;q=0, *', false];
+        yield 'any refused' => ['*;q=0', false];
+        yield 'any refused, gzip allowed' => ['*;q=0, gzip;q=0.001', true];
+        yield 'q zero with decimals' => ['gzip;q=0.000', false];
+        yield 'others only' => ['br, deflate, identity', false];
+        yield 'empty' => ['', false];
+        yield 'malformed q' => ['gzip;q=high', false];
+        yield 'spaces' => [' br ;q=1 ,  gzip ; q=0.8 ', true];
+    }
+
+    #[DataProvider('acceptEncodings')]
+    public function testAcceptEncodingNegotiation(string $acceptEncoding, bool $gzip): void
+    {
+        $response = self::get('/app/json', ['Accept-Encoding' => $acceptEncoding]);
+        self::assertSame(200, $response['status']);
+        self::assertSame($gzip ? 'gzip' : null, $response['headers']['content-encoding'] ?? null);
+        self::assertSame('Accept-Encoding', $response['headers']['vary']);
+        $body = $gzip ? \gzdecode($response['body']) : $response['body'];
+        self::assertCount(120, \json_decode($body, true));
+    }
+
+    public function testWhatIsNeverCompressed(): void
+    {
+        $accept = ['Accept-Encoding' => 'gzip'];
+        // Below the threshold, already compressed types, an existing Content-Encoding, no-transform.
+        foreach (['/app/small', '/app/png', '/photo.jpg', '/app/encoded', '/app/no-transform', '/hello.txt'] as $target) {
+            $response = self::get($target, $accept);
+            self::assertSame(200, $response['status'], $target);
+            self::assertNotSame('gzip', $response['headers']['content-encoding'] ?? null, $target);
+            self::assertArrayNotHasKey('vary', $response['headers'], $target);
+        }
+        self::assertSame('br', self::get('/app/encoded', $accept)['headers']['content-encoding']);
+        self::assertSame(204, self::get('/app/empty', $accept)['status']);
+
+        // A range is sent as identity bytes of the file, with its strong validator.
+        $range = self::get('/large.txt', $accept + ['Range' => 'bytes=0-99']);
+        self::assertSame(206, $range['status']);
+        self::assertArrayNotHasKey('content-encoding', $range['headers']);
+        self::assertSame(\file_get_contents(self::$docRoot->path('large.txt'), false, null, 0, 100), $range['body']);
+        self::assertStringStartsNotWith('W/', $range['headers']['etag']);
+    }
+
+    public function testValidatorsOfTheCompressedVariant(): void
+    {
+        $accept = ['Accept-Encoding' => 'gzip'];
+        $identity = self::get('/data.json');
+        $gzip = self::get('/data.json', $accept);
+        self::assertSame('W/' . $identity['headers']['etag'], $gzip['headers']['etag'], 'the gzip variant has a weak ETag');
+        self::assertSame('W/"json-v1"', self::get('/app/json', $accept)['headers']['etag']);
+        // The weak tag the client cached revalidates (If-None-Match compares weakly): a 304, no body.
+        $client = new RawHttp(self::$server->address());
+        $notModified = $client->send("GET /data.json HTTP/1.1\r\nHost: t\r\nAccept-Encoding: gzip\r\nIf-None-Match: {$gzip['headers']['etag']}\r\n\r\n")->response();
+        self::assertSame(304, $notModified['status']);
+        self::assertSame('', $notModified['body']);
+        self::assertSame($gzip['headers']['etag'], $notModified['headers']['etag'], 'the 304 names the variant the client holds');
+        self::assertSame('Accept-Encoding', $notModified['headers']['vary']);
+        $identity304 = $client->send("GET /data.json HTTP/1.1\r\nHost: t\r\nIf-None-Match: {$identity['headers']['etag']}\r\n\r\n")->response();
+        self::assertSame([304, $identity['headers']['etag']], [$identity304['status'], $identity304['headers']['etag']]);
+        $next = $client->send("GET /hello.txt HTTP/1.1\r\nHost: t\r\n\r\n")->response();
+        self::assertSame("Hello, static world\n", $next['body'], 'the connection is still in step after the 304');
+        $client->close();
+    }
+
+    public function testHeadGetsTheHeadOfTheCompressedGetWithoutABody(): void
+    {
+        $client = new RawHttp(self::$server->address());
+        $client->send("HEAD /data.json HTTP/1.1\r\nHost: t\r\nAccept-Encoding: gzip\r\n\r\nGET /hello.txt HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+        $raw = $client->rest();
+        $client->close();
+        [$head, $rest] = \explode("\r\n\r\n", $raw, 2);
+        self::assertStringStartsWith('HTTP/1.1 200 OK', $head);
+        self::assertStringContainsString("\r\nContent-Encoding: gzip", $head);
+        self::assertStringContainsString("\r\nVary: Accept-Encoding", $head);
+        self::assertStringNotContainsString('Content-Length', $head);
+        self::assertStringNotContainsString('Transfer-Encoding', $head);
+        self::assertStringStartsWith('HTTP/1.1 200 OK', $rest);
+        self::assertStringEndsWith("\r\n\r\nHello, static world\n", $rest);
+    }
+
+    public function testStreamedChunksAreDecodableAsTheyArrive(): void
+    {
+        $flag = self::$docRoot->base . '/events-flag';
+        $client = new RawHttp(self::$server->address());
+        $client->send("GET /app/events?flag=" . \rawurlencode($flag) . " HTTP/1.1\r\nHost: t\r\nAccept-Encoding: gzip\r\nConnection: close\r\n\r\n");
+        $head = '';
+        while (!\str_contains($head, "\r\n\r\n")) {
+            $byte = \fread($client->socket, 1);
+            self::assertNotSame('', $byte, 'the head never came');
+            $head .= $byte;
+        }
+        self::assertStringContainsString("Content-Encoding: gzip\r\n", $head);
+        self::assertStringContainsString("Transfer-Encoding: chunked\r\n", $head);
+
+        // The handler now waits for the flag file: everything decodable has to be here already.
+        $inflate = \inflate_init(\ZLIB_ENCODING_GZIP);
+        $decoded = '';
+        while (!\str_contains($decoded, "data: first event\n\n")) {
+            $size = \hexdec(\trim((string) \fgets($client->socket)));
+            self::assertGreaterThan(0, $size, 'the body ended before the first event was decodable');
+            $decoded .= \inflate_add($inflate, (string) \fread($client->socket, (int) $size), \ZLIB_SYNC_FLUSH);
+            \fgets($client->socket);
+        }
+        self::assertSame("data: first event\n\n", $decoded);
+        \touch($flag);
+        while (($size = \hexdec(\trim((string) \fgets($client->socket)))) > 0) {
+            $decoded .= \inflate_add($inflate, (string) \fread($client->socket, (int) $size), \ZLIB_SYNC_FLUSH);
+            \fgets($client->socket);
+        }
+        $client->close();
+        self::assertSame("data: first event\n\ndata: second event\n\n", $decoded);
+        self::assertSame(\ZLIB_STREAM_END, \inflate_get_status($inflate), 'the gzip stream ends with its trailer');
+    }
+
+    public function testOptionsTurnItOffOrChangeWhatIsCompressed(): void
+    {
+        $off = new ServerProcess([self::APP, '--workers', '1', '--static', self::$docRoot->root, '--gzip', 'off']);
+        $response = RawHttp::get($off->address(), '/data.json', ['Accept-Encoding' => 'gzip']);
+        self::assertArrayNotHasKey('content-encoding', $response['headers']);
+        self::assertArrayNotHasKey('vary', $response['headers']);
+        $off->stop();
+
+        $custom = new ServerProcess([self::APP, '--workers', '1', '--static', self::$docRoot->root,
+            '--gzip-types', 'text/plain', '--gzip-min-length', '10', '--gzip-level', '1']);
+        $text = RawHttp::get($custom->address(), '/hello.txt', ['Accept-Encoding' => 'gzip']);
+        self::assertSame('gzip', $text['headers']['content-encoding'] ?? null, 'text/plain of 20 bytes, over a 10 byte threshold');
+        self::assertSame("Hello, static world\n", \gzdecode($text['body']));
+        $json = RawHttp::get($custom->address(), '/data.json', ['Accept-Encoding' => 'gzip']);
+        self::assertArrayNotHasKey('content-encoding', $json['headers'], 'JSON is not in the type list any more');
+        $custom->stop();
+    }
+
+    public function testBadOptionsAreRefusedWithAReason(): void
+    {
+        foreach ([
+            [['--static', '/nonexistent/weft-docroot'], 'is not a directory'],
+            [['--gzip-level', '12'], 'between 1 and 9'],
+            [['--gzip-types', 'not a type'], 'is not a media type pattern'],
+            [['--gzip', 'maybe'], 'expects one of on, off'],
+            [['--static', '.', '--mode', 'fpm'], 'not available in fpm mode'],
+            [['--static', '.', '--protocol', 'line'], "needs --protocol http"],
+        ] as [$args, $reason]) {
+            [$code, $out] = ServerProcess::cli(['serve', self::APP, '--port', '0', ...$args]);
+            self::assertSame(2, $code, $out);
+            self::assertStringContainsString($reason, $out);
+        }
+    }
+}
