@@ -37,6 +37,7 @@ final class Supervisor
     private string $state = 'starting';
     private int $stopSignals = 0;
     private bool $reloadRequested = false;
+    private bool $reopenRequested = false;
     private float $started = 0.0;
     /** @var resource|null */
     private mixed $control = null;
@@ -271,6 +272,10 @@ final class Supervisor
                 $this->serveControl();
             }
             $this->logPipe?->drain($this->logger, $this->output);
+            if ($this->reopenRequested) {
+                $this->reopenRequested = false;
+                $this->reopenLogs();
+            }
             if ($this->reloadRequested) {
                 $this->reloadRequested = false;
                 $this->reload();
@@ -331,6 +336,28 @@ final class Supervisor
         $this->processes['php-fpm']?->signal(\SIGUSR2);
     }
 
+    /**
+     * SIGUSR2 (logrotate): the supervisor reopens --log-file and php-fpm its error_log (SIGUSR1); the
+     * front controller opens the file per request anyway. nginx keeps its stderr, the old file, until
+     * it restarts: it logs only its own errors there.
+     */
+    private function reopenLogs(): void
+    {
+        $this->logger->reopen();
+        if ($this->settings->logFile !== null) {
+            $output = @\fopen($this->settings->logFile, 'a');
+            if ($output !== false) {
+                $old = $this->output;
+                $this->output = $output;
+                if (\is_resource($old) && $old !== \STDERR) {
+                    \fclose($old);
+                }
+            }
+        }
+        $this->processes['php-fpm']?->signal(\SIGUSR1);
+        $this->logger->info('Log file reopened (SIGUSR2)');
+    }
+
     private function shutdown(): void
     {
         $this->state = 'stopping';
@@ -376,6 +403,9 @@ final class Supervisor
         \pcntl_signal(\SIGINT, $stop);
         \pcntl_signal(\SIGUSR1, $reload);
         \pcntl_signal(\SIGHUP, $reload);
+        \pcntl_signal(\SIGUSR2, function (): void {
+            $this->reopenRequested = true;
+        });
         // Only to interrupt the wait in loop() at once when nginx or php-fpm dies.
         \pcntl_signal(\SIGCHLD, static function (): void {
         });

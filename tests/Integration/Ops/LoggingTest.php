@@ -127,6 +127,27 @@ final class LoggingTest extends TestCase
         self::assertStringNotContainsString('said into stderr', $text);
     }
 
+    public function testFpmModeReopensItsLogOnSigusr2(): void
+    {
+        foreach (['/usr/sbin/nginx', '/usr/sbin/php-fpm8.2'] as $binary) {
+            if (!\is_executable($binary)) {
+                self::markTestSkipped("$binary is not installed");
+            }
+        }
+        $server = new ServerProcess([self::APP, '--mode', 'fpm', '--workers', '1', '--log-file', $this->log]);
+        self::get($server, '/log?m=before');
+        ServerProcess::waitFor(fn () => \str_contains((string) @\file_get_contents($this->log), 'from the application: before'), 10, 'the first line');
+        \rename($this->log, "$this->log.1");
+        \posix_kill($server->masterPid(), \SIGUSR2);
+        ServerProcess::waitFor(fn () => \str_contains((string) @\file_get_contents($this->log), 'Log file reopened (SIGUSR2)'), 10, 'the supervisor in the new file');
+        self::get($server, '/log?m=after');
+        self::get($server, '/output?m=after2');
+        $text = ServerProcess::waitFor(fn () => \str_contains($t = (string) @\file_get_contents($this->log), 'error_log after2') ? $t : null, 10, 'the fpm workers in the new file');
+        self::assertMatchesRegularExpression('~\[fpm worker \d+\] warning: from the application: after~', $text);
+        $server->stop();
+        self::assertStringNotContainsString('after', (string) \file_get_contents("$this->log.1"));
+    }
+
     public function testABadLogFormatIsAUsageError(): void
     {
         [$code, $out] = ServerProcess::cli(['serve', self::APP, '--log-format', 'xml']);
