@@ -104,6 +104,29 @@ final class MetricsTest extends TestCase
         $server->stop();
     }
 
+    public function testDurationsLandInTheirBucketsAndABusyHandlerShowsAsLoopLag(): void
+    {
+        $server = new ServerProcess([self::APP, '--workers', '1', '--metrics', '127.0.0.1:0']);
+        $metrics = self::metricsAddress($server);
+        self::assertSame('slept', self::get("http://{$server->address()}/sleep?s=0.3")[2]);
+        $text = ServerProcess::waitFor(static function () use ($metrics) {
+            $text = self::get("$metrics/metrics")[2];
+            return \str_contains($text, 'weft_http_request_duration_seconds_count 1') ? $text : null;
+        }, 10, 'the slow request in /metrics');
+        self::assertStringContainsString('weft_http_request_duration_seconds_bucket{le="0.25"} 0', $text);
+        self::assertStringContainsString('weft_http_request_duration_seconds_bucket{le="10"} 1', $text);
+        self::assertMatchesRegularExpression('/^weft_http_request_duration_seconds_sum 0\.[3-9]/m', $text);
+
+        // A sleep suspends only its request; a busy loop stalls the worker's loop, and that is the lag.
+        self::assertSame('busy', self::get("http://{$server->address()}/busy?ms=600")[2]);
+        $lag = ServerProcess::waitFor(static function () use ($metrics) {
+            \preg_match('/^weft_worker_loop_lag_seconds\{[^}]*\} ([\d.]+)$/m', self::get("$metrics/metrics")[2], $m);
+            return isset($m[1]) && (float) $m[1] >= 0.3 ? (float) $m[1] : null;
+        }, 10, 'the loop lag of the busy handler');
+        self::assertLessThan(30.0, $lag);
+        $server->stop();
+    }
+
     public function testABusyMetricsPortIsAStartError(): void
     {
         $blocker = \stream_socket_server('tcp://127.0.0.1:0');
