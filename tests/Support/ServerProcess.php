@@ -20,15 +20,12 @@ final class ServerProcess
     private ?int $exitCode = null;
 
     /** @param list<string> $args arguments after `bin/weft serve` */
-    /** @param list<string> $wrapper a command to run the server through, e.g. ['taskset', '-c', '0'] */
-    public function __construct(array $args, array $env = [], float $timeout = 20.0, array $phpOptions = [], array $wrapper = [])
+    public function __construct(array $args, array $env = [], float $timeout = 20.0, array $phpOptions = [])
     {
         $this->pidFile = \sys_get_temp_dir() . '/weft-test-' . \bin2hex(\random_bytes(4)) . '.pid';
         $root = \dirname(__DIR__, 2);
         $command = \array_merge(
-            ['setsid'],
-            $wrapper,
-            [\PHP_BINARY],
+            ['setsid', \PHP_BINARY],
             $phpOptions,
             [$root . '/bin/weft', 'serve'],
             $args,

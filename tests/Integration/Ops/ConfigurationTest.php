@@ -114,10 +114,28 @@ final class ConfigurationTest extends TestCase
         self::assertSame($nproc, \json_decode($out, true, 512, \JSON_THROW_ON_ERROR)['options']['workers']['value']);
 
         // And a real server started under taskset runs that many workers.
-        $server = new ServerProcess([self::APP], [], 20.0, [], ['taskset', '-c', '0']);
-        self::assertSame(1, $server->status()['master']['workers']);
-        self::assertCount(1, $server->status()['workers']);
-        $server->stop();
+        $root = \dirname(__DIR__, 3);
+        $pidFile = \sys_get_temp_dir() . '/weft-taskset-' . \bin2hex(\random_bytes(4)) . '.pid';
+        $process = \proc_open(['setsid', 'taskset', '-c', '0', \PHP_BINARY, "$root/bin/weft", 'serve', self::APP, '--port', '0', '--pid-file', $pidFile], [0 => ['file', '/dev/null', 'r'], 1 => ['pipe', 'w'], 2 => ['file', '/dev/null', 'w']], $pipes, $root, self::cleanEnv());
+        try {
+            \stream_set_blocking($pipes[1], false);
+            $output = '';
+            ServerProcess::waitFor(static function () use ($pipes, &$output) {
+                $output .= (string) \fread($pipes[1], 4096);
+                return \str_contains($output, 'READY ');
+            }, 20, 'the server under taskset');
+            [$code, $json] = ServerProcess::cli(['status', '--pid-file', $pidFile, '--json']);
+            self::assertSame(0, $code, $json);
+            $status = \json_decode($json, true, 512, \JSON_THROW_ON_ERROR);
+            self::assertSame(1, $status['master']['workers']);
+            self::assertCount(1, $status['workers']);
+            ServerProcess::cli(['stop', '--pid-file', $pidFile]);
+        } finally {
+            $pid = \proc_get_status($process)['pid'];
+            @\posix_kill(-$pid, \SIGKILL);
+            \proc_close($process);
+            @\unlink($pidFile);
+        }
     }
 
     /** @return array{int, string} */
