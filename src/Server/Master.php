@@ -167,8 +167,9 @@ final class Master
             \pcntl_signal($signal, \SIG_DFL);
         }
         $this->logger->setRole('worker', $this->config->logFile);
-        if ($output !== null && !$output->redirect($this->logger)) {
-            $this->logger->notice("This worker's stdout and stderr could not be redirected to the log");
+        foreach ($output?->redirect($this->logger) ?? [] as $stream) {
+            // Its descriptor is held by something else (a daemon's stdio); error_log() and PHP's warnings are still tagged.
+            $this->logger->notice("This worker's {stream} is not redirected to the log", ['stream' => $stream]);
         }
         $code = Worker::EXIT_OK;
         try {

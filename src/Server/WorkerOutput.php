@@ -67,8 +67,12 @@ final class WorkerOutput
         return $output;
     }
 
-    /** In the worker: descriptors 1 and 2 become the FIFOs. Returns false when that was not possible. */
-    public function redirect(Logger $logger): bool
+    /**
+     * In the worker: descriptors 1 and 2 become the FIFOs.
+     *
+     * @return list<string> the streams ("stdout", "stderr") that could not be redirected
+     */
+    public function redirect(Logger $logger): array
     {
         foreach ($this->streams as $stream) {
             \fclose($stream['read']);
@@ -80,24 +84,26 @@ final class WorkerOutput
         }
         // The worker's own log lines keep going where they went (the terminal, the journal).
         $logger->detachFromStderr();
+        $failed = [];
         foreach (['stdout' => [\STDOUT, 1], 'stderr' => [\STDERR, 2]] as $name => [$constant, $number]) {
             if (\is_resource($constant)) {
                 \fflush($constant);
                 \fclose($constant);
             }
             $stream = @\fopen($this->streams[$name]['path'], 'w');
-            if ($stream === false) {
-                return false;
+            if ($stream !== false) {
+                $this->held[] = $stream;
             }
-            $this->held[] = $stream;
-            // Descriptor $number may be held by something we cannot close (then the open went elsewhere).
-            if (@\readlink("/proc/self/fd/$number") !== $this->streams[$name]['path']) {
-                return false;
+            // Descriptor $number may be held by something we cannot close (a daemon's stdio kept on the
+            // log file): then the open went elsewhere, and that stream's output stays where it goes.
+            if ($stream === false || @\readlink("/proc/self/fd/$number") !== $this->streams[$name]['path']) {
+                $failed[] = $name;
             }
         }
+        // error_log() and PHP's logged warnings open the target by path: tagged in any case.
         \ini_set('error_log', $this->streams['stderr']['path']);
         $this->streams = [];
-        return true;
+        return $failed;
     }
 
     /** In the master, after fork: read and log what the worker writes. */
