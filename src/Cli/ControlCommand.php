@@ -17,6 +17,7 @@ final class ControlCommand
         $spec = [
             'pid-file' => ['string', null, 'pid file of the server (default: <tmp>/weft-PORT.pid)'],
             'port' => ['int', 8080, 'port of the server, to find its default pid file'],
+            'config' => ['string', null, "the server's configuration file, to find its pid file (also WEFT_CONFIG, WEFT_PID_FILE, WEFT_PORT)"],
             'help' => ['bool', false, 'show this help'],
         ];
         if ($command === 'stop') {
@@ -40,7 +41,8 @@ final class ControlCommand
         if ($options->arguments !== []) {
             throw new UsageError("unexpected argument '{$options->arguments[0]}'");
         }
-        $pidFile = $options->get('pid-file') ?? (\sys_get_temp_dir() . '/weft-' . $options->get('port') . '.pid');
+        // Found as `serve` would place it: --pid-file / --port here, then WEFT_* and the configuration file.
+        $pidFile = Config\Configuration::pidFileOf($args);
         $pid = (int) @\file_get_contents($pidFile);
         if ($pid <= 0 || !self::alive($pid)) {
             \fwrite(\STDERR, "weft: no running server found (pid file $pidFile)\n");

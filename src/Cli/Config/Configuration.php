@@ -86,6 +86,28 @@ final class Configuration
         return new self($merged, $sources, $file);
     }
 
+    /**
+     * The pid file of the server that `serve` with these control-command arguments (--pid-file, --port,
+     * --config) and the same environment would run: what stop, reload and status talk to.
+     *
+     * @param list<string> $argv
+     */
+    public static function pidFileOf(array $argv, ?array $env = null): string
+    {
+        $kept = [];
+        for ($i = 0; $i < \count($argv); $i++) {
+            $name = \str_starts_with($argv[$i], '--') ? \explode('=', \substr($argv[$i], 2), 2)[0] : null;
+            if (\in_array($name, ['pid-file', 'port', 'config'], true)) {
+                $kept[] = $argv[$i];
+                if (!\str_contains($argv[$i], '=') && isset($argv[$i + 1])) {
+                    $kept[] = $argv[++$i];
+                }
+            }
+        }
+        $options = self::resolve($kept, \Weft\Cli\ServeCommand::spec(), $env)->options;
+        return $options->get('pid-file') ?? (\sys_get_temp_dir() . '/weft-' . $options->get('port') . '.pid');
+    }
+
     public static function envName(string $option): string
     {
         return self::ENV_PREFIX . \strtoupper(\str_replace('-', '_', $option));

@@ -99,6 +99,22 @@ final class ConfigurationTest extends TestCase
         $server->stop();
     }
 
+    public function testControlCommandsFindTheServerThroughTheConfiguration(): void
+    {
+        $server = new ServerProcess([self::APP, '--workers', '1']);
+        $master = $server->masterPid();
+        \file_put_contents("$this->dir/weft.php", '<?php return ' . \var_export(['pid-file' => $server->pidFile, 'workers' => 1], true) . ';');
+        [$code, $out] = self::weft(['status', '--config', "$this->dir/weft.php", '--json']);
+        self::assertSame(0, $code, $out);
+        self::assertSame($master, \json_decode($out, true, 512, \JSON_THROW_ON_ERROR)['master']['pid']);
+        [$code, $out] = self::weft(['status', '--json'], ['WEFT_PID_FILE' => $server->pidFile]);
+        self::assertSame(0, $code, $out);
+        [$code, $out] = self::weft(['stop'], ['WEFT_CONFIG' => "$this->dir/weft.php"]);
+        self::assertSame(0, $code, $out);
+        self::assertStringContainsString("stopped (master pid $master)", $out);
+        ServerProcess::waitFor(static fn () => !$server->isRunning(), 10, 'the server to exit');
+    }
+
     public function testTheDefaultWorkerCountFollowsTheCpuAffinity(): void
     {
         if (!\is_executable('/usr/bin/taskset')) {
