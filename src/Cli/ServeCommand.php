@@ -121,15 +121,20 @@ final class ServeCommand
             if ($options->get('static') !== null) {
                 throw new UsageError("option '--static' is not available in fpm mode (nginx there can serve files itself)");
             }
+            if ($options->get('metrics') !== null) {
+                throw new UsageError("option '--metrics' is not available in fpm mode (bin/weft status shows php-fpm's and nginx's figures)");
+            }
             return (new FpmCommand())->run($app, $options, $pidFile, $logFile);
         }
 
         $logger = new Logger($logFile, $options->get('log-level'), $options->get('log-format'));
         $requestMetrics = new RequestMetrics();
-        $hooks = \array_values(\array_filter([
-            $options->get('metrics') !== null ? new MetricsServer($options->get('metrics'), $logger) : null,
-            SystemdNotifier::fromEnvironment($logger),
-        ]));
+        try {
+            $metricsServer = $options->get('metrics') !== null ? new MetricsServer($options->get('metrics'), $logger) : null;
+        } catch (\InvalidArgumentException $e) {
+            throw new UsageError($e->getMessage());
+        }
+        $hooks = \array_values(\array_filter([$metricsServer, SystemdNotifier::fromEnvironment($logger)]));
         $config = new ServerConfig(
             handlerFactory: self::handlerFactory($app, $options, $logger, $requestMetrics),
             host: $options->get('host'),

@@ -30,7 +30,16 @@ final class MetricsServer implements MasterHook
 
     public function __construct(private readonly string $address, private readonly LoggerInterface $logger)
     {
+        if (!self::valid($address)) {
+            throw new \InvalidArgumentException("option '--metrics' expects HOST:PORT (like 127.0.0.1:9100), got '$address'");
+        }
         $this->prometheus = new Prometheus();
+    }
+
+    /** "127.0.0.1:9100", "[::1]:9100", "localhost:0": a host and a port from 0 to 65535. */
+    public static function valid(string $address): bool
+    {
+        return \preg_match('/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/', $address, $m) === 1 && (int) $m[2] <= 65535;
     }
 
     /** Binds before the master forks, so a busy port is a start-up error, not a log line. */

@@ -134,6 +134,15 @@ final class MetricsTest extends TestCase
         [$code, $out] = ServerProcess::cli(['serve', self::APP, '--port', '0', '--metrics', "127.0.0.1:$port"]);
         self::assertSame(1, $code);
         self::assertStringContainsString("cannot listen for --metrics on 127.0.0.1:$port", $out);
+
+        foreach (['nonsense', '127.0.0.1:99999', ':9100'] as $bad) {
+            [$code, $out] = ServerProcess::cli(['serve', self::APP, '--port', '0', '--metrics', $bad]);
+            self::assertSame(2, $code, $out);
+            self::assertStringContainsString("option '--metrics' expects HOST:PORT (like 127.0.0.1:9100), got '$bad'", $out);
+        }
+        [$code, $out] = ServerProcess::cli(['serve', self::APP, '--mode', 'fpm', '--metrics', '127.0.0.1:0']);
+        self::assertSame(2, $code, $out);
+        self::assertStringContainsString("option '--metrics' is not available in fpm mode", $out);
     }
 
     private static function metricsAddress(ServerProcess $server): string
