@@ -5,7 +5,6 @@ declare(strict_types=1);
 namespace Weft\Observe;
 
 use Psr\Log\LoggerInterface;
-use Weft\Server\Master;
 use Weft\Server\MasterHook;
 
 /**
@@ -46,10 +45,10 @@ final class SystemdNotifier implements MasterHook
     {
         $workers = $this->status !== null ? (int) (($this->status)()['master']['workers'] ?? 0) : 0;
         match ($event) {
-            Master::EVENT_READY => $this->send("READY=1\nSTATUS=Serving with $workers worker(s)"),
-            Master::EVENT_RELOADING => $this->send("RELOADING=1\nMONOTONIC_USEC=" . \intdiv(\hrtime(true), 1000) . "\nSTATUS=Reloading: starting new workers"),
-            Master::EVENT_RELOADED => $this->send("READY=1\nSTATUS=Serving with $workers worker(s)"),
-            Master::EVENT_STOPPING => $this->send("STOPPING=1\nSTATUS=Stopping: draining in-flight requests"),
+            MasterHook::READY => $this->send("READY=1\nSTATUS=Serving with $workers worker(s)"),
+            MasterHook::RELOADING => $this->send("RELOADING=1\nMONOTONIC_USEC=" . \intdiv(\hrtime(true), 1000) . "\nSTATUS=Reloading: starting new workers"),
+            MasterHook::RELOADED => $this->send("READY=1\nSTATUS=Serving with $workers worker(s)"),
+            MasterHook::STOPPING => $this->send("STOPPING=1\nSTATUS=Stopping: draining in-flight requests"),
             default => null,
         };
     }

@@ -50,12 +50,6 @@ final class Master
     private int $restarts = 0;
     private int $reloads = 0;
 
-    /** Events told to the MasterHooks. */
-    public const EVENT_READY = 'ready';
-    public const EVENT_RELOADING = 'reloading';
-    public const EVENT_RELOADED = 'reloaded';
-    public const EVENT_STOPPING = 'stopping';
-
     public function __construct(private readonly ServerConfig $config, private readonly Logger $logger)
     {
         $this->started = \microtime(true);
@@ -110,7 +104,7 @@ final class Master
                 if ($onReady !== null) {
                     $onReady($this->listener->address());
                 }
-                $this->event(self::EVENT_READY);
+                $this->event(MasterHook::READY);
             });
             $this->driver->unreference($readyCheck);
         }
@@ -232,7 +226,7 @@ final class Master
         }
         $this->reloading = false;
         $this->reloads++;
-        $this->event(self::EVENT_RELOADED);
+        $this->event(MasterHook::RELOADED);
         $this->logger->info('Reload: {new} new worker(s) ready, {old} old worker(s) draining', [
             'new' => $this->config->workers, 'old' => $old,
         ]);
@@ -308,7 +302,7 @@ final class Master
         }
         $this->generation--;
         $this->reloading = false;
-        $this->event(self::EVENT_RELOADED);
+        $this->event(MasterHook::RELOADED);
     }
 
     private function reload(): void
@@ -318,7 +312,7 @@ final class Master
         }
         $this->reloading = true;
         $this->generation++;
-        $this->event(self::EVENT_RELOADING);
+        $this->event(MasterHook::RELOADING);
         $this->logger->info('Reload: starting {n} new worker(s)', ['n' => $this->config->workers]);
         for ($slot = 1; $slot <= $this->config->workers; $slot++) {
             $this->spawn($slot);
@@ -341,7 +335,7 @@ final class Master
             return;
         }
         $this->stopping = true;
-        $this->event(self::EVENT_STOPPING);
+        $this->event(MasterHook::STOPPING);
         $this->logger->info('Stopping: {n} worker(s) finish in-flight work (grace {grace} s)', [
             'n' => \count($this->workers), 'grace' => $this->config->grace,
         ]);

@@ -11,13 +11,19 @@ namespace Weft\Server;
  */
 interface MasterHook
 {
+    /** Every worker serves (after start, and again after a reload, done or abandoned). */
+    public const READY = 'ready';
+    public const RELOADING = 'reloading';
+    public const RELOADED = 'reloaded';
+    public const STOPPING = 'stopping';
+
     /**
      * The master's loop is running. @param \Closure(): array<string, mixed> $status the master's status,
      * as `bin/weft status --json` prints it
      */
     public function start(\Closure $status): void;
 
-    /** One of the EVENT_* constants of Master. */
+    /** One of the constants above. */
     public function event(string $event): void;
 
     /** A worker is gone; $stats are its last reported figures, so totals can outlive it. */
