@@ -27,7 +27,7 @@ PACKAGES=(
     redis-server
     wrk apache2-utils
     unzip git procps util-linux composer
-    prometheus   # for promtool, which checks /metrics in the tests (19 MB; its service is never started)
+    prometheus   # promtool and a Prometheus server check and scrape /metrics in the tests (19 MB; its service stays off)
 )
 
 pkg_installed() {
@@ -150,6 +150,10 @@ else
     restore_policy
     trap - EXIT
     stop_system_services
+    # The tests run their own Prometheus; the package's service must not start at the next boot.
+    if command -v systemctl >/dev/null 2>&1; then
+        systemctl disable prometheus.service >/dev/null 2>&1 || true
+    fi
 
     for p in "${PACKAGES[@]}"; do
         pkg_installed "$p" || die "package $p is still not installed"

@@ -127,6 +127,39 @@ final class MetricsTest extends TestCase
         $server->stop();
     }
 
+    public function testAPrometheusServerScrapesIt(): void
+    {
+        self::assertTrue(\is_executable('/usr/bin/prometheus'), 'prometheus is missing: run scripts/setup.sh (Debian package prometheus)');
+        $server = new ServerProcess([self::APP, '--workers', '1', '--metrics', '127.0.0.1:0']);
+        $target = \substr(self::metricsAddress($server), 7);
+        self::get("http://{$server->address()}/");
+        $dir = \sys_get_temp_dir() . '/weft-prometheus-' . \bin2hex(\random_bytes(4));
+        \mkdir($dir);
+        \file_put_contents("$dir/prometheus.yml", "global:\n  scrape_interval: 1s\nscrape_configs:\n  - job_name: weft\n    static_configs: [{ targets: ['$target'] }]\n");
+        $socket = \stream_socket_server('tcp://127.0.0.1:0');
+        $web = \stream_socket_get_name($socket, false);
+        \fclose($socket);
+        $prometheus = \proc_open(['/usr/bin/prometheus', "--config.file=$dir/prometheus.yml", "--storage.tsdb.path=$dir/data", "--web.listen-address=$web"], [0 => ['file', '/dev/null', 'r'], 1 => ['file', "$dir/log", 'w'], 2 => ['file', "$dir/log", 'w']], $pipes);
+        try {
+            $query = static function (string $promql) use ($web): ?array {
+                $reply = @\file_get_contents("http://$web/api/v1/query?query=" . \rawurlencode($promql));
+                return $reply === false ? null : (\json_decode($reply, true)['data']['result'][0] ?? null);
+            };
+            $up = ServerProcess::waitFor(static fn () => $query('up{job="weft"}'), 30, 'a scrape by Prometheus');
+            self::assertSame('1', $up['value'][1], 'Prometheus reached and parsed /metrics');
+            $responses = ServerProcess::waitFor(static fn () => $query('weft_http_responses_total{code="2xx"} > 0'), 30, 'the request in Prometheus');
+            self::assertSame('1', $responses['value'][1]);
+            $targets = \json_decode((string) \file_get_contents("http://$web/api/v1/targets"), true);
+            self::assertSame('', $targets['data']['activeTargets'][0]['lastError']);
+        } finally {
+            \proc_terminate($prometheus);
+            ServerProcess::waitFor(static fn () => !\proc_get_status($prometheus)['running'], 20, 'prometheus to exit');
+            \proc_close($prometheus);
+            \exec('rm -rf ' . \escapeshellarg($dir));
+            $server->stop();
+        }
+    }
+
     public function testABusyMetricsPortIsAStartError(): void
     {
         $blocker = \stream_socket_server('tcp://127.0.0.1:0');
