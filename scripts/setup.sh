@@ -20,6 +20,7 @@ die() { printf 'setup: ERROR: %s\n' "$*" >&2; exit 1; }
 
 PACKAGES=(
     php8.2-cli php8.2-fpm php8.2-mysql php8.2-pgsql php8.2-dev php8.2-opcache
+    gcc make libc6-dev
     nginx
     curl
     mariadb-server mariadb-client
@@ -172,4 +173,8 @@ if ! COMPOSER_ALLOW_SUPERUSER=1 composer install --no-interaction --no-progress 
     die "composer install failed (log: var/composer-install.log)"
 fi
 log "composer done in $((SECONDS - t0))s"
+# The native extension (epoll loop, hooks): without it the default loop is select and its tests skip.
+# Fast when it is already built and up to date.
+module="$(bash scripts/build-ext.sh)" || die "building the native extension failed (log: ext/build.log)"
+log "native extension: $module"
 log "ok"

@@ -17,6 +17,7 @@ final class Application
         'status' => "Show a running server's workers: pid, uptime, requests, connections, coroutines, memory",
         'bench' => 'Run the benchmark scenarios (core, hello, sleep, sql3, upstream, line, preload, all)',
         'preload' => 'Write an opcache.preload script for an application (for fpm mode)',
+        'fuzz' => 'Fuzz the HTTP request parser (and a live server with --live); deterministic by --seed',
     ];
 
     /** @param list<string> $argv */
@@ -31,6 +32,7 @@ final class Application
                 'config' => (new ConfigCommand())->run($args),
                 'bench' => (new BenchCommand())->run($args),
                 'preload' => (new PreloadCommand())->run($args),
+                'fuzz' => (new FuzzCommand())->run($args),
                 'help', '--help', '-h' => $this->help(),
                 '--version', '-V' => $this->version(),
                 default => throw new UsageError("unknown command '$command' (try: bin/weft help)"),

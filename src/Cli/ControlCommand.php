@@ -4,7 +4,15 @@ declare(strict_types=1);
 
 namespace Weft\Cli;
 
-/** `bin/weft stop|reload|status`: finds the master by its pid file and signals or asks it. */
+use Weft\Server\PidFile;
+use Weft\Server\RuntimeFiles;
+use Weft\Server\UnsafePath;
+
+/**
+ * `bin/weft stop|reload|status`: finds the master by its pid file and signals or asks it. Nothing is
+ * signalled before the pid is known to be a Weft master of this pid file (PidFile::whyNotMaster): a
+ * stale or planted pid file must not make `stop` kill an unrelated process.
+ */
 final class ControlCommand
 {
     public function __construct(private readonly string $command)
@@ -15,13 +23,16 @@ final class ControlCommand
     public static function spec(string $command): array
     {
         $spec = [
-            'pid-file' => ['string', null, 'pid file of the server (default: <tmp>/weft-PORT.pid)'],
+            'pid-file' => ['string', null, 'pid file of the server (default: RUNDIR/weft-PORT.pid)'],
             'port' => ['int', 8080, 'port of the server, to find its default pid file'],
             'config' => ['string', null, "the server's configuration file, to find its pid file (also WEFT_CONFIG, WEFT_PID_FILE, WEFT_PORT)"],
             'help' => ['bool', false, 'show this help'],
         ];
         if ($command === 'stop') {
             $spec['timeout'] = ['float', 30.0, 'seconds to wait for the server to exit'];
+        }
+        if ($command === 'reload') {
+            $spec['timeout'] = ['float', 60.0, 'seconds to wait for the new workers to be ready'];
         }
         if ($command === 'status') {
             $spec['json'] = ['bool', false, 'print the raw JSON'];
@@ -41,18 +52,51 @@ final class ControlCommand
         if ($options->arguments !== []) {
             throw new UsageError("unexpected argument '{$options->arguments[0]}'");
         }
-        // Found as `serve` would place it: --pid-file / --port here, then WEFT_* and the configuration file.
-        $pidFile = Config\Configuration::pidFileOf($args);
-        $pid = (int) @\file_get_contents($pidFile);
-        if ($pid <= 0 || !self::alive($pid)) {
-            \fwrite(\STDERR, "weft: no running server found (pid file $pidFile)\n");
+        try {
+            // Found as `serve` would place it: --pid-file / --port here, then WEFT_* and the configuration file.
+            $pidFile = new PidFile(Config\Configuration::pidFileOf($args));
+            $pid = $pidFile->read();
+        } catch (UnsafePath $e) {
+            \fwrite(\STDERR, 'weft: refusing the pid file: ' . $e->getMessage() . "\n");
+            return 1;
+        }
+        if ($pid === null) {
+            \fwrite(\STDERR, "weft: no running server found (no pid in {$pidFile->path})\n");
+            return 1;
+        }
+        $why = $pidFile->whyNotMaster($pid);
+        if ($why !== null) {
+            \fwrite(\STDERR, "weft: no running server found: the pid file {$pidFile->path} names pid $pid, but $why; nothing was signalled\n");
             return 1;
         }
         return match ($this->command) {
             'stop' => $this->stop($pid, $options->get('timeout')),
-            'reload' => $this->signal($pid, \SIGUSR1, 'reload requested: new workers start, old ones drain'),
-            'status' => $this->status($pidFile . '.sock', $options->get('json')),
+            'reload' => $this->reload($pidFile, $pid, $options->get('timeout')),
+            'status' => $this->status($pidFile->socketPath(), $options->get('json')),
         };
+    }
+
+    /**
+     * Asks the master to reload over its control socket and waits for the outcome: the new workers all
+     * ready (exit 0), or why they could not start (exit 1; the old workers keep serving). A master
+     * without that command (fpm mode) gets SIGUSR1.
+     */
+    private function reload(PidFile $pidFile, int $pid, float $timeout): int
+    {
+        $reply = PidFile::ask($pidFile->socketPath(), 'reload', $timeout);
+        if ($reply === null || (isset($reply['error']) && \str_starts_with((string) $reply['error'], 'unknown command'))) {
+            if ($reply === null && \file_exists($pidFile->socketPath())) {
+                \fwrite(\STDERR, "weft: the master (pid $pid) did not answer the reload within {$timeout} s; see its log\n");
+                return 1;
+            }
+            return $this->signal($pid, \SIGUSR1, 'reload requested: new workers start, old ones drain');
+        }
+        if (($reply['ok'] ?? false) === true) {
+            echo "reloaded: {$reply['workers']} new worker(s) serving, the old ones drain (master pid $pid)\n";
+            return 0;
+        }
+        \fwrite(\STDERR, 'weft: reload failed: ' . ($reply['error'] ?? 'unknown reason') . "; the old workers keep serving (master pid $pid)\n");
+        return 1;
     }
 
     private function stop(int $pid, float $timeout): int
@@ -70,18 +114,9 @@ final class ControlCommand
         return 1;
     }
 
-    /** A zombie (exited, not yet reaped by its parent) still answers kill(0): it counts as gone. */
     private static function alive(int $pid): bool
     {
-        if (!@\posix_kill($pid, 0)) {
-            return false;
-        }
-        $stat = @\file_get_contents("/proc/$pid/stat");
-        if ($stat === false) {
-            return true;
-        }
-        $state = \substr($stat, (int) \strrpos($stat, ')') + 2, 1);
-        return $state !== 'Z';
+        return PidFile::alive($pid);
     }
 
     private function signal(int $pid, int $signal, string $message): int
@@ -93,17 +128,12 @@ final class ControlCommand
 
     private function status(string $socket, bool $json): int
     {
-        $client = @\stream_socket_client('unix://' . $socket, $errno, $error, 5.0);
-        if ($client === false) {
-            \fwrite(\STDERR, "weft: cannot reach the master's control socket $socket: $error\n");
+        $status = PidFile::ask($socket, 'status', 5.0);
+        if ($status === null) {
+            \fwrite(\STDERR, "weft: cannot reach the master's control socket $socket\n");
             return 1;
         }
-        \stream_set_timeout($client, 5);
-        \fwrite($client, "status\n");
-        $reply = \stream_get_contents($client);
-        \fclose($client);
-        $status = \json_decode((string) $reply, true);
-        if (!\is_array($status) || !isset($status['master'])) {
+        if (!isset($status['master'])) {
             \fwrite(\STDERR, "weft: unexpected reply from the master\n");
             return 1;
         }
@@ -130,6 +160,15 @@ final class ControlCommand
                 $w['slot'], $w['pid'], $w['state'], self::duration($w['uptime']), $w['requests'] ?? 0, $w['connections'] ?? 0,
                 $w['coroutines'] ?? 0, self::bytes($w['memory'] ?? 0), self::bytes($w['rss'] ?? 0),
             );
+        }
+        // The oldest requests each worker runs, as of its last report: where a slow or stuck one shows.
+        $now = \microtime(true);
+        foreach ($status['workers'] as $w) {
+            foreach (\is_array($w['running'] ?? null) ? $w['running'] : [] as $request) {
+                if (\is_array($request) && isset($request['request'], $request['since'])) {
+                    $out .= \sprintf("  worker %s runs %s for %.1f s\n", $w['slot'], $request['request'], \max(0.0, $now - (float) $request['since']));
+                }
+            }
         }
         return $out;
     }

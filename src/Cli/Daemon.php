@@ -4,40 +4,119 @@ declare(strict_types=1);
 
 namespace Weft\Cli;
 
-/** Detaches the server: the foreground process returns once the master has written its pid file. */
+use Weft\Server\RuntimeFiles;
+
+/**
+ * Detaches the server. The foreground process returns only once the outcome is known: every worker of
+ * the first generation serving (exit 0), or the reason it cannot (exit 1), which the master sends back
+ * over a socket pair. A start that "succeeds" while every worker crashes at boot is a lie to scripts.
+ */
 final class Daemon
 {
-    /** @param \Closure(): int $master */
-    public static function start(string $pidFile, string $logFile, \Closure $master): int
+    /** The descriptors 0, 1 and 2 of the detached process: kept referenced so PHP never closes them. */
+    private static array $stdio = [];
+
+    /**
+     * @param \Closure(\Closure(string): void, \Closure(string): void): int $master runs the master with
+     *        an "all workers ready" and a "cannot start" callback
+     */
+    public static function start(string $pidFile, string $logFile, \Closure $master, float $timeout = 60.0): int
     {
-        @\unlink($pidFile);
+        $pair = \stream_socket_pair(\STREAM_PF_UNIX, \STREAM_SOCK_STREAM, \STREAM_IPPROTO_IP);
+        if ($pair === false) {
+            \fwrite(\STDERR, "weft: cannot create a socket pair\n");
+            return 1;
+        }
+        [$parentEnd, $childEnd] = $pair;
         $pid = \pcntl_fork();
         if ($pid === -1) {
             \fwrite(\STDERR, "weft: fork failed\n");
             return 1;
         }
         if ($pid > 0) {
-            $deadline = \microtime(true) + 15;
-            while (\microtime(true) < $deadline) {
-                if (\is_file($pidFile) && \file_exists($pidFile . '.sock')) {
-                    echo 'Weft started in the background, master pid ' . \trim((string) \file_get_contents($pidFile)) . ", log $logFile\n";
-                    return 0;
-                }
+            \fclose($childEnd);
+            return self::awaitOutcome($pid, $parentEnd, $logFile, $timeout);
+        }
+        \fclose($parentEnd);
+        \posix_setsid();
+        self::redirectStdio($logFile);
+        $report = static function (string $line) use (&$childEnd): void {
+            if (\is_resource($childEnd)) {
+                @\fwrite($childEnd, $line . "\n");
+                @\fclose($childEnd);
+            }
+        };
+        $code = $master(
+            static fn (string $address) => $report('READY ' . $address),
+            static fn (string $reason) => $report('FAILED ' . \str_replace(["\r", "\n"], ' ', $reason)),
+        );
+        $report('FAILED the master exited with code ' . $code);
+        exit($code);
+    }
+
+    /**
+     * stdin from /dev/null, stdout and stderr onto the log: the terminal we left is gone, and a closed
+     * descriptor 1 would turn the first `echo` of a handler into a dead worker (the CLI exits when a
+     * write to stdout fails). What the app prints, error_log() and PHP's warnings all land in the log.
+     */
+    private static function redirectStdio(string $logFile): void
+    {
+        \fclose(\STDIN);
+        \fclose(\STDOUT);
+        \fclose(\STDERR);
+        // The lowest free descriptors are taken in order: 0, 1, 2.
+        self::$stdio = [\fopen('/dev/null', 'r')];
+        try {
+            self::$stdio[] = RuntimeFiles::openLog($logFile);
+            self::$stdio[] = RuntimeFiles::openLog($logFile);
+        } catch (\Throwable) {
+            self::$stdio[] = \fopen('/dev/null', 'a');
+            self::$stdio[] = \fopen('/dev/null', 'a');
+        }
+        // The CLI's own error logging (error_log(), warnings) stops once its stderr stream is closed,
+        // whatever descriptor 2 is now: point it at descriptor 2 by name.
+        if ((string) \ini_get('error_log') === '' && \is_dir('/proc/self/fd')) {
+            \ini_set('error_log', '/proc/self/fd/2');
+        }
+    }
+
+    /** @param resource $channel */
+    private static function awaitOutcome(int $pid, mixed $channel, string $logFile, float $timeout): int
+    {
+        $line = '';
+        $deadline = \microtime(true) + $timeout;
+        while (!\str_contains($line, "\n")) {
+            $left = $deadline - \microtime(true);
+            if ($left <= 0) {
+                \fwrite(\STDERR, "weft: the server did not start within {$timeout} s (master pid $pid still starting); see $logFile\n");
+                return 1;
+            }
+            $read = [$channel];
+            $w = $e = null;
+            // In slices: the master is our child, so its death is seen even while a worker it forked
+            // still holds a copy of the channel.
+            if (@\stream_select($read, $w, $e, 0, 100_000) === 0) {
                 if (\pcntl_waitpid($pid, $status, \WNOHANG) === $pid) {
                     \fwrite(\STDERR, "weft: the server exited during start; see $logFile\n");
                     return 1;
                 }
-                \usleep(20_000);
+                continue;
             }
-            \fwrite(\STDERR, "weft: the server did not start within 15 s; see $logFile\n");
-            return 1;
+            $chunk = @\fread($channel, 4096);
+            if ($chunk === '' || $chunk === false) {
+                break; // the master exited without a word
+            }
+            $line .= $chunk;
         }
-        \posix_setsid();
-        // Nothing may write to the terminal we left: the logger writes to the log file.
-        \fclose(\STDIN);
-        \fclose(\STDOUT);
-        \fclose(\STDERR);
-        $code = $master();
-        exit($code);
+        $line = \trim($line);
+        if (\str_starts_with($line, 'READY ')) {
+            echo "Weft started in the background on " . \substr($line, 6) . ", master pid $pid, log $logFile\n";
+            return 0;
+        }
+        // The master stops itself after a failed start; reap it if it is done.
+        \pcntl_waitpid($pid, $status, \WNOHANG);
+        $reason = \str_starts_with($line, 'FAILED ') ? \substr($line, 7) : 'the server exited during start';
+        \fwrite(\STDERR, "weft: the server could not start: $reason (log: $logFile)\n");
+        return 1;
     }
 }

@@ -37,12 +37,6 @@ final class FpmCommand
             return 1;
         }
 
-        $existing = (int) @\file_get_contents($pidFile);
-        if ($existing !== \getmypid() && ProcessTable::alive($existing)) {
-            \fwrite(\STDERR, "weft: already running with pid $existing (pid file $pidFile)\n");
-            return 1;
-        }
-
         $host = $options->get('host');
         $port = self::claimPort($host, $options->get('port'), $error);
         if ($port === null) {
@@ -87,7 +81,8 @@ final class FpmCommand
             return (new Supervisor($settings, $logger, self::absolute($pidFile)))->run($onReady);
         };
         if ($options->get('daemon')) {
-            return Daemon::start($pidFile, (string) $logFile, static fn (): int => $supervise(null));
+            return Daemon::start($pidFile, (string) $logFile, static fn (\Closure $ready, \Closure $failed): int
+                => $supervise(static fn (int $port) => $ready("{$settings->host}:$port")));
         }
         return $supervise(static function (int $port): void {
             echo "READY $port\n";

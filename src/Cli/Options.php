@@ -78,7 +78,8 @@ final class Options
             [$type, $default, $help] = $entry;
             $flag = '--' . $name . ($type === 'bool' ? '' : ' ' . \strtoupper($type === 'list' ? 'a,b' : ($type === 'bytes' ? 'size' : ($type === 'string' && isset($entry[3]) ? \implode('|', $entry[3]) : $type))));
             $defaultText = match (true) {
-                $default === null, $default === false, $default === '' => '',
+                $default === null, $default === false, $default === '', $default === [] => '',
+                $type === 'bytes' && \is_int($default) && $default > 0 => ' (default: ' . self::size($default) . ')',
                 \is_array($default) => ' (default: ' . \implode(',', $default) . ')',
                 $default === true => ' (default: on)',
                 default => " (default: $default)",
@@ -86,6 +87,16 @@ final class Options
             $lines[] = \sprintf('  %-34s %s%s', $flag, $help, $defaultText);
         }
         return \implode("\n", $lines);
+    }
+
+    private static function size(int $bytes): string
+    {
+        foreach (['G' => 1024 ** 3, 'M' => 1024 ** 2, 'K' => 1024] as $unit => $factor) {
+            if ($bytes % $factor === 0) {
+                return \intdiv($bytes, $factor) . $unit;
+            }
+        }
+        return (string) $bytes;
     }
 
     private static function convert(string $name, string $type, string $value, ?array $allowed): mixed

@@ -18,16 +18,24 @@ use Weft\Mode\AppLoader;
 use Weft\Observe\MetricsServer;
 use Weft\Observe\RequestMetrics;
 use Weft\Observe\SystemdNotifier;
+use Weft\Server\AlreadyRunning;
 use Weft\Server\Executor;
+use Weft\Server\InFlight;
 use Weft\Server\Logger;
 use Weft\Server\ServerLog;
 use Weft\Server\Master;
+use Weft\Server\PidFile;
+use Weft\Server\RuntimeFiles;
 use Weft\Server\ServerConfig;
+use Weft\Server\UnsafePath;
 use Weft\Socket\ListenException;
 use Weft\Socket\ListenOptions;
 
 final class ServeCommand
 {
+    /** php-fpm's default memory_limit: a handler that runs away fails long before the machine does. */
+    public const DEFAULT_MEMORY_LIMIT = 128 * 1024 * 1024;
+
     /** @return array<string, array{0: string, 1: mixed, 2: string, 3?: list<string>}> */
     public static function spec(): array
     {
@@ -44,12 +52,15 @@ final class ServeCommand
             'max-header' => ['bytes', Limits::DEFAULT_MAX_HEADER_BYTES, 'largest request line + headers (431/414 beyond)'],
             'header-timeout' => ['float', HttpOptions::DEFAULT_HEADER_TIMEOUT, 'seconds to receive a request head (408 beyond)'],
             'idle-timeout' => ['float', HttpOptions::DEFAULT_IDLE_TIMEOUT, 'seconds an idle keep-alive connection stays open'],
+            'extra-methods' => ['list', [], 'request methods to accept besides the registered ones (others: 501)'],
             'max-line' => ['bytes', LineCodec::DEFAULT_MAX_LINE, 'line protocol: longest line'],
             'grace' => ['float', ServerConfig::DEFAULT_GRACE, 'seconds in-flight requests get on stop or reload'],
             'backlog' => ['int', ListenOptions::DEFAULT_BACKLOG, 'listen backlog (capped by net.core.somaxconn)'],
             'max-coroutines' => ['int', \Weft\Coroutine\Scheduler::DEFAULT_MAX_COROUTINES, 'coroutines per worker (each holds a Fiber)'],
-            'pid-file' => ['string', null, 'pid file (default: <tmp>/weft-PORT.pid); the control socket is PIDFILE.sock'],
-            'log-file' => ['string', null, 'log file (default: stderr; with --daemon: <tmp>/weft-PORT.log)'],
+            'memory-limit' => ['bytes', self::DEFAULT_MEMORY_LIMIT, "each worker's PHP memory_limit; a request beyond it fails and the worker is replaced (0: none)"],
+            'worker-timeout' => ['float', ServerConfig::DEFAULT_WORKER_TIMEOUT, 'seconds a worker may go without reporting to the master before it is killed and replaced (0: never)'],
+            'pid-file' => ['string', null, 'pid file (default: RUNDIR/weft-PORT.pid); the control socket is PIDFILE.sock'],
+            'log-file' => ['string', null, 'log file (default: stderr; with --daemon: RUNDIR/weft-PORT.log)'],
             'log-level' => ['string', 'info', 'least severe level logged', \array_keys(Logger::LEVELS)],
             'log-format' => ['string', 'text', 'server log format: text, or json (one object per line)', Logger::FORMATS],
             'daemon' => ['bool', false, 'run in the background'],
@@ -114,8 +125,19 @@ final class ServeCommand
                 throw new UsageError($e->getMessage());
             }
         }
-        $pidFile = $options->get('pid-file') ?? (\sys_get_temp_dir() . "/weft-$port.pid");
-        $logFile = $options->get('log-file') ?? ($options->get('daemon') ? \sys_get_temp_dir() . "/weft-$port.log" : null);
+        $workerTimeout = $options->get('worker-timeout');
+        if ($workerTimeout < 0 || ($workerTimeout > 0 && $workerTimeout < 2)) {
+            // Workers report once a second: less than two would take a busy second for a stuck worker.
+            throw new UsageError("option '--worker-timeout' must be 0 (off) or at least 2 seconds");
+        }
+        try {
+            $pidFile = $options->get('pid-file') ?? RuntimeFiles::defaultPidFile($port);
+            $logFile = $options->get('log-file') ?? ($options->get('daemon') ? RuntimeFiles::defaultLogFile($port) : null);
+            self::checkPidFile(new PidFile($pidFile));
+        } catch (UnsafePath|AlreadyRunning $e) {
+            \fwrite(\STDERR, 'weft: ' . $e->getMessage() . "\n");
+            return 1;
+        }
 
         if ($options->get('mode') === 'fpm') {
             if ($options->get('static') !== null) {
@@ -127,7 +149,12 @@ final class ServeCommand
             return (new FpmCommand())->run($app, $options, $pidFile, $logFile);
         }
 
-        $logger = new Logger($logFile, $options->get('log-level'), $options->get('log-format'));
+        try {
+            $logger = new Logger($logFile, $options->get('log-level'), $options->get('log-format'));
+        } catch (\RuntimeException $e) {
+            \fwrite(\STDERR, 'weft: ' . $e->getMessage() . "\n");
+            return 1;
+        }
         $requestMetrics = new RequestMetrics();
         try {
             $metricsServer = $options->get('metrics') !== null ? new MetricsServer($options->get('metrics'), $logger) : null;
@@ -135,6 +162,7 @@ final class ServeCommand
             throw new UsageError($e->getMessage());
         }
         $hooks = \array_values(\array_filter([$metricsServer, SystemdNotifier::fromEnvironment($logger)]));
+
         $config = new ServerConfig(
             handlerFactory: self::handlerFactory($app, $options, $logger, $requestMetrics),
             host: $options->get('host'),
@@ -150,6 +178,7 @@ final class ServeCommand
             logFile: $logFile,
             daemon: $options->get('daemon'),
             maxCoroutines: $options->get('max-coroutines'),
+            workerTimeout: $options->get('worker-timeout'),
             hooks: $hooks,
             workerStats: $requestMetrics->snapshot(...),
         );
@@ -171,12 +200,32 @@ final class ServeCommand
             }
         }
         if ($options->get('daemon')) {
-            return Daemon::start($pidFile, $logFile, static fn (): int => $master->run());
+            return Daemon::start($pidFile, $logFile, static fn (\Closure $ready, \Closure $failed): int => $master->run($ready, $failed));
         }
         return $master->run(static function (string $address): void {
             // A line the tests and scripts wait for; the port is the real one when --port 0 was given.
             echo 'READY ' . \substr($address, (int) \strrpos($address, ':') + 1) . "\n";
         });
+    }
+
+    /**
+     * A pid file naming a live Weft master means "already running"; anything else there (a stale pid, a
+     * foreign process, garbage) is said and then replaced. A path we must not trust is refused.
+     *
+     * @throws UnsafePath|AlreadyRunning
+     */
+    private static function checkPidFile(PidFile $pidFile): void
+    {
+        RuntimeFiles::checkDirectoryOf($pidFile->path);
+        $pid = $pidFile->read();
+        if ($pid === null) {
+            return;
+        }
+        $why = $pidFile->whyNotMaster($pid);
+        if ($why === null) {
+            throw new AlreadyRunning("Weft is already running with master pid $pid (pid file {$pidFile->path})");
+        }
+        \fwrite(\STDERR, "weft: ignoring the stale pid file {$pidFile->path}: $why\n");
     }
 
     /** @return \Closure(Executor): \Weft\Server\ConnectionHandler */
@@ -185,17 +234,29 @@ final class ServeCommand
         $protocol = $options->get('protocol');
         $maxLine = $options->get('max-line');
         [$static, $gzip] = self::layers($options);
-        $httpOptions = new HttpOptions(
-            limits: (new Limits())
+        try {
+            $limits = (new Limits())
                 ->withMaxBodyBytes($options->get('max-body'))
                 ->withMaxHeaderBytes($options->get('max-header'))
-                ->withMaxTargetBytes($options->get('max-header')),
+                ->withMaxTargetBytes($options->get('max-header'))
+                ->withExtraMethods(\array_map('strtoupper', $options->get('extra-methods')));
+        } catch (\InvalidArgumentException $e) {
+            throw new UsageError($e->getMessage());
+        }
+        $httpOptions = new HttpOptions(
+            limits: $limits,
             headerTimeout: $options->get('header-timeout'),
             idleTimeout: $options->get('idle-timeout'),
             debug: $options->get('debug'),
         );
-        return static function (Executor $executor) use ($app, $protocol, $maxLine, $httpOptions, $logger, $metrics, $static, $gzip) {
-            // In the worker, before the application loads: SIGUSR2 reopens the log (the master forwards it).
+        $memoryLimit = $options->get('memory-limit');
+        return static function (Executor $executor) use ($app, $protocol, $maxLine, $httpOptions, $logger, $memoryLimit, $metrics, $static, $gzip) {
+            // In the worker, after fork: its own limits, and the code as it is on disk now.
+            InFlight::reset();
+            \ini_set('memory_limit', $memoryLimit > 0 ? (string) $memoryLimit : '-1');
+            self::reportFatalErrors($logger, $memoryLimit);
+            AppLoader::forgetChangedScripts();
+            // Before the application loads: SIGUSR2 reopens the log (the master forwards it).
             $loop = \Weft\Loop\Loop::get();
             $loop->unreference($loop->onSignal(\SIGUSR2, static function () use ($logger): void {
                 $logger->reopen();
@@ -212,6 +273,30 @@ final class ServeCommand
             }
             return new HttpConnectionHandler($metrics->wrap($application), $executor, $logger, $httpOptions);
         };
+    }
+
+    /**
+     * A fatal error (the memory limit, a type error in the engine) ends the worker; its log line names the
+     * request that was running, and the master replaces the worker.
+     */
+    private static function reportFatalErrors(Logger $logger, int $memoryLimit): void
+    {
+        \register_shutdown_function(static function () use ($logger, $memoryLimit): void {
+            $error = \error_get_last();
+            if ($error === null || !($error['type'] & (\E_ERROR | \E_CORE_ERROR | \E_COMPILE_ERROR | \E_USER_ERROR))) {
+                return;
+            }
+            // Some room to say so: the limit was just hit.
+            \ini_set('memory_limit', '-1');
+            $running = \array_map(static fn (array $r): string => $r['request'], InFlight::oldest());
+            $memory = \str_contains($error['message'], 'Allowed memory size')
+                ? \sprintf(' (--memory-limit %dM)', \intdiv($memoryLimit, 1024 * 1024))
+                : '';
+            $logger->critical('Fatal error{memory} while running {running}: {message} in {file}:{line}; the worker exits and is replaced', [
+                'memory' => $memory, 'running' => $running === [] ? 'no request' : \implode(', ', $running),
+                'message' => $error['message'], 'file' => $error['file'], 'line' => $error['line'],
+            ]);
+        });
     }
 
     /**

@@ -12,6 +12,45 @@ namespace Weft\Mode;
  */
 final class AppLoader
 {
+    /**
+     * Drops from opcache every script that changed on disk since it was compiled, so that a worker of a
+     * new generation loads what is on disk now.
+     *
+     * Needed because the workers are forked from the master and share its opcache, and in the CLI the
+     * "request time" that opcache.revalidate_freq counts from is the master's start: after the first
+     * load, opcache would never look at the files again and every reload would run the old code. Only
+     * scripts this process has not loaded yet are checked (Weft's own classes are the master's), and
+     * only changed ones are dropped, so a reload costs one stat() per cached file.
+     *
+     * @return int how many scripts were dropped
+     */
+    public static function forgetChangedScripts(): int
+    {
+        if (!\function_exists('opcache_get_status') || !\ini_get('opcache.enable_cli')) {
+            return 0;
+        }
+        $status = @\opcache_get_status(true);
+        if (!\is_array($status) || !isset($status['scripts'])) {
+            return 0;
+        }
+        $loaded = \array_flip(\get_included_files());
+        $dropped = 0;
+        \clearstatcache();
+        foreach ($status['scripts'] as $script) {
+            $path = $script['full_path'] ?? null;
+            // Without a timestamp, opcache.validate_timestamps is off: the operator chose not to revalidate.
+            if (!\is_string($path) || isset($loaded[$path]) || !isset($script['timestamp'])) {
+                continue;
+            }
+            $mtime = @\filemtime($path);
+            if ($mtime === false || $mtime !== $script['timestamp']) {
+                \opcache_invalidate($path, true);
+                $dropped++;
+            }
+        }
+        return $dropped;
+    }
+
     public static function load(string $file): object
     {
         $path = \realpath($file);

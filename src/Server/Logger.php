@@ -141,11 +141,30 @@ final class Logger extends AbstractLogger
             $this->stream = \defined('STDERR') ? \STDERR : (\fopen('php://stderr', 'a') ?: throw new \RuntimeException('Cannot open stderr'));
             return;
         }
-        $stream = @\fopen($file, 'a');
-        if ($stream === false) {
-            throw new \RuntimeException("Cannot open the log file '$file': " . (\error_get_last()['message'] ?? 'unknown error'));
+        if (\str_contains($file, '://')) {
+            $stream = @\fopen($file, 'a');
+            if ($stream === false) {
+                throw new \RuntimeException("Cannot open the log file '$file': " . (\error_get_last()['message'] ?? 'unknown error'));
+            }
+            $this->stream = $stream;
+            return;
         }
-        $this->stream = $stream;
+        // A FIFO of ours (fpm mode's log pipe, read by the supervisor) holds nothing: open it as it is.
+        $stat = @\lstat($file);
+        if ($stat !== false && ($stat['mode'] & 0170000) === 0010000 && $stat['uid'] === \posix_geteuid()) {
+            $stream = @\fopen($file, 'a');
+            if ($stream === false) {
+                throw new \RuntimeException("Cannot open the log pipe '$file': " . (\error_get_last()['message'] ?? 'unknown error'));
+            }
+            $this->stream = $stream;
+            return;
+        }
+        // The log holds request targets and exception messages: 0640, never through a planted symlink.
+        try {
+            $this->stream = RuntimeFiles::openLog($file);
+        } catch (UnsafePath $e) {
+            throw new \RuntimeException("Cannot open the log file '$file': " . $e->getMessage(), 0, $e);
+        }
     }
 
     /** @return array<string, scalar|null> the context values a JSON record can carry as they are */

@@ -33,6 +33,8 @@ final class Master
     private const BACKOFF_MAX = 10.0;
     /** A worker that lived less than this counts as a failed start. */
     private const HEALTHY_AFTER = 2.0;
+    /** After SIGTERM to a worker that stopped reporting, how long before SIGKILL. */
+    private const KILL_AFTER = 2.0;
 
     private Driver $driver;
     private Listener $listener;
@@ -49,6 +51,14 @@ final class Master
     private array $signalWatchers = [];
     private int $restarts = 0;
     private int $reloads = 0;
+    /** @var null|\Closure(string): void told why the first generation could not boot */
+    private ?\Closure $onStartFailed = null;
+    private bool $everReady = false;
+    /** Reloads asked for, and the outcome of each finished one (by number): null = success. */
+    private int $reloadsRequested = 0;
+    /** @var array<int, ?string> */
+    private array $reloadOutcomes = [];
+    private ?PidFile $pidFile = null;
 
     public function __construct(private readonly ServerConfig $config, private readonly Logger $logger)
     {
@@ -64,12 +74,18 @@ final class Master
         );
     }
 
-    /** @param null|\Closure(string): void $onReady told the bound address once the workers are up */
-    public function run(?\Closure $onReady = null): int
+    /**
+     * @param null|\Closure(string): void $onReady told the bound address once the workers are up
+     * @param null|\Closure(string): void $onStartFailed told why, when a worker of the first generation
+     *        fails to load the application before all are up; the master then stops (a daemon must not
+     *        report success, nor linger, when nothing can serve)
+     */
+    public function run(?\Closure $onReady = null, ?\Closure $onStartFailed = null): int
     {
         if (!isset($this->listener)) {
             $this->bind();
         }
+        $this->onStartFailed = $onStartFailed;
         $this->driver = Loop::reset($this->config->loop === 'epoll' ? 'auto' : 'select');
         $this->driver->setErrorHandler(function (\Throwable $e): void {
             $this->logger->error('Master error: {message}', ['message' => $e->getMessage(), 'exception' => $e]);
@@ -77,10 +93,14 @@ final class Master
         if (\function_exists('cli_set_process_title')) {
             @\cli_set_process_title("{$this->config->name}: master");
         }
-        $this->writePidFile();
-        $this->openControlSocket();
-        foreach ($this->config->hooks as $hook) {
-            $hook->start(fn (): array => $this->status());
+        try {
+            $this->writePidFile();
+            $this->openControlSocket();
+        } catch (\RuntimeException $e) {
+            $this->logger->error('Cannot start: {message}', ['message' => $e->getMessage()]);
+            $onStartFailed?->__invoke($e->getMessage());
+            $this->pidFile?->release((int) \getmypid());
+            return 1;
         }
 
         foreach ([\SIGTERM => 'stop', \SIGINT => 'stop', \SIGUSR1 => 'reload', \SIGCHLD => 'reap', \SIGHUP => 'reload', \SIGUSR2 => 'reopenLogs'] as $signal => $action) {
@@ -88,6 +108,9 @@ final class Master
         }
         for ($slot = 1; $slot <= $this->config->workers; $slot++) {
             $this->spawn($slot);
+        }
+        if ($this->config->workerTimeout > 0) {
+            $this->driver->unreference($this->driver->repeat(1.0, fn () => $this->checkLiveness()));
         }
         $this->logger->info('Weft listening on {address}: {workers} {mode} worker(s), loop {loop}, master pid {pid}', [
             'address' => $this->listener->address(), 'workers' => $this->config->workers,
@@ -101,6 +124,7 @@ final class Master
                     }
                 }
                 $this->driver->cancel($id);
+                $this->everReady = true;
                 if ($onReady !== null) {
                     $onReady($this->listener->address());
                 }
@@ -185,6 +209,7 @@ final class Master
             }
             return;
         }
+        $worker->lastSeen = \microtime(true);
         $worker->inbox .= $data;
         while (($end = \strpos($worker->inbox, "\n")) !== false) {
             $line = \substr($worker->inbox, 0, $end);
@@ -195,6 +220,10 @@ final class Master
             }
             $type = $message['type'] ?? '';
             unset($message['type']);
+            if ($type === 'boot-failed') {
+                $worker->bootError = \is_string($message['error'] ?? null) ? $message['error'] : 'unknown error';
+                unset($message['error']);
+            }
             if ($message !== []) {
                 $worker->stats = $message + $worker->stats;
             }
@@ -225,6 +254,7 @@ final class Master
             }
         }
         $this->reloading = false;
+        $this->reloadOutcomes[$this->reloadsRequested] = null;
         $this->reloads++;
         $this->event(MasterHook::RELOADED);
         $this->logger->info('Reload: {new} new worker(s) ready, {old} old worker(s) draining', [
@@ -246,6 +276,8 @@ final class Master
             }
             if ($worker->watcher !== null) {
                 $this->driver->cancel($worker->watcher);
+                // Its last words (a boot failure's reason) may still be unread.
+                $this->readChannel($worker);
             }
             @\fclose($worker->channel);
             $worker->output?->close();
@@ -253,6 +285,9 @@ final class Master
             $how = \pcntl_wifsignaled($status)
                 ? 'killed by signal ' . \pcntl_wtermsig($status)
                 : 'exited with code ' . \pcntl_wexitstatus($status);
+            if ($worker->timedOut !== null) {
+                $how .= ' (' . $worker->timedOut . ')';
+            }
             $clean = \pcntl_wifexited($status) && \pcntl_wexitstatus($status) === Worker::EXIT_OK;
 
             if ($this->stopping || $worker->retiring) {
@@ -265,6 +300,14 @@ final class Master
             if ($this->reloading && !$worker->ready) {
                 // The new generation cannot boot: keep the old one serving.
                 $this->abortReload($worker, $how);
+                continue;
+            }
+            if (!$this->everReady && $worker->bootError !== null && $this->onStartFailed !== null) {
+                $this->logger->error('Worker {slot} could not load the application: {error}; stopping', ['slot' => $worker->slot, 'error' => $worker->bootError]);
+                $onStartFailed = $this->onStartFailed;
+                $this->onStartFailed = null;
+                $onStartFailed($worker->bootError);
+                $this->stop();
                 continue;
             }
             $failed = !$clean && $lived < self::HEALTHY_AFTER;
@@ -293,7 +336,9 @@ final class Master
 
     private function abortReload(WorkerProcess $failed, string $how): void
     {
-        $this->logger->error('Reload failed: a new worker {how} before it was ready; the old workers keep serving', ['how' => $how]);
+        $reason = "a new worker $how before it was ready" . ($failed->bootError !== null ? ': ' . $failed->bootError : '');
+        $this->reloadOutcomes[$this->reloadsRequested] = $reason;
+        $this->logger->error('Reload failed: {reason}; the old workers keep serving', ['reason' => $reason]);
         foreach ($this->workers as $worker) {
             if ($worker->generation === $this->generation) {
                 $worker->retiring = true;
@@ -311,6 +356,7 @@ final class Master
             return;
         }
         $this->reloading = true;
+        $this->reloadsRequested++;
         $this->generation++;
         $this->event(MasterHook::RELOADING);
         $this->logger->info('Reload: starting {n} new worker(s)', ['n' => $this->config->workers]);
@@ -393,7 +439,18 @@ final class Master
         if ($path === null) {
             return;
         }
-        $this->control = Listener::listen('unix://' . $path);
+        \clearstatcache(true, $path);
+        $stat = @\lstat($path);
+        if ($stat !== false && ($stat['mode'] & 0170000) !== 0140000) {
+            throw new UnsafePath("'$path' exists and is not a socket (a symbolic link or a file put there): refusing to replace it");
+        }
+        // Created 0600: the control socket answers status and reload to whoever can connect.
+        $umask = \umask(0177);
+        try {
+            $this->control = Listener::listen('unix://' . $path);
+        } finally {
+            \umask($umask);
+        }
         $control = $this->control;
         $acceptor = go(function () use ($control): void {
             while (true) {
@@ -407,9 +464,10 @@ final class Master
                         $command = \trim((string) $client->readLine(128, 5.0));
                         $reply = match ($command) {
                             'status' => $this->status(),
+                            'reload' => $this->reloadAndWait(),
                             default => ['error' => "unknown command '$command'"],
                         };
-                        $client->write(\json_encode($reply, \JSON_THROW_ON_ERROR | \JSON_PRETTY_PRINT) . "\n", 5.0);
+                        $client->write(\json_encode($reply, \JSON_THROW_ON_ERROR | \JSON_PRETTY_PRINT | \JSON_INVALID_UTF8_SUBSTITUTE) . "\n", 5.0);
                     } catch (\Throwable) {
                     } finally {
                         $client->close();
@@ -420,19 +478,78 @@ final class Master
         unset($acceptor);
     }
 
+    /**
+     * Starts a reload (or joins the one under way) and waits for its outcome: the answer of
+     * `bin/weft reload`, which must not report success when the new code cannot load.
+     *
+     * @return array{ok: bool, error?: string}
+     */
+    private function reloadAndWait(): array
+    {
+        if ($this->stopping) {
+            return ['ok' => false, 'error' => 'the server is stopping'];
+        }
+        $this->reload();
+        $number = $this->reloadsRequested;
+        while (!\array_key_exists($number, $this->reloadOutcomes)) {
+            if ($this->stopping) {
+                return ['ok' => false, 'error' => 'the server is stopping'];
+            }
+            \Weft\sleep(0.02);
+        }
+        $error = $this->reloadOutcomes[$number];
+        return $error === null ? ['ok' => true, 'workers' => $this->config->workers] : ['ok' => false, 'error' => $error];
+    }
+
+    /**
+     * Workers report every second. One silent for longer than --worker-timeout is stuck (an endless
+     * loop, a call that never returns, SIGSTOP): SIGTERM, then SIGKILL if it is still there shortly
+     * after (a stuck process cannot run its signal handler); reap() replaces it.
+     */
+    private function checkLiveness(): void
+    {
+        // Read what is waiting first: after the master itself was held up (stopped, starved of CPU),
+        // healthy workers' reports sit unread in their channels and must not count as silence.
+        foreach ($this->workers as $worker) {
+            if ($worker->watcher !== null) {
+                $this->readChannel($worker);
+            }
+        }
+        $now = \microtime(true);
+        foreach ($this->workers as $worker) {
+            if (!$worker->ready || $worker->timedOut !== null || $now - $worker->lastSeen <= $this->config->workerTimeout) {
+                continue;
+            }
+            $silent = \round($now - $worker->lastSeen, 1);
+            $worker->timedOut = "silent for {$silent} s, over --worker-timeout";
+            $running = [];
+            foreach (\is_array($worker->stats['running'] ?? null) ? $worker->stats['running'] : [] as $request) {
+                if (\is_array($request) && isset($request['request'], $request['since'])) {
+                    $running[] = \sprintf('%s (for %.1f s)', $request['request'], $now - (float) $request['since']);
+                }
+            }
+            $this->logger->error('Worker {slot} (pid {pid}) has been silent for {silent} s (--worker-timeout {timeout} s) while running {running}: killing it', [
+                'slot' => $worker->slot, 'pid' => $worker->pid, 'silent' => $silent, 'timeout' => $this->config->workerTimeout,
+                'running' => $running === [] ? 'no request' : \implode(', ', $running),
+            ]);
+            \posix_kill($worker->pid, \SIGTERM);
+            \posix_kill($worker->pid, \SIGCONT);
+            $pid = $worker->pid;
+            $this->driver->delay(self::KILL_AFTER, function () use ($pid): void {
+                if (isset($this->workers[$pid])) {
+                    \posix_kill($pid, \SIGKILL);
+                }
+            });
+        }
+    }
+
     private function writePidFile(): void
     {
-        $file = $this->config->pidFile;
-        if ($file === null) {
+        if ($this->config->pidFile === null) {
             return;
         }
-        $existing = @\file_get_contents($file);
-        if ($existing !== false && (int) $existing > 0 && (int) $existing !== \getmypid() && @\posix_kill((int) $existing, 0)) {
-            throw new \RuntimeException("Weft is already running with pid " . (int) $existing . " (pid file $file)");
-        }
-        if (@\file_put_contents($file, \getmypid() . "\n") === false) {
-            throw new \RuntimeException("Cannot write the pid file '$file'");
-        }
+        $this->pidFile = new PidFile($this->config->pidFile, $this->config->name);
+        $this->pidFile->claim((int) \getmypid());
     }
 
     private function event(string $event): void
@@ -455,8 +572,6 @@ final class Master
         if (($path = $this->config->controlPath()) !== null) {
             @\unlink($path);
         }
-        if ($this->config->pidFile !== null && (int) @\file_get_contents($this->config->pidFile) === \getmypid()) {
-            @\unlink($this->config->pidFile);
-        }
+        $this->pidFile?->release((int) \getmypid());
     }
 }

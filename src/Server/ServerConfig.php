@@ -11,6 +11,8 @@ final class ServerConfig
 {
     public const DEFAULT_GRACE = 10.0;
     public const DEFAULT_MAX_CONNECTIONS = 10_000;
+    /** Like php-fpm's request_terminate_timeout in spirit: a worker silent this long is stuck. */
+    public const DEFAULT_WORKER_TIMEOUT = 30.0;
 
     /**
      * @param \Closure(): ConnectionHandler $handlerFactory called in each worker after fork: loads the
@@ -32,6 +34,8 @@ final class ServerConfig
         public readonly bool $daemon = false,
         public readonly string $name = 'weft',
         public readonly int $maxCoroutines = \Weft\Coroutine\Scheduler::DEFAULT_MAX_COROUTINES,
+        /** Seconds a worker may go without reporting before it is killed and replaced (0: never). */
+        public readonly float $workerTimeout = self::DEFAULT_WORKER_TIMEOUT,
         /** @var list<MasterHook> run in the master beside its loop (metrics endpoint, systemd notify) */
         public readonly array $hooks = [],
         /** @var null|\Closure(): array<string, mixed> figures merged into each worker's stats report */

@@ -9,7 +9,7 @@ use Weft\Coroutine\Scheduler;
 /** @internal A worker's figures as reported to the master. */
 final class Stats
 {
-    /** @return array<string, int|float|string> */
+    /** @return array<string, mixed> */
     public static function collect(ConnectionHandler $handler, float $started, string $mode, string $loop): array
     {
         $handlerStats = $handler->stats();
@@ -27,6 +27,7 @@ final class Stats
             'opcache' => (bool) \ini_get('opcache.enable_cli'),
             'jit' => \function_exists('opcache_get_status') && (\opcache_get_status(false)['jit']['on'] ?? false),
             'updated' => \microtime(true),
+            'running' => InFlight::oldest(),
         ];
     }
 

@@ -17,6 +17,8 @@ use Weft\Loop\Driver;
  */
 final class SyncExecutor implements Executor
 {
+    private const HELD_SIGNALS = [\SIGTERM, \SIGINT, \SIGHUP, \SIGUSR1, \SIGUSR2];
+
     /** @var list<array{Coroutine, \Closure, array}> */
     private array $queue = [];
     private int $calls = 0;
@@ -60,6 +62,27 @@ final class SyncExecutor implements Executor
         $this->listener = $listener;
     }
 
+    /**
+     * The stop and reload signals wait while the application runs. A signal delivered during the app's
+     * own usleep()/sleep()/a blocking read would end that call early (EINTR: nanosleep is never
+     * restarted), so a stop would shorten a 2 s sleep to whenever it arrived. Held back, it is
+     * delivered when the call returns, and the worker then drains as usual. A worker stuck in a call
+     * is still ended: the master's liveness check follows with SIGKILL, which cannot be blocked.
+     */
+    private function blockSignals(): void
+    {
+        if (\function_exists('pcntl_sigprocmask')) {
+            \pcntl_sigprocmask(\SIG_BLOCK, self::HELD_SIGNALS);
+        }
+    }
+
+    private function unblockSignals(): void
+    {
+        if (\function_exists('pcntl_sigprocmask')) {
+            \pcntl_sigprocmask(\SIG_UNBLOCK, self::HELD_SIGNALS);
+        }
+    }
+
     /** Runs the event loop and the queued calls in turn until $done says stop. */
     public function drive(\Closure $done): void
     {
@@ -71,10 +94,13 @@ final class SyncExecutor implements Executor
             }
             while ($this->queue !== []) {
                 [$coroutine, $call, $args] = \array_shift($this->queue);
+                $this->blockSignals();
                 try {
                     $result = [true, $call(...$args)];
                 } catch (\Throwable $e) {
                     $result = [false, $e];
+                } finally {
+                    $this->unblockSignals();
                 }
                 $this->calls++;
                 if ($this->listener !== null) {

@@ -13,6 +13,12 @@ final class WorkerProcess
     public array $stats = [];
     public string $inbox = '';
     public ?string $watcher = null;
+    /** When the master last heard from it (the liveness check). */
+    public float $lastSeen;
+    /** Why it failed to load the application, as it reported before exiting. */
+    public ?string $bootError = null;
+    /** Set when the liveness check gave up on it: why. */
+    public ?string $timedOut = null;
     /** The worker's stdout and stderr, logged by the master. */
     public ?WorkerOutput $output = null;
 
@@ -24,5 +30,6 @@ final class WorkerProcess
         public readonly float $started,
         public readonly mixed $channel,
     ) {
+        $this->lastSeen = $started;
     }
 }

@@ -20,9 +20,9 @@ final class ServerProcess
     private ?int $exitCode = null;
 
     /** @param list<string> $args arguments after `bin/weft serve` */
-    public function __construct(array $args, array $env = [], float $timeout = 20.0, array $phpOptions = [])
+    public function __construct(array $args, array $env = [], float $timeout = 20.0, array $phpOptions = [], ?string $pidFile = null)
     {
-        $this->pidFile = \sys_get_temp_dir() . '/weft-test-' . \bin2hex(\random_bytes(4)) . '.pid';
+        $this->pidFile = $pidFile ?? \sys_get_temp_dir() . '/weft-test-' . \bin2hex(\random_bytes(4)) . '.pid';
         $root = \dirname(__DIR__, 2);
         $command = \array_merge(
             ['setsid', \PHP_BINARY],

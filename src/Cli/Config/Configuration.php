@@ -105,7 +105,7 @@ final class Configuration
             }
         }
         $options = self::resolve($kept, \Weft\Cli\ServeCommand::spec(), $env)->options;
-        return $options->get('pid-file') ?? (\sys_get_temp_dir() . '/weft-' . $options->get('port') . '.pid');
+        return $options->get('pid-file') ?? \Weft\Server\RuntimeFiles::defaultPidFile($options->get('port'));
     }
 
     public static function envName(string $option): string

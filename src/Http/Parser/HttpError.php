@@ -57,6 +57,11 @@ final class HttpError extends \RuntimeException
         return new self(501, 'Transfer-Encoding other than chunked is not supported');
     }
 
+    public static function notImplemented(string $why): self
+    {
+        return new self(501, $why);
+    }
+
     public static function versionNotSupported(): self
     {
         return new self(505, 'Only HTTP/1.0 and HTTP/1.1 are supported');

@@ -19,6 +19,21 @@ final readonly class Limits
     public const DEFAULT_MAX_BODY_BYTES = 8 * 1024 * 1024;
     /** Chunk extension bytes summed over one chunked body (400): extensions carry nothing we use. */
     public const DEFAULT_MAX_CHUNK_EXT_BYTES = 4096;
+    /**
+     * Request methods accepted: the IANA HTTP Method Registry, plus the extension methods llhttp knows
+     * for HTTP (PURGE, M-SEARCH, NOTIFY, SUBSCRIBE, UNSUBSCRIBE, SOURCE). An upper-case token outside
+     * the list gets 501, anything else (lower case, "helloGET" from a body longer than it said) 400.
+     */
+    public const DEFAULT_METHODS = [
+        'ACL', 'BASELINE-CONTROL', 'BIND', 'CHECKIN', 'CHECKOUT', 'CONNECT', 'COPY', 'DELETE', 'GET', 'HEAD',
+        'LABEL', 'LINK', 'LOCK', 'M-SEARCH', 'MERGE', 'MKACTIVITY', 'MKCALENDAR', 'MKCOL', 'MKREDIRECTREF',
+        'MKWORKSPACE', 'MOVE', 'NOTIFY', 'OPTIONS', 'ORDERPATCH', 'PATCH', 'POST', 'PROPFIND', 'PROPPATCH',
+        'PURGE', 'PUT', 'QUERY', 'REBIND', 'REPORT', 'SEARCH', 'SOURCE', 'SUBSCRIBE', 'TRACE', 'UNBIND',
+        'UNCHECKOUT', 'UNLINK', 'UNLOCK', 'UNSUBSCRIBE', 'UPDATE', 'UPDATEREDIRECTREF', 'VERSION-CONTROL',
+    ];
+
+    /** @var array<string, true> the accepted methods, as keys */
+    public array $methodSet;
 
     public function __construct(
         public int $maxHeaderBytes = self::DEFAULT_MAX_HEADER_BYTES,
@@ -26,7 +41,15 @@ final readonly class Limits
         public int $maxHeaderCount = self::DEFAULT_MAX_HEADER_COUNT,
         public int $maxBodyBytes = self::DEFAULT_MAX_BODY_BYTES,
         public int $maxChunkExtBytes = self::DEFAULT_MAX_CHUNK_EXT_BYTES,
+        /** @var list<string> */
+        public array $methods = self::DEFAULT_METHODS,
     ) {
+        foreach ($methods as $method) {
+            if (!\is_string($method) || \preg_match('/\A[!#$%&\'*+\-.^_`|~0-9A-Z]++\z/', $method) !== 1) {
+                throw new \InvalidArgumentException(\sprintf('A method must be an upper-case token, got "%s"', \is_string($method) ? \addcslashes($method, "\0..\37\177..\377") : \get_debug_type($method)));
+            }
+        }
+        $this->methodSet = \array_fill_keys($methods, true);
         if ($maxHeaderBytes < 16 || $maxTargetBytes < 16) {
             throw new \InvalidArgumentException('Header and request-line limits must be at least 16 bytes');
         }
@@ -41,26 +64,32 @@ final readonly class Limits
 
     public function withMaxHeaderBytes(int $bytes): self
     {
-        return new self($bytes, $this->maxTargetBytes, $this->maxHeaderCount, $this->maxBodyBytes, $this->maxChunkExtBytes);
+        return new self($bytes, $this->maxTargetBytes, $this->maxHeaderCount, $this->maxBodyBytes, $this->maxChunkExtBytes, $this->methods);
     }
 
     public function withMaxTargetBytes(int $bytes): self
     {
-        return new self($this->maxHeaderBytes, $bytes, $this->maxHeaderCount, $this->maxBodyBytes, $this->maxChunkExtBytes);
+        return new self($this->maxHeaderBytes, $bytes, $this->maxHeaderCount, $this->maxBodyBytes, $this->maxChunkExtBytes, $this->methods);
     }
 
     public function withMaxHeaderCount(int $count): self
     {
-        return new self($this->maxHeaderBytes, $this->maxTargetBytes, $count, $this->maxBodyBytes, $this->maxChunkExtBytes);
+        return new self($this->maxHeaderBytes, $this->maxTargetBytes, $count, $this->maxBodyBytes, $this->maxChunkExtBytes, $this->methods);
     }
 
     public function withMaxBodyBytes(int $bytes): self
     {
-        return new self($this->maxHeaderBytes, $this->maxTargetBytes, $this->maxHeaderCount, $bytes, $this->maxChunkExtBytes);
+        return new self($this->maxHeaderBytes, $this->maxTargetBytes, $this->maxHeaderCount, $bytes, $this->maxChunkExtBytes, $this->methods);
     }
 
     public function withMaxChunkExtBytes(int $bytes): self
     {
-        return new self($this->maxHeaderBytes, $this->maxTargetBytes, $this->maxHeaderCount, $this->maxBodyBytes, $bytes);
+        return new self($this->maxHeaderBytes, $this->maxTargetBytes, $this->maxHeaderCount, $this->maxBodyBytes, $bytes, $this->methods);
+    }
+
+    /** @param list<string> $methods accepted besides DEFAULT_METHODS */
+    public function withExtraMethods(array $methods): self
+    {
+        return new self($this->maxHeaderBytes, $this->maxTargetBytes, $this->maxHeaderCount, $this->maxBodyBytes, $this->maxChunkExtBytes, \array_values(\array_unique(\array_merge($this->methods, $methods))));
     }
 }

@@ -40,11 +40,19 @@ final class RequestParser
     private ?ChunkedDecoder $chunked = null;
     private bool $continueDue = false;
     private ?HttpError $error = null;
+    /** Judges an incomplete head byte by byte, so that it fails at its first invalid byte. */
+    private readonly HeadScanner $scanner;
+    /** How much of a head the scanner judges early: below every size limit, so that it never outranks one. */
+    private readonly int $earlyBytes;
+    /** Whether the scanner holds state for the current head (reset only then: the hot path never uses it). */
+    private bool $scanning = false;
 
     /** @param string|null $remoteAddress the peer's IP, stamped on every request of this connection */
     public function __construct(?Limits $limits = null, private readonly ?string $remoteAddress = null)
     {
         $this->limits = $limits ?? new Limits();
+        $this->scanner = new HeadScanner($this->limits);
+        $this->earlyBytes = min($this->limits->maxHeaderBytes, $this->limits->maxTargetBytes);
         $this->headPattern = '/\G(' . HeaderBlock::TOKEN . '++) ([^\x00-\x20\x7f]++) HTTP\/(1\.[01])('
             . Syntax::fields($this->limits->maxHeaderCount) . ')\r\n\r\n/';
     }
@@ -138,24 +146,49 @@ final class RequestParser
         }
 
         $end = strpos($buffer, "\r\n\r\n", $this->scanFrom);
+        $length = \strlen($buffer);
         if ($end === false) {
+            // A lone CR may be the start of an empty line before the request line: wait for its LF.
+            if ($offset < $length && !($buffer[$offset] === "\r" && $offset + 1 === $length)) {
+                // The first invalid byte within the limits fails the head now; no size error can be
+                // certain that early, so the order of errors is the same however the bytes are split.
+                $this->scanning = true;
+                $error = $this->scanner->scan($buffer, $offset, min($length, $offset + $this->earlyBytes));
+                if ($error !== null) {
+                    throw $error;
+                }
+            }
             Syntax::checkHead($buffer, $offset, null, $this->limits, true);
-            $this->scanFrom = max($offset, \strlen($buffer) - 3);
+            $this->scanFrom = max($offset, $length - 3);
             return null;
         }
-        Syntax::checkHead($buffer, $offset, $end, $this->limits, true);
+        try {
+            Syntax::checkHead($buffer, $offset, $end, $this->limits, true);
+        } catch (HttpError $tooLarge) {
+            // As above: an invalid byte within the first bytes outranks a size limit.
+            $this->scanning = true;
+            throw $this->scanner->scan($buffer, $offset, min($end + 4, $offset + $this->earlyBytes)) ?? $tooLarge;
+        }
         if (preg_match($this->headPattern, $buffer, $m, 0, $offset) !== 1 || str_contains($m[4], "\0")) {
-            throw $this->diagnose(substr($buffer, $offset, $end - $offset));
+            throw $this->diagnose(substr($buffer, $offset, $end + 4 - $offset));
         }
         [, $method, $target, $version, $block] = $m;
+        if (!isset($this->limits->methodSet[$method])) {
+            throw HeadScanner::unknownMethod($method);
+        }
         if ($target[0] !== '/' && !self::isValidOtherTarget($method, $target)) {
             throw HttpError::badRequest('Invalid request target');
         }
-        if ($version === '1.1') {
-            $host = stripos($block, "\r\nhost:");
-            if ($host === false || stripos($block, "\r\nhost:", $host + 7) !== false) {
+        // Host (RFC 9112 §3.2): exactly one in HTTP/1.1, at most one in HTTP/1.0, and a valid one.
+        $host = stripos($block, "\r\nhost:");
+        if ($host === false) {
+            if ($version === '1.1') {
                 throw HttpError::badRequest('An HTTP/1.1 request needs exactly one Host header');
             }
+        } elseif (stripos($block, "\r\nhost:", $host + 7) !== false) {
+            throw HttpError::badRequest('More than one Host header');
+        } elseif (preg_match(Syntax::HOST_VALUE, $block, $unused, 0, $host + 7) !== 1) {
+            throw HttpError::badRequest('Invalid Host header');
         }
 
         $next = $end + 4;
@@ -168,8 +201,8 @@ final class RequestParser
 
     private function startBody(string $method, string $target, string $block, string $version, int $bodyStart): ?Request
     {
-        $codings = HeaderBlock::values($block, 'transfer-encoding');
-        $lengths = HeaderBlock::values($block, 'content-length');
+        $codings = Syntax::rawValues($block, 'transfer-encoding');
+        $lengths = Syntax::rawValues($block, 'content-length');
         if ($codings !== []) {
             // Both present is the classic request-smuggling vector: refuse rather than pick one.
             if ($lengths !== []) {
@@ -178,10 +211,10 @@ final class RequestParser
             if ($version === '1.0') {
                 throw HttpError::badRequest('Transfer-Encoding in an HTTP/1.0 request');
             }
-            Syntax::requireChunked($codings);
+            Syntax::requireRequestChunked($codings);
             $this->chunked = new ChunkedDecoder($this->limits);
         } else {
-            $this->bodyLength = Syntax::contentLength($lengths);
+            $this->bodyLength = Syntax::requestContentLength($lengths);
             if ($this->bodyLength > $this->limits->maxBodyBytes) {
                 throw HttpError::bodyTooLarge($this->limits->maxBodyBytes);
             }
@@ -226,6 +259,10 @@ final class RequestParser
 
     private function consumedTo(int $offset): void
     {
+        if ($this->scanning) {
+            $this->scanner->reset();
+            $this->scanning = false;
+        }
         if ($offset === \strlen($this->buffer)) {
             $this->buffer = '';
             $offset = 0;
@@ -246,9 +283,16 @@ final class RequestParser
         return preg_match('/\A[A-Za-z][A-Za-z0-9+.\-]*+:\/\/[^\/?#]/', $target) === 1;
     }
 
-    /** The precise error for a complete head that failed the fast pattern. */
+    /** The precise error for a complete head (with its CRLFCRLF) that failed the fast pattern. */
     private function diagnose(string $head): HttpError
     {
+        // The first invalid byte, as the bytes would have been judged arriving one by one.
+        $scanner = new HeadScanner($this->limits);
+        $error = $scanner->scan($head, 0, \strlen($head));
+        if ($error !== null) {
+            return $error;
+        }
+        $head = substr($head, 0, -4);
         if (Syntax::hasBareLf($head, 0, \strlen($head))) {
             return Syntax::bareLf();
         }

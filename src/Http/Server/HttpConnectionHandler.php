@@ -18,6 +18,7 @@ use Weft\Loop\Loop;
 use Weft\Server\ConnectionHandler;
 use Weft\Server\Executor;
 use Weft\Server\IdleSweeper;
+use Weft\Server\InFlight;
 use Weft\Socket\ConnectionClosed;
 use Weft\Socket\Socket;
 use Weft\Socket\SocketException;
@@ -195,9 +196,20 @@ final class HttpConnectionHandler implements ConnectionHandler
 
     private function respond(Request $request): Response
     {
+        $running = InFlight::start($request->method(), $request->target());
         try {
             $response = $this->executor->call($this->application, $request);
             if ($response instanceof Response) {
+                if ($response->status() < 200) {
+                    // 1xx are interim answers (100 Continue is the server's own): as the final answer
+                    // the client would wait on for the real one.
+                    throw new \UnexpectedValueException("Status {$response->status()} is an interim response, not a final one");
+                }
+                if ($response->isStreamed()) {
+                    // Its head goes out before its body is produced: a head that cannot be sent (1xx,
+                    // CR/LF in a field, a Content-Length that is no number) must fail here, as a 500.
+                    $this->encoder->encodeHead($response, $request->version(), false, false, '');
+                }
                 return $response;
             }
             throw new \UnexpectedValueException(\sprintf(
@@ -216,6 +228,8 @@ final class HttpConnectionHandler implements ConnectionHandler
             return $this->options->debug
                 ? new Response(500, ['Content-Type' => 'text/plain; charset=utf-8'], "Internal Server Error\n\n" . $e . "\n")
                 : self::internalError();
+        } finally {
+            InFlight::end($running);
         }
     }
 
@@ -236,6 +250,7 @@ final class HttpConnectionHandler implements ConnectionHandler
             return;
         }
         $writer = new SocketBodyWriter($socket, $framing === BodyFraming::Chunked ? $this->encoder : null, $this->options->writeTimeout);
+        $running = InFlight::start($request->method(), $request->target());
         try {
             $this->executor->call($response->producer(), $writer);
         } catch (ConnectionClosed $e) {
@@ -247,6 +262,8 @@ final class HttpConnectionHandler implements ConnectionHandler
             ]);
             $keepAlive = false;
             return;
+        } finally {
+            InFlight::end($running);
         }
         if ($framing === BodyFraming::Chunked) {
             $socket->write($this->encoder->lastChunk(), $this->options->writeTimeout);

@@ -33,6 +33,10 @@ final class SapiEmitter
     public function emit(Response $response, bool $isHead = false): void
     {
         $status = $response->status();
+        if ($status < 200) {
+            // 1xx are interim answers of the server's own (100-continue), never a final response.
+            throw new \InvalidArgumentException("Status $status is not a final response");
+        }
         $lines = self::lines($response);
         $hasBody = $status >= 200 && $status !== 204 && $status !== 304;
         $length = $response->header('content-length');
@@ -65,10 +69,27 @@ final class SapiEmitter
             return;
         }
         $this->output->flush();
+        $declared = $length === null ? null : (int) $length;
+        $writer = new SapiBodyWriter($this->output, $declared);
         try {
-            ($response->producer())(new SapiBodyWriter($this->output));
+            ($response->producer())($writer);
         } catch (\Throwable $e) {
             throw StreamFailed::after($e);
+        }
+        if ($declared !== null && $writer->dropped() > 0) {
+            throw StreamFailed::framing(\sprintf(
+                'The streamed body exceeded its Content-Length of %d by %d byte(s); the excess was not sent',
+                $declared,
+                $writer->dropped(),
+            ));
+        }
+        if ($declared !== null && $writer->written() < $declared) {
+            // nginx sees the upstream response end short and closes the client's connection.
+            throw StreamFailed::framing(\sprintf(
+                'The streamed body ended after %d of its %d declared byte(s); the connection is closed',
+                $writer->written(),
+                $declared,
+            ));
         }
     }
 

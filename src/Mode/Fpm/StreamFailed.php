@@ -11,4 +11,10 @@ final class StreamFailed extends \RuntimeException
     {
         return new self('The streamed body failed after the response head was sent: ' . $previous->getMessage(), 0, $previous);
     }
+
+    /** The producer wrote a different number of bytes than the Content-Length it declared. */
+    public static function framing(string $message): self
+    {
+        return new self($message);
+    }
 }

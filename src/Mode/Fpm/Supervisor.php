@@ -5,6 +5,8 @@ declare(strict_types=1);
 namespace Weft\Mode\Fpm;
 
 use Weft\Server\Logger;
+use Weft\Server\PidFile;
+use Weft\Server\UnsafePath;
 
 /**
  * Runs nginx and php-fpm for fpm mode and stands in for Weft's master towards `bin/weft`.
@@ -416,13 +418,8 @@ final class Supervisor
         if ($this->pidFile === null) {
             return;
         }
-        $existing = (int) @\file_get_contents($this->pidFile);
-        if ($existing !== \getmypid() && ProcessTable::alive($existing)) {
-            throw new \RuntimeException("Weft is already running with pid $existing (pid file {$this->pidFile})");
-        }
-        if (@\file_put_contents($this->pidFile, \getmypid() . "\n") === false) {
-            throw new \RuntimeException("Cannot write the pid file '{$this->pidFile}'");
-        }
+        // O_EXCL, 0600, never through a symlink; a live master owning it is refused (PidFile::claim).
+        (new PidFile($this->pidFile))->claim((int) \getmypid());
         $this->ownsPidFile = true;
     }
 
@@ -432,8 +429,15 @@ final class Supervisor
             return;
         }
         $path = $this->pidFile . '.sock';
+        \clearstatcache(true, $path);
+        $stat = @\lstat($path);
+        if ($stat !== false && ($stat['mode'] & 0170000) !== 0140000) {
+            throw new UnsafePath("'$path' exists and is not a socket: refusing to replace it");
+        }
         @\unlink($path);
+        $umask = \umask(0177);
         $control = @\stream_socket_server('unix://' . $path, $errno, $error);
+        \umask($umask);
         if ($control === false) {
             throw new \RuntimeException("Cannot open the control socket '$path': $error");
         }
@@ -468,8 +472,8 @@ final class Supervisor
             $this->control = null;
             @\unlink($this->pidFile . '.sock');
         }
-        if ($this->ownsPidFile && $this->pidFile !== null && (int) @\file_get_contents($this->pidFile) === \getmypid()) {
-            @\unlink($this->pidFile);
+        if ($this->ownsPidFile && $this->pidFile !== null) {
+            (new PidFile($this->pidFile))->release((int) \getmypid());
         }
         RuntimeDirectory::remove($this->settings->runtimeDir);
         if (\is_resource($this->output) && $this->output !== \STDERR) {

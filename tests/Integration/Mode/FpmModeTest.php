@@ -53,6 +53,76 @@ final class FpmModeTest extends FpmTestCase
         return self::$server->port;
     }
 
+    public function testAStreamedBodyNeverExceedsItsDeclaredLength(): void
+    {
+        $connection = new HttpConnection(self::port());
+        try {
+            $reply = $connection->request('GET', '/stream-over');
+            self::assertSame(200, $reply->status);
+            self::assertSame('hello', $reply->body);
+            // The next answer on the same connection is ours, not the one the excess tried to forge.
+            $next = $connection->request('GET', '/');
+            self::assertSame('Hello World', $next->body);
+            self::assertArrayNotHasKey('x-forged', $next->headers);
+        } finally {
+            $connection->close();
+        }
+        $log = self::waitForLog('exceeded its Content-Length of 5 by');
+        self::assertStringContainsString('GET /stream-over', $log);
+    }
+
+    public function testAStreamedBodyShorterThanDeclaredClosesTheConnection(): void
+    {
+        $connection = new HttpConnection(self::port(), timeout: 10);
+        try {
+            $connection->request('GET', '/stream-short');
+            self::fail('a body 8 bytes short was framed as complete');
+        } catch (\RuntimeException $e) {
+            self::assertStringContainsString('connection closed before the response ended', $e->getMessage());
+        } finally {
+            $connection->close();
+        }
+        self::assertStringContainsString('GET /stream-short', self::waitForLog('ended after 2 of its 10 declared byte(s)'));
+    }
+
+    public function testHeadAnd204And304SendNoBodyWhateverTheAppWrites(): void
+    {
+        $connection = new HttpConnection(self::port());
+        try {
+            foreach ([['HEAD', '/stream-over', 200], ['GET', '/stream-204', 204], ['GET', '/stream-304', 304], ['HEAD', '/stream', 200]] as [$method, $target, $status]) {
+                $reply = $connection->request($method, $target);
+                self::assertSame($status, $reply->status, "$method $target");
+                self::assertSame('', $reply->body);
+            }
+            // Had any of them carried a body, it would now be read as this response's head.
+            self::assertSame('Hello World', $connection->request('GET', '/')->body);
+        } finally {
+            $connection->close();
+        }
+    }
+
+    public function testAnInterimStatusFromTheAppIsALogged500(): void
+    {
+        $reply = HttpConnection::get(self::port(), '/status-101');
+        self::assertSame(500, $reply->status);
+        self::waitForLog('Status 101 is not a final response');
+    }
+
+    private static function waitForLog(string $text): string
+    {
+        $deadline = \microtime(true) + 10;
+        while (true) {
+            $log = (string) @\file_get_contents(self::$dir . '/weft.log');
+            if (\str_contains($log, $text)) {
+                return $log;
+            }
+            if (\microtime(true) > $deadline) {
+                self::fail("the log never said '$text':\n" . \substr($log, -3000));
+            }
+            \usleep(50_000);
+        }
+    }
+
     public function testGet(): void
     {
         $reply = HttpConnection::get(self::port(), '/');

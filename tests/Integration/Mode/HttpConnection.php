@@ -13,7 +13,7 @@ final class HttpConnection
 
     public function __construct(int $port, string $host = '127.0.0.1', float $timeout = 30.0)
     {
-        $socket = \stream_socket_client("tcp://$host:$port", $errno, $error, $timeout);
+        $socket = @\stream_socket_client("tcp://$host:$port", $errno, $error, $timeout);
         if ($socket === false) {
             throw new \RuntimeException("connect to $host:$port: $error");
         }

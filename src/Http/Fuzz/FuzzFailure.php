@@ -1,0 +1,10 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Http\Fuzz;
+
+/** A fuzz case broke a rule: a crash, a disagreement, or a malformed answer. */
+final class FuzzFailure extends \RuntimeException
+{
+}

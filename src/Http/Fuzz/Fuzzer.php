@@ -1,0 +1,90 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Http\Fuzz;
+
+/**
+ * A bounded, deterministic mutational fuzzer for the request parser and, when given one, a live server
+ * running the echo application (tests/Integration/fixtures/strict-app.php: it answers "METHOD target
+ * bodylength"). Each case must pass ParserOracle; against the server, each answer must be well-formed
+ * HTTP and agree with the parser: one 200 per request it parsed (until one that ends the connection),
+ * then its error status, then the end of the connection.
+ */
+final class Fuzzer
+{
+    /** @var list<string> */
+    private array $failures = [];
+
+    /** @param list<string> $seeds */
+    public function __construct(private readonly array $seeds, private readonly ParserOracle $oracle = new ParserOracle())
+    {
+    }
+
+    /**
+     * @param null|\Closure(int, int): void $progress told (cases done, failures) now and then
+     * @return array{cases: int, live: int, failures: list<string>, errors: array<int|string, int>}
+     */
+    public function run(int $seed, int $cases, ?string $server = null, int $liveEvery = 1, ?\Closure $progress = null): array
+    {
+        $mutator = new RequestMutator($this->seeds);
+        $live = 0;
+        $errors = [];
+        for ($case = 0; $case < $cases; $case++) {
+            $data = $mutator->mutate($seed, $case);
+            try {
+                $outcome = $this->oracle->check($data, $seed + $case);
+                $key = $outcome['error'] ?? ($outcome['partial'] ? 'partial' : 'ok');
+                $errors[$key] = ($errors[$key] ?? 0) + 1;
+                if ($server !== null && $case % $liveEvery === 0) {
+                    $this->checkLive($server, $data, $outcome);
+                    $live++;
+                }
+            } catch (FuzzFailure $e) {
+                $this->failures[] = \sprintf('seed %d case %d: %s; input %s', $seed, $case, $e->getMessage(), \json_encode(\substr($data, 0, 300), \JSON_INVALID_UTF8_SUBSTITUTE));
+            }
+            if ($progress !== null && ($case + 1) % 500 === 0) {
+                $progress($case + 1, \count($this->failures));
+            }
+        }
+        \ksort($errors);
+        return ['cases' => $cases, 'live' => $live, 'failures' => $this->failures, 'errors' => $errors];
+    }
+
+    /** @param array{requests: list<string>, error: ?int, partial: ?bool, close: ?int} $outcome */
+    private function checkLive(string $server, string $data, array $outcome): void
+    {
+        $expected = $outcome['requests'];
+        $error = $outcome['error'];
+        if ($outcome['close'] !== null) {
+            $expected = \array_slice($expected, 0, $outcome['close'] + 1);
+            $error = null; // the server stops reading after that request
+        }
+        $methods = \array_map(static fn (string $r) => \substr($r, 0, (int) \strpos($r, ' ')), $expected);
+        try {
+            $result = Wire::exchange($server, $data, $methods, 10.0);
+        } catch (\RuntimeException $e) {
+            throw new FuzzFailure('the server did not answer: ' . $e->getMessage());
+        }
+        if ($result['malformed'] !== null) {
+            throw new FuzzFailure('malformed response: ' . $result['malformed']);
+        }
+        if (!$result['closed']) {
+            throw new FuzzFailure('the server did not end the connection');
+        }
+        $want = [];
+        foreach ($expected as $i => $line) {
+            $want[] = $methods[$i] === 'HEAD' ? '200' : '200 ' . $line;
+        }
+        if ($error !== null) {
+            $want[] = (string) $error;
+        }
+        $got = [];
+        foreach ($result['responses'] as $i => $response) {
+            $got[] = $response['status'] === 200 && ($methods[$i] ?? '') !== 'HEAD' ? '200 ' . $response['body'] : (string) $response['status'];
+        }
+        if ($got !== $want) {
+            throw new FuzzFailure('server and parser disagree: server ' . \json_encode($got) . ', parser ' . \json_encode($want));
+        }
+    }
+}

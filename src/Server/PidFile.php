@@ -1,0 +1,169 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Server;
+
+/**
+ * The master's pid file, and the one test of whether a pid really is a Weft master before anyone
+ * signals it: a pid file can be stale (the pid reused by another process) or planted.
+ *
+ * A pid counts as our master when the control socket beside the pid file answers with that pid, or,
+ * when the socket cannot be reached, when /proc shows the process titled as a Weft master and started
+ * no later than the pid file was written (a process that started afterwards cannot have written it).
+ */
+final class PidFile
+{
+    /** Seconds of slack between a process's start and its pid file's mtime (clock ticks, rounding). */
+    private const START_SLACK = 2.0;
+
+    public function __construct(public readonly string $path, public readonly string $title = 'weft')
+    {
+    }
+
+    public function socketPath(): string
+    {
+        return $this->path . '.sock';
+    }
+
+    /**
+     * The pid the file names, or null when there is none (absent, empty, not a number).
+     *
+     * @throws UnsafePath when the path is a symlink, not a file, or another user's file
+     */
+    public function read(): ?int
+    {
+        if (RuntimeFiles::existingFile($this->path) === null) {
+            return null;
+        }
+        $content = \trim((string) @\file_get_contents($this->path, false, null, 0, 64));
+        return \ctype_digit($content) && (int) $content > 0 ? (int) $content : null;
+    }
+
+    /**
+     * Why $pid is not a live Weft master of this pid file, or null when it is.
+     */
+    public function whyNotMaster(int $pid): ?string
+    {
+        if (!self::alive($pid)) {
+            return "no process with pid $pid is running";
+        }
+        $status = self::ask($this->socketPath(), 'status', 2.0);
+        if (\is_array($status) && isset($status['master']['pid'])) {
+            return (int) $status['master']['pid'] === $pid
+                ? null
+                : "the control socket {$this->socketPath()} belongs to master pid {$status['master']['pid']}, not $pid";
+        }
+        $cmdline = \str_replace("\0", ' ', \trim((string) @\file_get_contents("/proc/$pid/cmdline"), "\0"));
+        if (!\str_starts_with($cmdline, $this->title . ': master')) {
+            return \sprintf("pid %d is not a Weft master (it runs '%s')", $pid, \substr($cmdline, 0, 80));
+        }
+        $started = self::startedAt($pid);
+        \clearstatcache(true, $this->path);
+        $written = @\filemtime($this->path);
+        if ($started !== null && $written !== false && $started > $written + self::START_SLACK) {
+            return "pid $pid started after the pid file was written: it is another process that reused the pid";
+        }
+        return null;
+    }
+
+    /**
+     * Writes our pid, replacing a stale file; refuses when a live master owns it, or when the path is
+     * unsafe. Created with O_EXCL and mode 0600.
+     *
+     * @throws UnsafePath|AlreadyRunning
+     */
+    public function claim(int $pid): void
+    {
+        RuntimeFiles::checkDirectoryOf($this->path);
+        $existing = $this->read();
+        if ($existing !== null && $existing !== $pid && $this->whyNotMaster($existing) === null) {
+            throw new AlreadyRunning("Weft is already running with master pid $existing (pid file {$this->path})");
+        }
+        if (RuntimeFiles::existingFile($this->path) !== null) {
+            @\unlink($this->path);
+        }
+        $stream = RuntimeFiles::create($this->path, 0600);
+        \fwrite($stream, $pid . "\n");
+        \fclose($stream);
+    }
+
+    /** Removes the file if it still names $pid. */
+    public function release(int $pid): void
+    {
+        try {
+            if ($this->read() === $pid) {
+                @\unlink($this->path);
+            }
+        } catch (UnsafePath) {
+        }
+    }
+
+    /**
+     * Sends one command to a master's control socket and decodes its JSON reply (null: no answer).
+     *
+     * @return array<string, mixed>|null
+     */
+    public static function ask(string $socket, string $command, float $timeout): ?array
+    {
+        $stat = @\lstat($socket);
+        if ($stat === false || ($stat['mode'] & 0170000) !== 0140000) {
+            return null; // not there, or not a socket (a planted symlink is not followed)
+        }
+        $client = @\stream_socket_client('unix://' . $socket, $errno, $error, \min($timeout, 5.0));
+        if ($client === false) {
+            return null;
+        }
+        \fwrite($client, $command . "\n");
+        // Read until the reply decodes, not until EOF: a worker forked while we were connected (a
+        // reload) holds a copy of the master's end of this connection, which then never reaches EOF.
+        $reply = '';
+        $deadline = \microtime(true) + $timeout;
+        \stream_set_blocking($client, false);
+        while (($left = $deadline - \microtime(true)) > 0) {
+            $read = [$client];
+            $w = $e = null;
+            if (@\stream_select($read, $w, $e, (int) $left, (int) (($left - (int) $left) * 1e6)) < 1) {
+                continue;
+            }
+            $chunk = \fread($client, 65536);
+            if ($chunk === '' || $chunk === false) {
+                break;
+            }
+            $reply .= $chunk;
+            if (\str_ends_with($reply, "\n") && \is_array($decoded = \json_decode($reply, true))) {
+                \fclose($client);
+                return $decoded;
+            }
+        }
+        \fclose($client);
+        $decoded = \json_decode($reply, true);
+        return \is_array($decoded) ? $decoded : null;
+    }
+
+    /** A zombie (exited, not yet reaped) still answers kill(0): it counts as gone. */
+    public static function alive(int $pid): bool
+    {
+        if ($pid <= 0 || !@\posix_kill($pid, 0)) {
+            return \posix_get_last_error() === 1 /* EPERM: alive, but not ours to signal */ && \is_dir("/proc/$pid");
+        }
+        $stat = @\file_get_contents("/proc/$pid/stat");
+        if ($stat === false) {
+            return true;
+        }
+        return \substr($stat, (int) \strrpos($stat, ')') + 2, 1) !== 'Z';
+    }
+
+    /** When $pid started, as a Unix time, from /proc (null where there is no /proc). */
+    public static function startedAt(int $pid): ?float
+    {
+        $stat = @\file_get_contents("/proc/$pid/stat");
+        $system = @\file_get_contents('/proc/stat');
+        if ($stat === false || $system === false || !\preg_match('/^btime (\d+)$/m', $system, $m)) {
+            return null;
+        }
+        $fields = \explode(' ', \substr($stat, (int) \strrpos($stat, ')') + 2));
+        // Field 22 of stat, the start time in clock ticks after boot; Linux reports 100 ticks a second.
+        return isset($fields[19]) ? (int) $m[1] + (int) $fields[19] / 100 : null;
+    }
+}
