@@ -102,6 +102,9 @@ final class Master
             $this->pidFile?->release((int) \getmypid());
             return 1;
         }
+        foreach ($this->config->hooks as $hook) {
+            $hook->start(fn (): array => $this->status());
+        }
 
         foreach ([\SIGTERM => 'stop', \SIGINT => 'stop', \SIGUSR1 => 'reload', \SIGCHLD => 'reap', \SIGHUP => 'reload', \SIGUSR2 => 'reopenLogs'] as $signal => $action) {
             $this->signalWatchers[] = $this->driver->onSignal($signal, fn () => $this->{$action}());
