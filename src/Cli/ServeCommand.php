@@ -161,7 +161,11 @@ final class ServeCommand
         } catch (\InvalidArgumentException $e) {
             throw new UsageError($e->getMessage());
         }
-        $hooks = \array_values(\array_filter([$metricsServer, SystemdNotifier::fromEnvironment($logger)]));
+        $hooks = \array_values(\array_filter([
+            $metricsServer,
+            SystemdNotifier::fromEnvironment($logger),
+            $options->get('daemon') ? new DaemonStdio() : null,
+        ]));
 
         $config = new ServerConfig(
             handlerFactory: self::handlerFactory($app, $options, $logger, $requestMetrics),

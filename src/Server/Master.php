@@ -187,8 +187,10 @@ final class Master
         foreach ([\SIGTERM, \SIGINT, \SIGUSR1, \SIGCHLD, \SIGHUP] as $signal) {
             \pcntl_signal($signal, \SIG_DFL);
         }
+        // Before the log is reopened for this process, which would take descriptor 1 or 2 if free.
+        $notRedirected = $output?->redirect($this->logger) ?? [];
         $this->logger->setRole('worker', $this->config->logFile);
-        foreach ($output?->redirect($this->logger) ?? [] as $stream) {
+        foreach ($notRedirected as $stream) {
             // Its descriptor is held by something else (a daemon's stdio); error_log() and PHP's warnings are still tagged.
             $this->logger->notice("This worker's {stream} is not redirected to the log", ['stream' => $stream]);
         }

@@ -107,6 +107,26 @@ final class LoggingTest extends TestCase
         self::assertStringNotContainsString('echoed Z9', $server->output(), 'nothing reaches the terminal untagged');
     }
 
+    public function testADaemonTagsTheApplicationsOutputToo(): void
+    {
+        $socket = \stream_socket_server('tcp://127.0.0.1:0');
+        $port = (int) \substr((string) \strrchr((string) \stream_socket_get_name($socket, false), ':'), 1);
+        \fclose($socket);
+        $pidFile = "$this->log.pid";
+        [$code, $out] = ServerProcess::cli(['serve', self::APP, '--port', (string) $port, '--workers', '1', '--daemon', '--pid-file', $pidFile, '--log-file', $this->log]);
+        self::assertSame(0, $code, $out);
+        try {
+            self::assertSame('written', (string) \file_get_contents("http://127.0.0.1:$port/output?m=D4"));
+            $text = ServerProcess::waitFor(fn () => \str_contains($t = (string) @\file_get_contents($this->log), 'warning D4') ? $t : null, 10, 'the output lines');
+        } finally {
+            ServerProcess::cli(['stop', '--pid-file', $pidFile]);
+        }
+        self::assertMatchesRegularExpression('/\[worker \d+\] info: stdout: echoed D4\n/', $text);
+        self::assertMatchesRegularExpression('/\[worker \d+\] warning: stderr: error_log D4\n/', $text);
+        self::assertStringNotContainsString('not redirected', $text);
+        self::assertDoesNotMatchRegularExpression('/^echoed D4$/m', $text, 'no raw line');
+    }
+
     public function testFpmModeLogsWholeLinesTheSameWay(): void
     {
         foreach (['/usr/sbin/nginx', '/usr/sbin/php-fpm8.2'] as $binary) {
