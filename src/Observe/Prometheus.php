@@ -22,6 +22,7 @@ final class Prometheus
     private int $retiredCount = 0;
     private float $retiredSum = 0.0;
     private int $retiredRequests = 0;
+    private float $retiredLag = 0.0;
 
     /** @param array<string, mixed> $stats a worker's last report */
     public function retire(array $stats): void
@@ -35,6 +36,7 @@ final class Prometheus
         $this->retiredCount += (int) ($stats['duration']['count'] ?? 0);
         $this->retiredSum += (float) ($stats['duration']['sum'] ?? 0.0);
         $this->retiredRequests += (int) ($stats['requests'] ?? 0);
+        $this->retiredLag += (float) ($stats['loop_lag_total'] ?? 0.0);
     }
 
     /** @param array{master: array<string, mixed>, workers: list<array<string, mixed>>} $status */
@@ -67,7 +69,9 @@ final class Prometheus
         $count = $this->retiredCount;
         $sum = $this->retiredSum;
         $requests = $this->retiredRequests;
+        $lag = $this->retiredLag;
         foreach ($workers as $w) {
+            $lag += (float) ($w['loop_lag_total'] ?? 0.0);
             foreach ($w['statuses'] ?? [] as $class => $n) {
                 $statuses[$class] = ($statuses[$class] ?? 0) + (int) $n;
             }
@@ -95,6 +99,7 @@ final class Prometheus
         $samples[] = ['_bucket' . self::labels(['le' => '+Inf']), $cumulative];
         $samples[] = ['_sum', $sum];
         $samples[] = ['_count', $count];
+        self::family($out, 'weft_loop_lag_seconds_total', 'counter', "Seconds the workers' event loops ran late (a handler computing without waiting), all workers.", [['', $lag]]);
         self::family($out, 'weft_http_request_duration_seconds', 'histogram', 'Time the application took to produce a response.', $samples);
 
         $perWorker = [

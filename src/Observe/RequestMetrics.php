@@ -33,6 +33,8 @@ final class RequestMetrics
     private int $count = 0;
     private float $sum = 0.0;
     private float $lagMax = 0.0;
+    /** Seconds the loop was late in total: a counter, so spikes between two scrapes still show (rate()). */
+    private float $lagTotal = 0.0;
     private ?string $lagTimer = null;
 
     public function __construct()
@@ -69,7 +71,12 @@ final class RequestMetrics
         $expected = \hrtime(true) / 1e9 + self::LAG_INTERVAL;
         $this->lagTimer = $driver->repeat(self::LAG_INTERVAL, function () use (&$expected): void {
             $now = \hrtime(true) / 1e9;
-            $this->lagMax = \max($this->lagMax, $now - $expected);
+            $lag = $now - $expected;
+            $this->lagMax = \max($this->lagMax, $lag);
+            // Only lateness beyond timer jitter counts as a stall.
+            if ($lag > 0.005) {
+                $this->lagTotal += $lag;
+            }
             $expected = $now + self::LAG_INTERVAL;
         });
         $driver->unreference($this->lagTimer);
@@ -78,7 +85,7 @@ final class RequestMetrics
     /**
      * What the worker reports; the loop lag is the largest since the previous report.
      *
-     * @return array{statuses: array<string, int>, duration: array{buckets: list<int>, count: int, sum: float}, loop_lag: float}
+     * @return array{statuses: array<string, int>, duration: array{buckets: list<int>, count: int, sum: float}, loop_lag: float, loop_lag_total: float}
      */
     public function snapshot(): array
     {
@@ -88,6 +95,7 @@ final class RequestMetrics
             'statuses' => $this->statuses,
             'duration' => ['buckets' => $this->buckets, 'count' => $this->count, 'sum' => $this->sum],
             'loop_lag' => \round(\max(0.0, $lag), 6),
+            'loop_lag_total' => \round($this->lagTotal, 6),
         ];
     }
 

@@ -124,6 +124,8 @@ final class MetricsTest extends TestCase
             return isset($m[1]) && (float) $m[1] >= 0.3 ? (float) $m[1] : null;
         }, 10, 'the loop lag of the busy handler');
         self::assertLessThan(30.0, $lag);
+        \preg_match('/^weft_loop_lag_seconds_total ([\d.]+)$/m', self::get("$metrics/metrics")[2], $m);
+        self::assertGreaterThanOrEqual(0.3, (float) $m[1], 'the stall is counted for good');
         $server->stop();
     }
 
