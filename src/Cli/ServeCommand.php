@@ -193,15 +193,12 @@ final class ServeCommand
             \fwrite(\STDERR, "weft: cannot listen on port $port: " . $e->getMessage() . "\n");
             return 1;
         }
-        foreach ($hooks as $hook) {
-            try {
-                if ($hook instanceof MetricsServer) {
-                    $hook->bind();
-                }
-            } catch (ListenException $e) {
-                \fwrite(\STDERR, "weft: cannot listen for --metrics on {$options->get('metrics')}: " . $e->getMessage() . "\n");
-                return 1;
-            }
+        try {
+            // Bound before the fork too, so a busy port stops the start rather than logging later.
+            $metricsServer?->bind();
+        } catch (ListenException $e) {
+            \fwrite(\STDERR, "weft: cannot listen for --metrics on {$options->get('metrics')}: " . $e->getMessage() . "\n");
+            return 1;
         }
         if ($options->get('daemon')) {
             return Daemon::start($pidFile, $logFile, static fn (\Closure $ready, \Closure $failed): int => $master->run($ready, $failed));
