@@ -25,6 +25,9 @@ use Weft\Server\Logger;
  */
 final class FrontController
 {
+    /** What an application prints outside its response is logged, but not without bound. */
+    private const MAX_PRINTED_LINES = 100;
+
     private readonly SapiEmitter $emitter;
     private ?LoggerInterface $logger = null;
 
@@ -81,10 +84,14 @@ final class FrontController
                 $printed = \ob_get_clean() . $printed;
             }
             if ($printed !== '') {
-                $this->logger($server)->warning('{method} {target}: the application printed {bytes} byte(s) outside its response: {start}', [
-                    'method' => $server['REQUEST_METHOD'] ?? '', 'target' => $server['REQUEST_URI'] ?? '',
-                    'bytes' => \strlen($printed), 'start' => \addcslashes(\substr($printed, 0, 80), "\0..\37"),
-                ]);
+                // As in the other modes, where the master logs a worker's stdout: one record per line.
+                $lines = \explode("\n", \rtrim($printed, "\n"));
+                foreach (\array_slice($lines, 0, self::MAX_PRINTED_LINES) as $line) {
+                    $this->logger($server)->info('stdout: {line}', ['line' => \addcslashes(\rtrim($line, "\r"), "\0..\10\13..\37"), 'stream' => 'stdout']);
+                }
+                if (\count($lines) > self::MAX_PRINTED_LINES) {
+                    $this->logger($server)->info('stdout: ({n} more lines)', ['n' => \count($lines) - self::MAX_PRINTED_LINES]);
+                }
             }
         }
         $isHead = $request->method() === 'HEAD';

@@ -144,6 +144,8 @@ final class LoggingTest extends TestCase
         self::assertStringContainsString('[fpm worker] warning: stderr: error_log F7', $text);
         self::assertStringContainsString('[fpm worker] warning: stderr: PHP Warning:  warning F7', $text);
         self::assertMatchesRegularExpression('~\[fpm worker \d+\] warning: from the application: F8~', $text);
+        self::assertMatchesRegularExpression('~\[fpm worker \d+\] info: stdout: echoed F7\n~', $text);
+        self::assertMatchesRegularExpression('~\[fpm worker \d+\] info: stdout: string\(9\) "dumped F7"\n~', $text);
         self::assertStringNotContainsString('said into stderr', $text);
     }
 
