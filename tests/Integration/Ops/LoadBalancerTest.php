@@ -57,7 +57,7 @@ final class LoadBalancerTest extends TestCase
         self::assertSame(1, $first['visits']);
         self::assertNotSame('', $this->cookie);
 
-        $wrk = \proc_open([self::WRK, '-t2', '-c16', '-d120s', "http://127.0.0.1:$lbPort/"], [0 => ['file', '/dev/null', 'r'], 1 => ['pipe', 'w'], 2 => ['redirect', 1]], $pipes);
+        $wrk = \proc_open([self::WRK, '-t2', '-c16', '-d120s', '--timeout', '10s', "http://127.0.0.1:$lbPort/"], [0 => ['file', '/dev/null', 'r'], 1 => ['pipe', 'w'], 2 => ['redirect', 1]], $pipes);
         $visits = 1;
         $servedBy = [$first['served_by'] => true];
         try {
