@@ -47,8 +47,8 @@ final class WorkerOutput
         if (!\function_exists('posix_mkfifo')) {
             return null;
         }
-        $dir = \sys_get_temp_dir() . '/weft-output-' . \getmypid();
-        if (!\is_dir($dir) && !@\mkdir($dir, 0700) && !\is_dir($dir)) {
+        $dir = self::directory();
+        if ($dir === null) {
             return null;
         }
         $output = new self();
@@ -65,6 +65,32 @@ final class WorkerOutput
             $output->streams[$name] = ['path' => $path, 'read' => $read, 'buffer' => '', 'watcher' => null];
         }
         return $output;
+    }
+
+    /**
+     * A 0700 directory of ours for this master's FIFOs, inside Weft's private runtime directory: another
+     * user must not be able to read what workers print, nor plant files where the FIFOs go.
+     */
+    private static function directory(bool $create = true): ?string
+    {
+        try {
+            $dir = RuntimeFiles::directory() . '/output-' . \getmypid();
+        } catch (UnsafePath) {
+            return null;
+        }
+        if ($create && !\file_exists($dir) && !\is_link($dir)) {
+            $umask = \umask(0077);
+            try {
+                @\mkdir($dir, 0700);
+            } finally {
+                \umask($umask);
+            }
+        }
+        \clearstatcache(true, $dir);
+        $stat = @\lstat($dir);
+        $private = $stat !== false && ($stat['mode'] & 0170000) === 0040000
+            && $stat['uid'] === \posix_geteuid() && ($stat['mode'] & 0077) === 0;
+        return $private ? $dir : null;
     }
 
     /**
@@ -142,7 +168,11 @@ final class WorkerOutput
             @\unlink($this->streams[$name]['path']);
         }
         $this->closeAll();
-        @\rmdir(\sys_get_temp_dir() . '/weft-output-' . \getmypid());
+        // Empty once the last worker is gone (a later spawn makes it again).
+        $dir = self::directory(false);
+        if ($dir !== null) {
+            @\rmdir($dir);
+        }
     }
 
     private function drain(string $name): void
