@@ -19,8 +19,10 @@ use Weft\Server\MasterHook;
 final class SystemdNotifier implements MasterHook
 {
     private ?\Closure $status = null;
+    private ?string $watchdogTimer = null;
 
-    private function __construct(private readonly string $socket, private readonly LoggerInterface $logger)
+    /** @param float $watchdog seconds of WatchdogSec= (0: none) */
+    private function __construct(private readonly string $socket, private readonly LoggerInterface $logger, private readonly float $watchdog = 0.0)
     {
     }
 
@@ -30,15 +32,28 @@ final class SystemdNotifier implements MasterHook
         if ($socket === false || $socket === '') {
             return null;
         }
-        \putenv('NOTIFY_SOCKET');
-        unset($_ENV['NOTIFY_SOCKET'], $_SERVER['NOTIFY_SOCKET']);
-        return new self($socket, $logger);
+        // WatchdogSec=: systemd sets WATCHDOG_USEC (and WATCHDOG_PID, which must be us).
+        $usec = (int) \getenv('WATCHDOG_USEC');
+        $watchdogPid = \getenv('WATCHDOG_PID');
+        $watchdog = $usec > 0 && ($watchdogPid === false || (int) $watchdogPid === \getmypid()) ? $usec / 1e6 : 0.0;
+        foreach (['NOTIFY_SOCKET', 'WATCHDOG_USEC', 'WATCHDOG_PID'] as $name) {
+            \putenv($name);
+            unset($_ENV[$name], $_SERVER[$name]);
+        }
+        return new self($socket, $logger, $watchdog);
     }
 
     public function start(\Closure $status): void
     {
         $this->status = $status;
         $this->send("MAINPID=" . \getmypid() . "\nSTATUS=Starting workers");
+        if ($this->watchdog > 0) {
+            // From the master's loop, at half the deadline: a master stuck anywhere stops the pings, and
+            // systemd restarts the service.
+            $driver = \Weft\Loop\Loop::get();
+            $this->watchdogTimer = $driver->repeat($this->watchdog / 2, fn () => $this->send('WATCHDOG=1'));
+            $driver->unreference($this->watchdogTimer);
+        }
     }
 
     public function event(string $event): void
@@ -63,6 +78,10 @@ final class SystemdNotifier implements MasterHook
 
     public function stop(): void
     {
+        if ($this->watchdogTimer !== null) {
+            \Weft\Loop\Loop::get()->cancel($this->watchdogTimer);
+            $this->watchdogTimer = null;
+        }
     }
 
     /** One datagram; an abstract socket name ("@name") gets its leading NUL, as sd_notify does. */

@@ -43,6 +43,49 @@ final class SystemdNotifyTest extends TestCase
         }
     }
 
+    public function testTheWatchdogIsPingedFromTheMastersLoop(): void
+    {
+        $path = \sys_get_temp_dir() . '/weft-notify-' . \bin2hex(\random_bytes(4)) . '.sock';
+        $socket = \stream_socket_server("udg://$path", $errno, $error, \STREAM_SERVER_BIND);
+        self::assertNotFalse($socket, $error);
+        try {
+            $server = new ServerProcess([self::APP, '--workers', '1'], ['NOTIFY_SOCKET' => $path, 'WATCHDOG_USEC' => '400000']);
+            self::receiveUntil($socket, 'READY=1');
+            // Two pings, 0.2 s apart: WatchdogSec=0.4 s and a ping at half of it.
+            self::receiveUntil($socket, 'WATCHDOG=1');
+            self::receiveUntil($socket, 'WATCHDOG=1');
+            // A stopped master pings no more: systemd would restart the service.
+            $master = $server->masterPid();
+            self::assertGreaterThan(1, $master);
+            \posix_kill($master, \SIGSTOP);
+            \usleep(100_000);
+            while (self::drainOne($socket)) {
+            }
+            $read = [$socket];
+            $w = $e = null;
+            self::assertSame(0, \stream_select($read, $w, $e, 1, 0), 'no ping from a stopped master');
+            \posix_kill($master, \SIGCONT);
+            $resumed = self::receiveUntil($socket, 'WATCHDOG=1');
+            self::assertStringStartsWith('WATCHDOG=1', (string) \end($resumed), 'pings resume with the master');
+            $server->stop();
+        } finally {
+            \fclose($socket);
+            @\unlink($path);
+        }
+    }
+
+    /** @param resource $socket */
+    private static function drainOne(mixed $socket): bool
+    {
+        $read = [$socket];
+        $w = $e = null;
+        if (@\stream_select($read, $w, $e, 0, 0) > 0) {
+            \stream_socket_recvfrom($socket, 4096);
+            return true;
+        }
+        return false;
+    }
+
     public function testAnAbstractSocketNameWorks(): void
     {
         if (!\function_exists('socket_create')) {
