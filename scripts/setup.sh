@@ -2,6 +2,10 @@
 # Installs everything Weft's development, test suite and benchmarks need on
 # Debian 12, then the Composer dependencies.
 #
+#   bash scripts/setup.sh              # everything Weft needs
+#   bash scripts/setup.sh --with-java  # also a JDK and Netty, for the Java reference rows of
+#                                      # `bin/weft bench hello|sleep` (a few hundred MB; only when asked)
+#
 # Idempotent: when every Debian package is already installed, apt is not
 # touched at all, so a second run only costs the `composer install`.
 #
@@ -20,6 +24,7 @@ die() { printf 'setup: ERROR: %s\n' "$*" >&2; exit 1; }
 
 PACKAGES=(
     php8.2-cli php8.2-fpm php8.2-mysql php8.2-pgsql php8.2-dev php8.2-opcache
+    php8.2-curl php8.2-mbstring php8.2-xml
     gcc make libc6-dev
     nginx
     curl
@@ -30,6 +35,22 @@ PACKAGES=(
     unzip git procps util-linux composer
     prometheus   # promtool and a Prometheus server check and scrape /metrics in the tests (19 MB; its service stays off)
 )
+
+WITH_JAVA=0
+for arg in "$@"; do
+    case "$arg" in
+        --with-java) WITH_JAVA=1 ;;
+        -h | --help)
+            sed -n '2,11p' "${BASH_SOURCE[0]}" | sed 's/^# \{0,1\}//'
+            exit 0
+            ;;
+        *) die "unknown option '$arg' (known: --with-java)" ;;
+    esac
+done
+if [ "$WITH_JAVA" = 1 ]; then
+    # The Netty reference server of the benchmarks: src/Bench/Reference/NettyReference.java.
+    PACKAGES+=(default-jdk-headless libnetty-java)
+fi
 
 pkg_installed() {
     [ "$(dpkg-query -W -f='${db:Status-Status}' "$1" 2>/dev/null)" = installed ]

@@ -27,6 +27,10 @@ eval "$(bash scripts/services.sh env)"
 # when one is missing (git does not keep empty directories).
 mkdir -p tests/Unit tests/Integration
 
+# The Symfony and Laravel applications the bridge tests serve have Composer dependencies of their
+# own (var/fixtures/); installed once, then only when their composer.json changes.
+bash scripts/fixtures.sh || echo "test: installing the framework fixture apps failed; the bridge tests will say why" >&2
+
 # The native extension (ext/) is optional; its tests skip unless it is loaded. PHPUnit's own -d
 # cannot load extensions (it runs ini_set()), so load the built module into PHP itself.
 php_args=()

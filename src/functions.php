@@ -4,7 +4,6 @@ declare(strict_types=1);
 
 namespace Weft;
 
-use Weft\Coroutine\Blocking;
 use Weft\Coroutine\Context;
 use Weft\Coroutine\Coroutine;
 use Weft\Coroutine\Scheduler;
@@ -17,7 +16,29 @@ use Weft\Coroutine\Timeout;
  */
 function run(\Closure $main): mixed
 {
-    return Blocking::run($main, drainAfter: true);
+    $scheduler = Scheduler::get();
+    if ($scheduler->current !== null) {
+        return $main();
+    }
+    $coroutine = $scheduler->spawn($main);
+    $failure = null;
+    try {
+        $result = $coroutine->join();
+    } catch (\Weft\Coroutine\DeadlockError $e) {
+        throw $e;
+    } catch (\Throwable $failure) {
+        $result = null;
+    }
+    // Then everything it started: what is still waiting when the loop runs dry can never finish.
+    $scheduler->driver->run();
+    $stuck = $scheduler->live();
+    if ($stuck !== []) {
+        throw \Weft\Coroutine\DeadlockError::waiting($stuck);
+    }
+    if ($failure !== null) {
+        throw $failure;
+    }
+    return $result;
 }
 
 /** Starts a coroutine. It runs at once until its first wait; then the caller goes on. */
@@ -26,19 +47,11 @@ function go(\Closure $task, mixed ...$args): Coroutine
     return Scheduler::get()->spawn($task, $args);
 }
 
-/** Suspends the current coroutine for $seconds; outside of any coroutine, blocks the process (sync mode). */
+/** Suspends the current coroutine for $seconds; outside of any coroutine, runs the loop meanwhile. */
 function sleep(float $seconds): void
 {
     $scheduler = Scheduler::get();
-    $current = $scheduler->current;
-    if ($current === null) {
-        $until = \hrtime(true) + (int) ($seconds * 1e9);
-        // usleep() returns early when a signal arrives: sleep the rest.
-        while (($left = $until - \hrtime(true)) > 0) {
-            \usleep(\max(1, \intdiv($left, 1000)));
-        }
-        return;
-    }
+    $current = $scheduler->self();
     $driver = $scheduler->driver;
     $timer = $driver->delay($seconds, static function () use ($scheduler, $current): void {
         if ($current->waiting) {
@@ -52,7 +65,7 @@ function sleep(float $seconds): void
 
 /**
  * Runs $task with a time limit. When it runs out, the wait $task is suspended in throws Timeout, and so
- * does this call. Outside of any coroutine, drives the loop while $task runs in one.
+ * does this call. Outside of any coroutine it works the same: {main}'s waits throw.
  *
  * @template T
  * @param \Closure(): T $task
@@ -61,10 +74,7 @@ function sleep(float $seconds): void
 function timeout(float $seconds, \Closure $task, string $what = 'Operation'): mixed
 {
     $scheduler = Scheduler::get();
-    $current = $scheduler->current;
-    if ($current === null) {
-        return Blocking::run(static fn () => timeout($seconds, $task, $what));
-    }
+    $current = $scheduler->self();
     $token = new \stdClass();
     $timer = $scheduler->driver->delay($seconds, static function () use ($current, $token, $seconds, $what): void {
         $error = Timeout::after($seconds, $what);

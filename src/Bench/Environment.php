@@ -24,8 +24,12 @@ final class Environment
     public readonly string $logDir;
     public bool $interrupted = false;
     private int $logCounter = 0;
-    private ?string $epollProblem = null;
-    private bool $epollChecked = false;
+    /** @var array<string, ?string> server root => why epoll cannot run there (null: it can) */
+    private array $epollProblems = [];
+    /** The build whose servers the current row starts: null for this checkout, else the --baseline one. */
+    private ?Build $build = null;
+    /** The next port of --port-range to try. */
+    private ?int $nextPort = null;
 
     public function __construct(
         public readonly string $root,
@@ -46,9 +50,63 @@ final class Environment
         return \PHP_BINARY;
     }
 
+    /**
+     * This checkout's bin/weft: the bench's own helpers (load clients, micro benchmarks) always run from
+     * here, so a baseline build is loaded by exactly the same clients.
+     */
     public function weftBin(): string
     {
         return $this->root . '/bin/weft';
+    }
+
+    /** Selects the build the next servers come from (null: this checkout). The Runner sets it per row. */
+    public function useBuild(?Build $build): void
+    {
+        $this->build = $build;
+    }
+
+    public function build(): ?Build
+    {
+        return $this->build;
+    }
+
+    /** The checkout servers are started from: this one, or the baseline's while a baseline row runs. */
+    public function serverRoot(): string
+    {
+        return $this->build?->root ?? $this->root;
+    }
+
+    /** bin/weft of the build under test (servers, preload scripts). */
+    public function serverWeft(): string
+    {
+        return $this->serverRoot() . '/bin/weft';
+    }
+
+    /**
+     * A port for the next server: 0 (any free port, announced by the server's READY line) unless the user
+     * gave --port-range, in which case the next port of that range nobody listens on. Ports are handed out
+     * round-robin so a port a stopped server just left (TIME_WAIT) is not reused at once.
+     *
+     * @throws \RuntimeException when every port of the range is taken
+     */
+    public function port(): int
+    {
+        $range = $this->settings->portRange;
+        if ($range === null) {
+            return 0;
+        }
+        [$low, $high] = $range;
+        $count = $high - $low + 1;
+        $port = $this->nextPort ?? $low;
+        for ($i = 0; $i < $count; $i++, $port = $port >= $high ? $low : $port + 1) {
+            $probe = @\stream_socket_server("tcp://127.0.0.1:$port", $errno, $error);
+            if ($probe !== false) {
+                \fclose($probe);
+                $this->nextPort = $port >= $high ? $low : $port + 1;
+                return $port;
+            }
+        }
+        throw new \RuntimeException("no free port left in --port-range $low-$high");
     }
 
     /** Server on CPU 0, load on CPU 1: only with two cores or more, and taskset present. */
@@ -65,7 +123,7 @@ final class Environment
 
     public function extensionPath(): ?string
     {
-        $path = $this->root . '/ext/modules/weft.so';
+        $path = $this->serverRoot() . '/ext/modules/weft.so';
         return \is_file($path) ? $path : null;
     }
 
@@ -88,23 +146,28 @@ final class Environment
     /** Why the epoll loop cannot run here, or null when it can. */
     public function epollUnavailable(): ?string
     {
-        if ($this->epollChecked) {
-            return $this->epollProblem;
+        $root = $this->serverRoot();
+        if (\array_key_exists($root, $this->epollProblems)) {
+            return $this->epollProblems[$root];
         }
-        $this->epollChecked = true;
+        return $this->epollProblems[$root] = $this->probeEpoll($root);
+    }
+
+    private function probeEpoll(string $root): ?string
+    {
         $extension = $this->extensionPath();
         if ($extension === null) {
-            return $this->epollProblem = 'native extension not built (bash scripts/build-ext.sh)';
+            return 'native extension not built (bash scripts/build-ext.sh)';
         }
-        $probe = 'require ' . \var_export($this->root . '/vendor/autoload.php', true) . ';'
+        $probe = 'require ' . \var_export($root . '/vendor/autoload.php', true) . ';'
             . ' echo Weft\Loop\DriverFactory::epollAvailable() ? "yes" : "no";';
         $output = [];
         \exec(\escapeshellarg($this->php()) . ' -d ' . \escapeshellarg("extension=$extension") . ' -r ' . \escapeshellarg($probe) . ' 2>&1', $output);
         $text = \trim(\implode(' ', $output));
         if (!\str_ends_with($text, 'yes')) {
-            return $this->epollProblem = "native extension built but the epoll driver is not available ($text)";
+            return "native extension built but the epoll driver is not available ($text)";
         }
-        return $this->epollProblem = null;
+        return null;
     }
 
     /** @return list<string> */
@@ -134,8 +197,8 @@ final class Environment
     }
 
     /**
-     * Starts `bin/weft serve APP` pinned to the server CPU with the JIT flags, on 127.0.0.1 and a free
-     * port, and waits for its READY line.
+     * Starts `bin/weft serve APP` of the selected build pinned to the server CPU with the JIT flags, on
+     * 127.0.0.1 and a free port (of --port-range when given), and waits for its READY line.
      *
      * @param list<string> $arguments e.g. ['--mode', 'sync', '--workers', '2', '--loop', 'select']
      * @param array<string, string> $env extra environment variables
@@ -145,12 +208,12 @@ final class Environment
         $base = $this->logBase($name);
         $pidFile = "$base.pid";
         $command = [
-            ...$this->serverPrefix(), $this->php(), ...$this->phpFlags(), $this->weftBin(), 'serve', $app,
+            ...$this->serverPrefix(), $this->php(), ...$this->phpFlags(), $this->serverWeft(), 'serve', $app,
             // A short grace: once the load is over, nothing in flight is worth waiting for.
-            '--host', '127.0.0.1', '--port', '0', '--pid-file', $pidFile, '--grace', '1', ...$arguments,
+            '--host', '127.0.0.1', '--port', (string) $this->port(), '--pid-file', $pidFile, '--grace', '1', ...$arguments,
         ];
         $php = $this->php();
-        $weft = $this->weftBin();
+        $weft = $this->serverWeft();
         $logDir = $this->logDir;
         $processes = $this->processes;
         return Service::start(
@@ -178,7 +241,23 @@ final class Environment
     public function startLoad(array $command, string $name, array $env = []): Process
     {
         $base = $this->logBase($name);
-        return $this->processes->start([...$this->loadPrefix(), ...$command], "$base.out", "$base.log", $env === [] ? null : $this->env($env));
+        return $this->processes->start([...self::closeInherited(), ...$this->loadPrefix(), ...$command], "$base.out", "$base.log", $env === [] ? null : $this->env($env));
+    }
+
+    /**
+     * A prefix that closes every descriptor but 0, 1 and 2 before the command runs. PHP's proc_open()
+     * passes on whatever the runner has open (log files of other processes, and anything its own parent
+     * leaked to it), and wrk sizes its event loop for 10 + 3 x connections descriptors: with -c1 a
+     * socket numbered 13 or more does not fit, and wrk reports a connect error and sends nothing.
+     *
+     * @return list<string>
+     */
+    public static function closeInherited(): array
+    {
+        if (!\is_executable('/bin/bash') || !\is_dir('/proc/self/fd')) {
+            return [];
+        }
+        return ['/bin/bash', '-c', 'for fd in /proc/$$/fd/*; do fd=${fd##*/}; if [ "$fd" -gt 2 ]; then eval "exec $fd>&-" 2>/dev/null; fi; done; exec "$@"', 'weft-bench-load'];
     }
 
     /**

@@ -10,6 +10,11 @@ use Weft\Bench\Report\ReportWriter;
  * Runs the chosen scenarios row by row. Whatever happens to a row, its processes are stopped and the
  * next row runs; after every row the report and results.json are rewritten, so an interrupted run
  * (Ctrl-C, SIGTERM) still leaves everything measured so far.
+ *
+ * With a baseline build, every row of a scenario that compares builds runs twice, once per build, the
+ * two runs next to each other (and which goes first alternates from pair to pair), so a slow minute of a
+ * loaded machine hits both sides of a ratio alike. An Adaptive scenario gets to add rows once the rows it
+ * has so far have run.
  */
 final class Runner
 {
@@ -18,6 +23,8 @@ final class Runner
     /** @var array<string, ?string> */
     private array $unavailable = [];
     private float $startedAt;
+    /** Pairs made so far: their order alternates. */
+    private int $pairs = 0;
 
     /** @param list<Scenario> $scenarios */
     public function __construct(
@@ -25,8 +32,44 @@ final class Runner
         private readonly array $scenarios,
         private readonly ReportWriter $writer,
         private readonly ?Progress $progress = null,
+        private readonly ?Build $baseline = null,
     ) {
         $this->startedAt = \microtime(true);
+    }
+
+    /**
+     * The rows as they run: with a baseline, each row of a scenario that compares builds becomes a pair
+     * (this build, the baseline), the pair's order alternating.
+     *
+     * @param list<Row> $rows
+     * @return list<Row>
+     */
+    private function paired(Scenario $scenario, array $rows): array
+    {
+        if ($this->baseline === null || !$scenario->comparesBuilds()) {
+            return $rows;
+        }
+        $out = [];
+        foreach ($rows as $row) {
+            $pair = [];
+            foreach ([Build::THIS, $this->baseline->label] as $build) {
+                $copy = new Row($row->scenario, $row->params + ['build' => $build]);
+                if ($row->status !== Row::PENDING) {
+                    $copy->status = $row->status;
+                    $copy->reason = $row->reason;
+                }
+                $pair[] = $copy;
+            }
+            $this->pairs++;
+            \array_push($out, ...($this->pairs % 2 === 0 ? \array_reverse($pair) : $pair));
+        }
+        return $out;
+    }
+
+    /** @param list<Row> $rows @return list<Row> the rows of this checkout (all rows when there is no baseline) */
+    public static function thisBuild(array $rows): array
+    {
+        return \array_values(\array_filter($rows, static fn (Row $r): bool => ($r->param('build') ?? Build::THIS) === Build::THIS));
     }
 
     public function run(): int
@@ -37,7 +80,7 @@ final class Runner
             $reason = $scenario->unavailable($this->env);
             $this->unavailable[$scenario->name()] = $reason;
             try {
-                $rows = $scenario->rows($this->env);
+                $rows = $this->paired($scenario, $scenario->rows($this->env));
             } catch (\Throwable $e) {
                 $rows = [];
                 $this->unavailable[$scenario->name()] = 'could not build the matrix: ' . $e->getMessage();
@@ -52,12 +95,28 @@ final class Runner
             }
             $this->rows[$scenario->name()] = $rows;
         }
-        $total = \array_sum(\array_map('count', $this->rows));
         $done = 0;
         $this->write(false);
         foreach ($this->scenarios as $scenario) {
-            $rows = $this->rows[$scenario->name()];
-            foreach ($rows as $i => $row) {
+            $name = $scenario->name();
+            for ($i = 0; ; $i++) {
+                if ($i >= \count($this->rows[$name])) {
+                    // An adaptive scenario looks at what it measured and may ask for more rows.
+                    $more = [];
+                    if ($scenario instanceof Adaptive && !$this->env->interrupted && $this->unavailable[$name] === null) {
+                        try {
+                            $more = $this->paired($scenario, $scenario->next(self::thisBuild($this->rows[$name]), $this->env));
+                        } catch (\Throwable $e) {
+                            $progress->message("{$name}: could not choose further rows: {$e->getMessage()}");
+                        }
+                    }
+                    if ($more === []) {
+                        break;
+                    }
+                    \array_push($this->rows[$name], ...$more);
+                    $this->write(false);
+                }
+                $row = $this->rows[$name][$i];
                 $done++;
                 if ($row->status !== Row::PENDING) {
                     continue;
@@ -66,16 +125,23 @@ final class Runner
                     $row->skip('interrupted');
                     continue;
                 }
-                $progress->row($scenario->name(), $i + 1, \count($rows), $row, $done, $total, $this->remaining($row));
+                $total = \array_sum(\array_map('count', $this->rows));
+                $progress->row($name, $i + 1, \count($this->rows[$name]), $row, $done, $total, $this->remaining($row));
                 $estimate = $scenario->estimate($row);
-                $this->runRow($scenario, $row);
+                $build = $row->param('build');
+                $this->env->useBuild($build !== null && $build !== Build::THIS ? $this->baseline : null);
+                try {
+                    $this->runRow($scenario, $row);
+                } finally {
+                    $this->env->useBuild(null);
+                }
                 $progress->finished($row, $estimate);
                 $this->write(false);
             }
             try {
                 $scenario->finish($this->env);
             } catch (\Throwable $e) {
-                $progress->message("{$scenario->name()}: clean-up failed: {$e->getMessage()}");
+                $progress->message("{$name}: clean-up failed: {$e->getMessage()}");
             }
         }
         $this->env->processes->terminateAll();
@@ -130,7 +196,7 @@ final class Runner
 
     private function write(bool $final): void
     {
-        $this->writer->write($this->scenarios, $this->rows, $this->unavailable, $this->startedAt, $final, $this->env->interrupted);
+        $this->writer->write($this->scenarios, $this->rows, $this->unavailable, $this->startedAt, $final, $this->env->interrupted, $this->baseline);
     }
 
     private function trapSignals(): void

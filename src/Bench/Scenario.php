@@ -9,7 +9,7 @@ use Weft\Bench\Report\Check;
 use Weft\Bench\Report\Column;
 
 /**
- * One experiment of BENCH.md, built with the run's Settings: a matrix of rows, how to run one row, and how to read the results
+ * One experiment (docs/BENCH.md), built with the run's Settings: a matrix of rows, how to run one row, and how to read the results
  * (table columns, charts, findings and the "must show" checks, all computed from the measured rows).
  */
 interface Scenario
@@ -47,15 +47,15 @@ interface Scenario
 
     /**
      * Sentences computed from the rows: who won and by how much, what stayed flat, where more
-     * workers hurt.
+     * workers hurt. A null line (nothing to say) is dropped, and a sentence is never printed twice.
      *
      * @param list<Row> $rows
-     * @return list<string>
+     * @return list<?string>
      */
     public function findings(array $rows): array;
 
     /**
-     * BENCH.md's "must show" lines, each evaluated from the rows.
+     * The experiment's "must show" lines, each evaluated from the rows.
      *
      * @param list<Row> $rows
      * @return list<Check>
@@ -67,4 +67,10 @@ interface Scenario
 
     /** Removes whatever the scenario created (temporary apps, helper servers). */
     public function finish(Environment $env): void;
+
+    /**
+     * Whether `--baseline REF` can run this scenario's rows on another build too: true when a row is
+     * "start the build's server, load it with this checkout's clients".
+     */
+    public function comparesBuilds(): bool;
 }

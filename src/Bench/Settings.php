@@ -15,6 +15,8 @@ final class Settings
      * @param list<int>|null $concurrency
      * @param list<string>|null $modes
      * @param list<string>|null $loops
+     * @param array{0: int, 1: int}|null $portRange the only ports servers may listen on (null: any free one)
+     * @param ?string $baseline the --baseline REF as given, when the run compares two builds
      */
     public function __construct(
         public readonly bool $quick = false,
@@ -25,6 +27,8 @@ final class Settings
         public readonly ?array $loops = null,
         public readonly bool $ab = false,
         public readonly bool $varied = false,
+        public readonly ?array $portRange = null,
+        public readonly ?string $baseline = null,
     ) {
     }
 
@@ -58,6 +62,8 @@ final class Settings
             'loops' => $this->loops,
             'ab' => $this->ab,
             'varied' => $this->varied,
+            'port_range' => $this->portRange,
+            'baseline' => $this->baseline,
         ];
     }
 }

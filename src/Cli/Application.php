@@ -7,7 +7,7 @@ namespace Weft\Cli;
 /** `bin/weft`: thin. Parses the command line, calls the layers, prints, returns an exit code. */
 final class Application
 {
-    public const VERSION = '0.1.0';
+    public const VERSION = \Weft\Version::VERSION;
 
     private const COMMANDS = [
         'serve' => 'Run an application: HTTP or line protocol, in coroutine, sync or fpm mode',

@@ -4,6 +4,7 @@ declare(strict_types=1);
 
 namespace Weft\Cli;
 
+use Weft\Bench\Baseline;
 use Weft\Bench\Environment;
 use Weft\Bench\Internal;
 use Weft\Bench\Machine;
@@ -11,6 +12,8 @@ use Weft\Bench\Progress;
 use Weft\Bench\Report\ReportWriter;
 use Weft\Bench\Runner;
 use Weft\Bench\Scenario;
+use Weft\Bench\Scenario\AppScenario;
+use Weft\Bench\Scenario\AppTarget;
 use Weft\Bench\Scenario\CoreScenario;
 use Weft\Bench\Scenario\HelloScenario;
 use Weft\Bench\Scenario\LineScenario;
@@ -21,7 +24,10 @@ use Weft\Bench\Scenario\UpstreamScenario;
 use Weft\Bench\Settings;
 use Weft\Bench\Tools;
 
-/** `bin/weft bench SCENARIO|all`: runs BENCH.md's experiments on this machine and writes the report. */
+/**
+ * `bin/weft bench SCENARIO|all`: runs the classic experiments (docs/BENCH.md) on this machine and writes
+ * the report; `bin/weft bench app APP.php` measures the user's own app and recommends a configuration.
+ */
 final class BenchCommand
 {
     /** In the order `all` runs them. */
@@ -34,6 +40,7 @@ final class BenchCommand
         'line' => LineScenario::class,
         'preload' => PreloadScenario::class,
         'static' => \Weft\Bench\Scenario\StaticScenario::class,
+        'framework' => \Weft\Bench\Scenario\FrameworkScenario::class,
     ];
 
     /** @return array<string, array{0: string, 1: mixed, 2: string, 3?: list<string>}> */
@@ -43,14 +50,31 @@ final class BenchCommand
             'quick' => ['bool', false, 'reduced matrix (all scenarios in under 3 minutes on 2 cores)'],
             'out' => ['string', null, 'output folder (default: var/bench/<timestamp>)'],
             'duration' => ['float', null, 'seconds of load per row (default: 10, quick: 2)'],
-            'workers' => ['list', null, "override the matrix's worker counts"],
-            'concurrency' => ['list', null, "override the matrix's concurrency levels"],
-            'modes' => ['list', null, "override the matrix's modes (fpm, sync, coroutine)"],
+            'workers' => ['list', null, "override the matrix's worker counts (app: auto, the default, adapts them)"],
+            'concurrency' => ['list', null, "override the matrix's concurrency levels (app: auto, the default, climbs until the knee)"],
+            'modes' => ['list', null, "override the matrix's modes (fpm, sync, coroutine; hello and sleep: also netty)"],
             'loops' => ['list', null, "override the matrix's loop backends (select, epoll)"],
             'ab' => ['bool', false, 'also load every HTTP row with ab -k (apache2-utils)'],
             'varied' => ['bool', false, 'hello: add rows whose requests vary path, query and a header (wrk Lua script)'],
+            'port-range' => ['string', null, 'servers listen only on ports in LOW-HIGH (default: any free port)'],
+            'baseline' => ['string', null, 'also run every server row on another commit (or prepared checkout), interleaved, and report the ratios'],
             'help' => ['bool', false, 'show this help'],
         ];
+    }
+
+    /** The options of `bench app` on top of the common ones. @return array<string, array{0: string, 1: mixed, 2: string, 3?: list<string>}> */
+    public static function appSpec(): array
+    {
+        return [
+            'url' => ['string', null, 'request path to load (repeatable: several make a mix; default: /)'],
+            'method' => ['string', 'GET', 'request method'],
+            'body' => ['string', null, 'request body (@FILE reads it from a file)'],
+            'header' => ['string', null, "request header 'Name: value' (repeatable)"],
+            'script' => ['string', null, 'a wrk Lua script that makes the requests instead (for any mix)'],
+            'p99' => ['string', '100ms', 'the p99 latency the recommendation must stay under (e.g. 50ms, 0.2s)'],
+            'env' => ['string', null, 'NAME=value for the server (repeatable), e.g. DATABASE_URL=...'],
+            'json' => ['bool', false, 'print the recommendation as JSON on stdout (for CI); progress stays on stderr'],
+        ] + self::spec();
     }
 
     /** @param list<string> $args */
@@ -58,67 +82,250 @@ final class BenchCommand
     {
         if (isset($args[0]) && \str_starts_with($args[0], '_')) {
             // Helper processes the runner starts itself (load clients, micro benchmarks).
-            return Internal::run($args);
+            $name = \array_shift($args);
+            $options = Options::parse($args, Internal::SPEC);
+            $values = [];
+            foreach (\array_keys(Internal::SPEC) as $option) {
+                $values[$option] = $options->get($option);
+            }
+            try {
+                return Internal::run($name, $values, $options->arguments);
+            } catch (\InvalidArgumentException $e) {
+                throw new UsageError($e->getMessage());
+            }
+        }
+        if (($args[0] ?? null) === 'app') {
+            return $this->app(\array_slice($args, 1), $args);
         }
         $options = Options::parse($args, self::spec());
         if ($options->get('help')) {
-            echo "Usage: bin/weft bench SCENARIO|all [options]\n\nScenarios: " . \implode(', ', \array_keys(self::SCENARIOS)) . ", all\n\n"
+            echo "Usage: bin/weft bench SCENARIO|all [options]\n       bin/weft bench app APP.php [options]   (bin/weft bench app --help)\n\nScenarios: " . \implode(', ', \array_keys(self::SCENARIOS)) . ", all\n\n"
                 . Options::help(self::spec()) . "\n";
             return 0;
         }
         $names = $options->arguments;
         if ($names === []) {
-            throw new UsageError('bench needs a scenario: ' . \implode(', ', \array_keys(self::SCENARIOS)) . ' or all');
+            throw new UsageError('bench needs a scenario: ' . \implode(', ', \array_keys(self::SCENARIOS)) . ', all, or app APP.php');
         }
         if (\in_array('all', $names, true)) {
             $names = \array_keys(self::SCENARIOS);
         }
         foreach ($names as $name) {
             if (!isset(self::SCENARIOS[$name])) {
-                throw new UsageError("unknown scenario '$name' (expected: " . \implode(', ', \array_keys(self::SCENARIOS)) . ', all)');
+                throw new UsageError("unknown scenario '$name' (expected: " . \implode(', ', \array_keys(self::SCENARIOS)) . ', all, app)');
             }
         }
         $settings = self::settings($options);
+        $scenarios = \array_map(static fn (string $name): Scenario => new (self::SCENARIOS[$name])($settings), \array_values(\array_unique($names)));
+        [$code] = $this->runScenarios($scenarios, $settings, $options, ['bin/weft', 'bench', ...$args]);
+        return $code;
+    }
+
+    /**
+     * `bench app APP.php`: the user's app across modes, workers and concurrency, then the recommendation
+     * on stdout (as JSON with --json).
+     *
+     * @param list<string> $args
+     * @param list<string> $argv
+     */
+    private function app(array $args, array $argv): int
+    {
+        $repeated = self::repeated($args, ['url', 'header', 'env']);
+        $options = Options::parse($args, self::appSpec());
+        if ($options->get('help')) {
+            echo "Usage: bin/weft bench app APP.php [options]\n\nRuns APP.php in each mode across workers and concurrency levels chosen from this machine and from\nwhat it measures, and recommends the mode, workers and concurrency that keep p99 under --p99.\n\n"
+                . Options::help(self::appSpec()) . "\n";
+            return 0;
+        }
+        $app = $options->arguments[0] ?? throw new UsageError('bench app needs an application file: bin/weft bench app APP.php');
+        if (\count($options->arguments) > 1) {
+            throw new UsageError("unexpected argument '{$options->arguments[1]}'");
+        }
+        if (!\is_file($app)) {
+            throw new UsageError("application file '$app' not found");
+        }
+        $settings = self::settings($options, true);
+        try {
+            $target = new AppTarget(
+                app: (string) \realpath($app),
+                paths: $repeated['url'] === [] ? ['/'] : $repeated['url'],
+                method: \strtoupper($options->get('method')),
+                body: self::body($options->get('body')),
+                headers: self::headers($repeated['header']),
+                script: self::script($options->get('script')),
+                p99Ms: self::milliseconds('p99', $options->get('p99')),
+                env: self::environment($repeated['env']),
+            );
+        } catch (\InvalidArgumentException $e) {
+            throw new UsageError($e->getMessage());
+        }
+        $scenario = new AppScenario($settings, $target);
+        $json = $options->get('json');
+        [$code, $runner, $writer] = $this->runScenarios([$scenario], $settings, $options, ['bin/weft', 'bench', ...$argv]);
+        $rows = Runner::thisBuild($runner->rows()[$scenario->name()] ?? []);
+        $advice = $scenario->recommendation($rows);
+        if ($json) {
+            echo \json_encode(['recommendation' => $advice->toArray(), 'report' => $writer->outDir() . '/report.md', 'results' => $writer->outDir() . '/results.json', 'complete' => $code === 0],
+                \JSON_PRETTY_PRINT | \JSON_UNESCAPED_SLASHES | \JSON_UNESCAPED_UNICODE | \JSON_PRESERVE_ZERO_FRACTION | \JSON_INVALID_UTF8_SUBSTITUTE) . "\n";
+        } else {
+            echo "\n" . $advice->text();
+        }
+        return $code;
+    }
+
+    /**
+     * @param list<Scenario> $scenarios
+     * @param list<string> $argv
+     * @return array{0: int, 1: Runner, 2: ReportWriter}
+     */
+    private function runScenarios(array $scenarios, Settings $settings, Options $options, array $argv): array
+    {
+        $started = \microtime(true);
+        $progress = new Progress(\STDERR, $started);
+        $tools = Tools::detect();
+        $root = \dirname(__DIR__, 2);
+        $baseline = null;
+        if ($settings->baseline !== null) {
+            try {
+                $baseline = Baseline::prepare($root, $settings->baseline, static fn (string $line) => $progress->message($line));
+            } catch (\RuntimeException $e) {
+                throw new UsageError($e->getMessage());
+            }
+        }
         $out = $options->get('out') ?? (\getcwd() . '/var/bench/' . \date('Ymd-His'));
         if (!\is_dir($out) && !@\mkdir($out, 0o777, true)) {
             throw new UsageError("cannot create the output folder '$out'");
         }
         $out = (string) \realpath($out);
-
-        $tools = Tools::detect();
-        $root = \dirname(__DIR__, 2);
         $probeEnv = new Environment($root, $out, $settings, $tools, Machine::detect());
         $machine = $probeEnv->machine->with([
             'php_version' => \PHP_VERSION,
             'server_php' => Machine::probePhp($probeEnv->php(), $probeEnv->phpFlags()),
             'loop_backends' => ['select' => true, 'epoll' => $probeEnv->epollUnavailable() ?? true],
             'wrk_version' => Machine::wrkVersion($tools->path('wrk')),
+            'java' => \Weft\Bench\Reference\Netty::javaVersion(),
         ]);
         $env = new Environment($root, $out, $settings, $tools, $machine);
         if ($env->pinned()) {
             // The runner samples /proc while the load runs: keep it off the server's CPU too.
             @\exec('taskset -p -c ' . Environment::LOAD_CPU . ' ' . \getmypid() . ' >/dev/null 2>&1');
         }
-        $scenarios = \array_map(static fn (string $name): Scenario => new (self::SCENARIOS[$name])($settings), \array_values(\array_unique($names)));
-        $started = \microtime(true);
-        $progress = new Progress(\STDERR, $started);
-        $progress->message("weft bench: " . \implode(', ', \array_map(static fn (Scenario $s) => $s->name(), $scenarios)) . ($settings->quick ? ' (quick)' : '') . " -> $out");
-        $runner = new Runner($env, $scenarios, new ReportWriter($env, ['bin/weft', 'bench', ...$args]), $progress);
+        $progress->message("weft bench: " . \implode(', ', \array_map(static fn (Scenario $s) => $s->name(), $scenarios)) . ($settings->quick ? ' (quick)' : '')
+            . ($baseline !== null ? " against {$baseline->label}" : '') . " -> $out");
+        $writer = new ReportWriter($env, $argv);
+        $runner = new Runner($env, $scenarios, $writer, $progress, $baseline);
         $code = $runner->run();
         $progress->message(\sprintf('weft bench: done in %s: %s/report.md', \Weft\Bench\Report\Format::seconds(\microtime(true) - $started), $out));
-        return $code;
+        return [$code, $runner, $writer];
     }
 
-    private static function settings(Options $options): Settings
+    /**
+     * Takes the options that may be given several times (`--url /a --url /b`) out of the arguments, in
+     * order; the common parser keeps only the last value of an option.
+     *
+     * @param list<string> $args
+     * @param list<string> $names
+     * @return array<string, list<string>>
+     */
+    private static function repeated(array &$args, array $names): array
     {
-        $ints = static function (string $name) use ($options): ?array {
+        $found = \array_fill_keys($names, []);
+        $rest = [];
+        for ($i = 0; $i < \count($args); $i++) {
+            $arg = $args[$i];
+            if ($arg === '--') {
+                \array_push($rest, ...\array_slice($args, $i));
+                break;
+            }
+            foreach ($names as $name) {
+                if ($arg === "--$name") {
+                    if (!\array_key_exists($i + 1, $args)) {
+                        throw new UsageError("option '--$name' needs a value");
+                    }
+                    $found[$name][] = $args[++$i];
+                    continue 2;
+                }
+                if (\str_starts_with($arg, "--$name=")) {
+                    $found[$name][] = \substr($arg, \strlen($name) + 3);
+                    continue 2;
+                }
+            }
+            $rest[] = $arg;
+        }
+        $args = $rest;
+        return $found;
+    }
+
+    private static function body(?string $body): ?string
+    {
+        if ($body === null || !\str_starts_with($body, '@')) {
+            return $body;
+        }
+        $file = \substr($body, 1);
+        $contents = \is_file($file) ? @\file_get_contents($file) : false;
+        if ($contents === false) {
+            throw new UsageError("option '--body': cannot read '$file'");
+        }
+        return $contents;
+    }
+
+    /** @param list<string> $lines @return array<string, string> */
+    private static function headers(array $lines): array
+    {
+        $headers = [];
+        foreach ($lines as $line) {
+            if (!\str_contains($line, ':')) {
+                throw new UsageError("option '--header' expects 'Name: value', got '$line'");
+            }
+            [$name, $value] = \explode(':', $line, 2);
+            $headers[\trim($name)] = \trim($value);
+        }
+        return $headers;
+    }
+
+    private static function script(?string $script): ?string
+    {
+        if ($script === null) {
+            return null;
+        }
+        if (!\is_file($script)) {
+            throw new UsageError("option '--script': '$script' not found");
+        }
+        return (string) \realpath($script);
+    }
+
+    /** @param list<string> $pairs @return array<string, string> */
+    private static function environment(array $pairs): array
+    {
+        $env = [];
+        foreach ($pairs as $pair) {
+            if (!\preg_match('/^([A-Za-z_][A-Za-z0-9_]*)=(.*)$/s', $pair, $m)) {
+                throw new UsageError("option '--env' expects NAME=value, got '$pair'");
+            }
+            $env[$m[1]] = $m[2];
+        }
+        return $env;
+    }
+
+    /** "100ms", "0.2s", "150" (milliseconds) -> milliseconds. */
+    public static function milliseconds(string $option, string $value): float
+    {
+        if (!\preg_match('/^(\d+(?:\.\d+)?)\s*(ms|s)?$/', \trim($value), $m) || (float) $m[1] <= 0) {
+            throw new UsageError("option '--$option' expects a duration like 100ms or 0.2s, got '$value'");
+        }
+        return (float) $m[1] * (($m[2] ?? 'ms') === 's' ? 1000 : 1);
+    }
+
+    private static function settings(Options $options, bool $app = false): Settings
+    {
+        $ints = static function (string $name) use ($options, $app): ?array {
             $list = $options->get($name);
-            if ($list === null) {
+            if ($list === null || ($app && $list === ['auto'])) {
                 return null;
             }
             foreach ($list as $value) {
                 if (!\preg_match('/^\d+$/', $value) || (int) $value < 1) {
-                    throw new UsageError("option '--$name' expects positive whole numbers, got '$value'");
+                    throw new UsageError("option '--$name' expects positive whole numbers" . ($app ? ' or auto' : '') . ", got '$value'");
                 }
             }
             return \array_map('intval', $list);
@@ -136,15 +343,24 @@ final class BenchCommand
         if ($duration !== null && ($duration < 1 || $duration > 3600)) {
             throw new UsageError("option '--duration' must be between 1 and 3600 seconds");
         }
+        $portRange = null;
+        if (($range = $options->get('port-range')) !== null) {
+            if (!\preg_match('/^(\d+)-(\d+)$/', $range, $m) || (int) $m[1] < 1024 || (int) $m[2] > 65535 || (int) $m[1] > (int) $m[2]) {
+                throw new UsageError("option '--port-range' expects LOW-HIGH within 1024-65535, got '$range'");
+            }
+            $portRange = [(int) $m[1], (int) $m[2]];
+        }
         return new Settings(
             quick: $options->get('quick'),
             duration: $duration,
             workers: $ints('workers'),
             concurrency: $ints('concurrency'),
-            modes: $choices('modes', ['fpm', 'sync', 'coroutine']),
+            modes: $choices('modes', $app ? ['fpm', 'sync', 'coroutine'] : ['fpm', 'sync', 'coroutine', 'netty']),
             loops: $choices('loops', ['select', 'epoll']),
             ab: $options->get('ab'),
             varied: $options->get('varied'),
+            portRange: $portRange,
+            baseline: $options->get('baseline'),
         );
     }
 }

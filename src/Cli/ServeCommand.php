@@ -8,18 +8,17 @@ use Weft\Cli\Config\AvailableCpus;
 use Weft\Cli\Config\Configuration;
 use Weft\Http\Compression\GzipOptions;
 use Weft\Http\Parser\Limits;
-use Weft\Http\Server\HttpConnectionHandler;
+use Weft\Http\Server\HttpProtocol;
 use Weft\Http\Server\HttpOptions;
 use Weft\Http\Static\StaticOptions;
 use Weft\Line\LineCodec;
-use Weft\Line\LineConnectionHandler;
+use Weft\Line\LineProtocol;
 use Weft\Loop\DriverFactory;
 use Weft\Mode\AppLoader;
 use Weft\Observe\MetricsServer;
 use Weft\Observe\RequestMetrics;
 use Weft\Observe\SystemdNotifier;
 use Weft\Server\AlreadyRunning;
-use Weft\Server\Executor;
 use Weft\Server\InFlight;
 use Weft\Server\Logger;
 use Weft\Server\ServerLog;
@@ -51,7 +50,10 @@ final class ServeCommand
             'max-body' => ['bytes', Limits::DEFAULT_MAX_BODY_BYTES, 'largest request body (413 beyond)'],
             'max-header' => ['bytes', Limits::DEFAULT_MAX_HEADER_BYTES, 'largest request line + headers (431/414 beyond)'],
             'header-timeout' => ['float', HttpOptions::DEFAULT_HEADER_TIMEOUT, 'seconds to receive a request head (408 beyond)'],
+            'body-timeout' => ['float', HttpOptions::DEFAULT_BODY_TIMEOUT, 'seconds allowed between two reads of a request body (408 beyond)'],
             'idle-timeout' => ['float', HttpOptions::DEFAULT_IDLE_TIMEOUT, 'seconds an idle keep-alive connection stays open'],
+            'send-timeout' => ['float', HttpOptions::DEFAULT_SEND_TIMEOUT, 'seconds a client may leave our answer unread before it is cut off'],
+            'max-request-time' => ['float', 0.0, 'seconds a request may run before it is cancelled and answered 504 (0: no limit)'],
             'extra-methods' => ['list', [], 'request methods to accept besides the registered ones (others: 501)'],
             'max-line' => ['bytes', LineCodec::DEFAULT_MAX_LINE, 'line protocol: longest line'],
             'grace' => ['float', ServerConfig::DEFAULT_GRACE, 'seconds in-flight requests get on stop or reload'],
@@ -114,6 +116,14 @@ final class ServeCommand
             if ($options->get($positive) < 1) {
                 throw new UsageError("option '--$positive' must be at least 1");
             }
+        }
+        foreach (['header-timeout', 'body-timeout', 'idle-timeout', 'send-timeout'] as $timeout) {
+            if ($options->get($timeout) <= 0) {
+                throw new UsageError("option '--$timeout' must be positive");
+            }
+        }
+        if ($options->get('max-request-time') < 0) {
+            throw new UsageError("option '--max-request-time' cannot be negative");
         }
         if ($options->get('max-requests') < 0) {
             throw new UsageError("option '--max-requests' cannot be negative");
@@ -182,6 +192,7 @@ final class ServeCommand
             logFile: $logFile,
             daemon: $options->get('daemon'),
             maxCoroutines: $options->get('max-coroutines'),
+            maxRequestTime: $options->get('max-request-time'),
             workerTimeout: $options->get('worker-timeout'),
             hooks: $hooks,
             workerStats: $requestMetrics->snapshot(...),
@@ -229,7 +240,7 @@ final class ServeCommand
         \fwrite(\STDERR, "weft: ignoring the stale pid file {$pidFile->path}: $why\n");
     }
 
-    /** @return \Closure(Executor): \Weft\Server\ConnectionHandler */
+    /** @return \Closure(): \Weft\Server\Protocol */
     private static function handlerFactory(string $app, Options $options, Logger $logger, RequestMetrics $metrics): \Closure
     {
         $protocol = $options->get('protocol');
@@ -248,10 +259,13 @@ final class ServeCommand
             limits: $limits,
             headerTimeout: $options->get('header-timeout'),
             idleTimeout: $options->get('idle-timeout'),
+            sendTimeout: $options->get('send-timeout'),
             debug: $options->get('debug'),
+            bodyTimeout: $options->get('body-timeout'),
         );
         $memoryLimit = $options->get('memory-limit');
-        return static function (Executor $executor) use ($app, $protocol, $maxLine, $httpOptions, $logger, $memoryLimit, $metrics, $static, $gzip) {
+        $sendTimeout = $options->get('send-timeout');
+        return static function () use ($sendTimeout, $app, $protocol, $maxLine, $httpOptions, $logger, $memoryLimit, $metrics, $static, $gzip) {
             // In the worker, after fork: its own limits, and the code as it is on disk now.
             InFlight::reset();
             \ini_set('memory_limit', $memoryLimit > 0 ? (string) $memoryLimit : '-1');
@@ -270,9 +284,9 @@ final class ServeCommand
                 if (!$application instanceof \Closure) {
                     throw new \Weft\Mode\AppError('A line-protocol application must return a closure fn (string $line, Connection $c): ?string');
                 }
-                return new LineConnectionHandler($application, $executor, $logger, $maxLine);
+                return new LineProtocol($application, $logger, $maxLine, sendTimeout: $sendTimeout);
             }
-            return new HttpConnectionHandler($metrics->wrap($application), $executor, $logger, $httpOptions);
+            return new HttpProtocol($metrics->wrap($application), $logger, $httpOptions);
         };
     }
 

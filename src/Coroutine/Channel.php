@@ -7,7 +7,7 @@ namespace Weft\Coroutine;
 /**
  * A channel between coroutines. Capacity 0 is unbuffered: send() waits until a receiver takes the value.
  * With capacity N, send() waits only while N values are buffered. close() wakes every waiter: senders get
- * ChannelClosed at once; receivers first drain what is buffered, then get ChannelClosed.
+ * ChannelClosed at once; receivers first take what is buffered, then get ChannelClosed.
  * Called outside of any coroutine, a wait drives the loop until it is done.
  */
 final class Channel implements \Countable

@@ -5,10 +5,11 @@ declare(strict_types=1);
 namespace Weft\Coroutine;
 
 /**
- * Two coroutines tried to wait on the same stream in the same direction at once. A connection serves one
- * coroutine at a time: interleaving two would corrupt its protocol stream. Use a pool, or a Mutex.
+ * The one "used by two coroutines at once" error: a connection (a socket, a MySQL, PostgreSQL or Redis
+ * connection) serves one coroutine at a time, and interleaving two would corrupt its protocol stream.
+ * The clients' own variants (Mysql\ConcurrentQuery, Redis\ConnectionBusy) extend it. Use a pool, or a Mutex.
  */
-final class ConcurrentUse extends \Error
+class ConcurrentUse extends \Error implements \Weft\WeftException
 {
     public static function stream(string $direction, Coroutine $holder, ?Coroutine $intruder): self
     {

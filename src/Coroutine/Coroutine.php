@@ -48,27 +48,23 @@ final class Coroutine
 
     /**
      * Waits for the coroutine and returns its result, or throws what it threw.
-     * Outside of any coroutine, runs the loop until the coroutine has finished.
+     * Outside of any coroutine, the wait runs the loop until the coroutine has finished.
      */
     public function join(?float $timeout = null): mixed
     {
         if (!$this->finished) {
             $scheduler = Scheduler::get();
-            $current = $scheduler->current;
+            $current = $scheduler->self();
             if ($current === $this) {
                 throw new \Error('A coroutine cannot join itself');
             }
-            if ($current === null) {
-                Blocking::runUntil(fn (): bool => $this->finished, $timeout, "coroutine #{$this->id}");
-            } else {
-                $wait = function () use ($scheduler, $current): void {
-                    $this->joiners[] = $current;
-                    $scheduler->await(function () use ($current): void {
-                        $this->joiners = \array_values(\array_filter($this->joiners, fn ($c) => $c !== $current));
-                    });
-                };
-                $timeout === null ? $wait() : \Weft\timeout($timeout, $wait);
-            }
+            $wait = function () use ($scheduler, $current): void {
+                $this->joiners[] = $current;
+                $scheduler->await(function () use ($current): void {
+                    $this->joiners = \array_values(\array_filter($this->joiners, fn ($c) => $c !== $current));
+                });
+            };
+            $timeout === null ? $wait() : \Weft\timeout($timeout, $wait, "Joining coroutine #{$this->id}");
         }
         $this->observed = true;
         if ($this->error !== null) {

@@ -5,7 +5,7 @@ declare(strict_types=1);
 namespace Weft\Coroutine;
 
 /** The loop has nothing left to run, yet coroutines still wait: nothing could ever wake them. */
-final class DeadlockError extends \Error
+final class DeadlockError extends \Error implements \Weft\WeftException
 {
     /** @param array<int, Coroutine> $coroutines */
     public static function waiting(array $coroutines): self

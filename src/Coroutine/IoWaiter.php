@@ -8,8 +8,8 @@ use Weft\Loop\Driver;
 
 /**
  * The one wait primitive for streams: wait until a stream is readable or writable, with an optional
- * timeout, suspending only the calling coroutine. Outside of any coroutine the same call blocks the
- * process (select(2) on that stream alone): that is sync mode.
+ * timeout, suspending only the calling coroutine. Outside of any coroutine the same call runs the loop
+ * until the stream is ready ({main} waits like a coroutine), whichever loop backend is in use.
  *
  * One watcher per direction is created on first use and then only enabled and disabled, so a
  * connection's thousandth wait costs no more allocation than its first.
@@ -36,11 +36,7 @@ final class IoWaiter
     /** @throws Timeout when $timeout seconds pass first */
     public function readable(?float $timeout = null): void
     {
-        $current = $this->scheduler->current;
-        if ($current === null) {
-            $this->block(true, $timeout);
-            return;
-        }
+        $current = $this->scheduler->self();
         if ($this->reader !== null) {
             throw ConcurrentUse::stream('read', $this->reader, $current);
         }
@@ -69,11 +65,7 @@ final class IoWaiter
     /** @throws Timeout when $timeout seconds pass first */
     public function writable(?float $timeout = null): void
     {
-        $current = $this->scheduler->current;
-        if ($current === null) {
-            $this->block(false, $timeout);
-            return;
-        }
+        $current = $this->scheduler->self();
         if ($this->writer !== null) {
             throw ConcurrentUse::stream('write', $this->writer, $current);
         }
@@ -157,34 +149,6 @@ final class IoWaiter
     {
         if ($this->writeWatcher !== null && !$this->closed) {
             $this->driver->disable($this->writeWatcher);
-        }
-    }
-
-    private function block(bool $read, ?float $timeout): void
-    {
-        $deadline = $timeout === null ? null : \hrtime(true) / 1e9 + $timeout;
-        while (\is_resource($this->stream)) {
-            $r = $read ? [$this->stream] : null;
-            $w = $read ? null : [$this->stream];
-            $e = null;
-            $left = $deadline === null ? null : \max(0.0, $deadline - \hrtime(true) / 1e9);
-            $seconds = $left === null ? null : (int) $left;
-            $micro = $left === null ? 0 : (int) (($left - $seconds) * 1e6);
-            $ready = @\stream_select($r, $w, $e, $seconds, $micro);
-            if ($ready > 0) {
-                return;
-            }
-            if ($ready === false) {
-                $error = \error_get_last();
-                \error_clear_last();
-                if ($error !== null && \stripos($error['message'], 'interrupted') === false) {
-                    throw new \RuntimeException('stream_select() failed: ' . $error['message']);
-                }
-                continue;
-            }
-            if ($deadline !== null && \hrtime(true) / 1e9 >= $deadline) {
-                throw Timeout::after($timeout, $read ? 'Read' : 'Write');
-            }
         }
     }
 }

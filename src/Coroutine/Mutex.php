@@ -6,7 +6,7 @@ namespace Weft\Coroutine;
 
 /**
  * Mutual exclusion between coroutines, handed over in arrival order. Only the coroutine that holds the
- * lock may release it. Outside of any coroutine the holder is the process's main context.
+ * lock may release it. Outside of any coroutine the holder is {main}, which waits like a coroutine.
  */
 final class Mutex
 {
@@ -24,14 +24,11 @@ final class Mutex
         $scheduler = Scheduler::get();
         if (!$this->locked) {
             $this->locked = true;
-            $this->owner = $scheduler->current;
+            $this->owner = $scheduler->self();
             return;
         }
-        if ($this->owner === $scheduler->current) {
+        if ($this->owner === $scheduler->self()) {
             throw new \Error('Mutex is not reentrant: this coroutine already holds it');
-        }
-        if ($scheduler->current === null) {
-            throw new \Error('Mutex::lock() would wait outside of a coroutine, where nothing else can release it');
         }
         $this->waiters->wait($timeout, 'Mutex lock');
         // unlock() handed the lock to us before waking us.
@@ -43,7 +40,7 @@ final class Mutex
             return false;
         }
         $this->locked = true;
-        $this->owner = Scheduler::get()->current;
+        $this->owner = Scheduler::get()->self();
         return true;
     }
 
@@ -53,7 +50,7 @@ final class Mutex
             throw new \Error('Mutex is not locked');
         }
         $scheduler = Scheduler::get();
-        if ($this->owner !== $scheduler->current) {
+        if ($this->owner !== $scheduler->self()) {
             throw new \Error('Only the coroutine that locked the mutex can unlock it');
         }
         $next = $this->waiters->shift();

@@ -15,6 +15,9 @@ use Weft\Loop\Loop;
  *   the next coroutine: spawning costs little more than a switch.
  * - Wake-ups requested from inside a coroutine are queued and run by the loop (never nested), so a
  *   coroutine is only ever resumed from the loop's context or from go().
+ * - {main} (code outside of any coroutine) waits like a coroutine does, through the same await(): its
+ *   wait runs the loop until the awaited event arrives (as in revolt/event-loop). There is no second,
+ *   blocking way to wait; a wait from inside a loop callback, which could never return, is an error.
  *
  * @internal Use the functions in Weft\ and the classes of this namespace.
  */
@@ -22,9 +25,14 @@ final class Scheduler
 {
     /** Fibers map two kernel mappings each (stack + guard page); vm.max_map_count is 65,530 by default. */
     public const DEFAULT_MAX_COROUTINES = 30_000;
-    private const MAX_IDLE_FIBERS = 512;
+    /**
+     * Idle Fibers kept at least; beyond that, as many as coroutines were live at the peak since the last
+     * trimIdle(), so a load of N concurrent requests (arriving in bursts of N) never pays for creating
+     * and unmapping a Fiber (~8 us each) once warm. trimIdle() gives back what a past spike left.
+     */
+    private const MIN_IDLE_FIBERS = 512;
     /** Resumes run per loop tick before the loop gets a turn to look at I/O and timers. */
-    private const DRAIN_BUDGET = 4096;
+    private const RUN_BUDGET = 4096;
 
     private static ?self $instance = null;
 
@@ -33,14 +41,19 @@ final class Scheduler
     private array $idle = [];
     /** @var list<array{Coroutine, mixed, ?\Throwable}> */
     private array $ready = [];
-    private bool $drainScheduled = false;
+    private bool $runScheduled = false;
     /** @var array<int, Coroutine> every coroutine started and not yet finished */
     private array $live = [];
     private int $fibers = 0;
+    private int $peakLive = 0;
     private int $nextId = 1;
     private int $maxCoroutines = self::DEFAULT_MAX_COROUTINES;
     private ?\Closure $uncaughtHandler = null;
     private ?Context $rootContext = null;
+    /** Stands for {main} in wait queues, timers and cancellation; never has a Fiber. */
+    private ?Coroutine $main = null;
+    private mixed $mainValue = null;
+    private ?\Throwable $mainError = null;
 
     private function __construct(public readonly Driver $driver)
     {
@@ -84,6 +97,10 @@ final class Scheduler
         $parent = $this->current;
         $coroutine = new Coroutine($this->nextId++, $task, $args, $parent?->context() ?? $this->rootContext());
         $this->live[$coroutine->id] = $coroutine;
+        $live = \count($this->live);
+        if ($live > $this->peakLive) {
+            $this->peakLive = $live;
+        }
         $fiber = \array_pop($this->idle);
         if ($fiber === null) {
             try {
@@ -114,7 +131,10 @@ final class Scheduler
      */
     public function await(?\Closure $onCancel = null): mixed
     {
-        $coroutine = $this->current ?? throw new \Error('await() called outside of a coroutine');
+        $coroutine = $this->current;
+        if ($coroutine === null) {
+            return $this->awaitMain($onCancel);
+        }
         if ($coroutine->pendingCancel !== null) {
             $reason = $coroutine->pendingCancel;
             $coroutine->pendingCancel = null;
@@ -135,7 +155,12 @@ final class Scheduler
         }
         $coroutine->waiting = false;
         $coroutine->onCancel = null;
-        if ($this->current === null && !$this->drainScheduled) {
+        if ($coroutine === $this->main) {
+            $this->mainValue = $value;
+            $this->driver->stop();
+            return;
+        }
+        if ($this->current === null && !$this->runScheduled) {
             $this->switchTo($coroutine, $value, null);
             return;
         }
@@ -150,7 +175,37 @@ final class Scheduler
         }
         $coroutine->waiting = false;
         $coroutine->onCancel = null;
+        if ($coroutine === $this->main) {
+            $this->mainError = $error;
+            $this->driver->stop();
+            return;
+        }
         $this->enqueue($coroutine, null, $error);
+    }
+
+    /** The handle of {main}: what code outside of any coroutine waits as. */
+    public function main(): Coroutine
+    {
+        return $this->main ??= new Coroutine(0, null, [], $this->rootContext());
+    }
+
+    /** The running coroutine, or {main}'s handle outside of any: whoever would wait if this code waited. */
+    public function self(): Coroutine
+    {
+        return $this->current ?? ($this->main ??= new Coroutine(0, null, [], $this->rootContext()));
+    }
+
+    /** Lets idle Fibers beyond what the current load needs go (their stacks are unmapped). */
+    public function trimIdle(): void
+    {
+        $keep = \max(self::MIN_IDLE_FIBERS, $this->peakLive);
+        $this->peakLive = \count($this->live);
+        $excess = \count($this->idle) - $keep;
+        if ($excess > 0) {
+            // Dropping a suspended Fiber unwinds it: fiberMain() ends without running anything.
+            \array_splice($this->idle, 0, $excess);
+            $this->fibers -= $excess;
+        }
     }
 
     /** @return array<int, Coroutine> */
@@ -184,18 +239,63 @@ final class Scheduler
         ));
     }
 
+    /**
+     * {main}'s wait: run the loop until resume() or throw() stops it for us. The loop returning on its
+     * own (nothing referenced is left) while we still wait means nothing can ever wake us: a deadlock.
+     */
+    private function awaitMain(?\Closure $onCancel): mixed
+    {
+        $main = $this->main();
+        if ($main->pendingCancel !== null) {
+            $reason = $main->pendingCancel;
+            $main->pendingCancel = null;
+            throw $reason;
+        }
+        if ($this->driver->isRunning()) {
+            throw new \Error('Cannot wait inside an event loop callback: start a coroutine with Weft\\go() and wait in it');
+        }
+        $main->waiting = true;
+        $main->onCancel = $onCancel;
+        $idleRuns = 0;
+        while ($main->waiting) {
+            $this->driver->run();
+            if (!$main->waiting) {
+                break;
+            }
+            // run() also returns after someone else's stop(); only a run that finds nothing referenced
+            // twice in a row (the second one empties the deferred queue) proves nothing can wake us.
+            if ($this->driver->watcherCount()['referenced'] > 0) {
+                $idleRuns = 0;
+            } elseif (++$idleRuns >= 2) {
+                $main->waiting = false;
+                $main->onCancel = null;
+                if ($onCancel !== null) {
+                    $onCancel();
+                }
+                throw DeadlockError::waiting($this->live());
+            }
+        }
+        $error = $this->mainError;
+        $value = $this->mainValue;
+        $this->mainError = $this->mainValue = null;
+        if ($error !== null) {
+            throw $error;
+        }
+        return $value;
+    }
+
     private function enqueue(Coroutine $coroutine, mixed $value, ?\Throwable $error): void
     {
         $this->ready[] = [$coroutine, $value, $error];
-        if (!$this->drainScheduled) {
-            $this->drainScheduled = true;
-            $this->driver->defer($this->drain(...));
+        if (!$this->runScheduled) {
+            $this->runScheduled = true;
+            $this->driver->defer($this->runReady(...));
         }
     }
 
-    private function drain(): void
+    private function runReady(): void
     {
-        $budget = self::DRAIN_BUDGET;
+        $budget = self::RUN_BUDGET;
         while ($this->ready !== [] && $budget > 0) {
             $batch = $this->ready;
             $this->ready = [];
@@ -216,10 +316,10 @@ final class Scheduler
             }
         }
         if ($this->ready !== []) {
-            $this->driver->defer($this->drain(...));
+            $this->driver->defer($this->runReady(...));
             return;
         }
-        $this->drainScheduled = false;
+        $this->runScheduled = false;
     }
 
     /**
@@ -246,7 +346,8 @@ final class Scheduler
             unset($this->live[$coroutine->id]);
             $coroutine->fiber = null;
             $coroutine = null;
-            if (\count($this->idle) >= self::MAX_IDLE_FIBERS) {
+            $idle = \count($this->idle);
+            if ($idle >= self::MIN_IDLE_FIBERS && $idle >= $this->peakLive) {
                 $this->fibers--;
                 return;
             }

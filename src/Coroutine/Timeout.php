@@ -5,7 +5,7 @@ declare(strict_types=1);
 namespace Weft\Coroutine;
 
 /** An operation did not finish within its time limit. Its waits were cancelled. */
-class Timeout extends \RuntimeException
+class Timeout extends \RuntimeException implements \Weft\TimeoutException
 {
     /** @internal identifies which Weft\timeout() call fired, so nested timeouts never swallow each other */
     public ?object $token = null;

@@ -5,7 +5,7 @@ declare(strict_types=1);
 namespace Weft\Coroutine;
 
 /** The per-process coroutine cap was reached, or the kernel refused another Fiber stack. */
-final class TooManyCoroutines extends \RuntimeException
+final class TooManyCoroutines extends \RuntimeException implements \Weft\WeftException
 {
     public static function limit(int $max): self
     {

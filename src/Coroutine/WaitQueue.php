@@ -7,7 +7,7 @@ namespace Weft\Coroutine;
 /**
  * Coroutines waiting their turn, first come first served, each with an optional payload (a channel
  * sender's value). The one place Channel, WaitGroup and Mutex queue a coroutine, suspend it with a way
- * back out when it is cancelled or times out, and drive the loop when called outside a coroutine.
+ * back out when it is cancelled or times out ({main} waits here like any coroutine).
  *
  * @internal
  */
@@ -23,7 +23,7 @@ final class WaitQueue implements \Countable
         $wait = function () use ($payload): mixed {
             $scheduler = Scheduler::get();
             $key = $this->nextKey++;
-            $this->waiters[$key] = [$scheduler->current, $payload];
+            $this->waiters[$key] = [$scheduler->self(), $payload];
             return $scheduler->await(function () use ($key): void {
                 unset($this->waiters[$key]);
             });
@@ -32,7 +32,7 @@ final class WaitQueue implements \Countable
             $inner = $wait;
             $wait = static fn (): mixed => \Weft\timeout($timeout, $inner, $what);
         }
-        return Scheduler::get()->current === null ? Blocking::run($wait) : $wait();
+        return $wait();
     }
 
     /** Takes the longest waiting coroutine out of the queue. @return array{Coroutine, mixed}|null */

@@ -4,7 +4,7 @@ declare(strict_types=1);
 
 namespace Weft\Line;
 
-use Weft\Socket\Socket;
+use Weft\Server\Connection as ServerConnection;
 
 /** What a line handler sees of its connection: who it is, and a way to push extra lines or hang up. */
 final class Connection
@@ -14,14 +14,15 @@ final class Connection
     private array $attributes = [];
 
     /** @internal */
-    public function __construct(public readonly int $id, private readonly Socket $socket, private readonly string $ending = "\n")
+    public function __construct(public readonly int $id, private readonly ServerConnection $connection, private readonly string $ending = "\n")
     {
     }
 
     /** Sends a line now, ahead of the handler's reply. */
     public function send(string $line): void
     {
-        $this->socket->write($line . $this->ending);
+        $this->connection->write($line . $this->ending);
+        $this->connection->flush();
     }
 
     /** Closes the connection once the current reply is sent. */
@@ -37,7 +38,7 @@ final class Connection
 
     public function remoteAddress(): ?string
     {
-        return $this->socket->remoteAddress();
+        return $this->connection->remoteAddress();
     }
 
     /** Per-connection state for the application (a session), gone when the connection ends. */

@@ -4,6 +4,8 @@ declare(strict_types=1);
 
 namespace Weft\Line;
 
+use Weft\Socket\LineTooLong;
+
 /**
  * The line protocol, pure: bytes in, lines out. A line ends with "\n"; a "\r" before it is part of the
  * ending (Telnet sends "\r\n"). Replies reuse the ending the peer used.
@@ -23,7 +25,7 @@ final class LineCodec
      * Takes every complete line from the front of $buffer, leaving the unterminated rest there.
      *
      * @return list<array{string, string}> pairs of [line, its ending]
-     * @throws LineTooLongError when a line (complete or still arriving) exceeds the limit
+     * @throws LineTooLong when a line (complete or still arriving) exceeds the limit
      */
     public function decode(string &$buffer): array
     {
@@ -36,7 +38,7 @@ final class LineCodec
                 $length--;
             }
             if ($length > $this->maxLength) {
-                throw LineTooLongError::limit($this->maxLength);
+                throw LineTooLong::limit($this->maxLength);
             }
             $lines[] = [\substr($buffer, $offset, $length), $crlf ? "\r\n" : "\n"];
             $offset = $end + 1;
@@ -45,7 +47,7 @@ final class LineCodec
             $buffer = (string) \substr($buffer, $offset);
         }
         if (\strlen($buffer) > $this->maxLength + 1) {
-            throw LineTooLongError::limit($this->maxLength);
+            throw LineTooLong::limit($this->maxLength);
         }
         return $lines;
     }

@@ -10,6 +10,7 @@ use Weft\Http\Message\Request;
 use Weft\Http\Message\Response;
 use Weft\Http\Psr\PsrHandlerAdapter;
 use Weft\Loop\Driver;
+use Weft\Server\RequestTimeout;
 
 /**
  * A worker's request figures for /metrics: responses by status class, a duration histogram, and the
@@ -52,6 +53,9 @@ final class RequestMetrics
                 $response = $call($request);
             } catch (BadRequest $e) {
                 $this->record(400, $started);
+                throw $e;
+            } catch (RequestTimeout $e) {
+                $this->record(504, $started);
                 throw $e;
             } catch (\Throwable $e) {
                 $this->record(500, $started);

@@ -5,7 +5,7 @@ declare(strict_types=1);
 namespace Weft\Pool;
 
 /** The pool was closed: it hands out no more connections. */
-final class PoolClosed extends \RuntimeException
+final class PoolClosed extends \RuntimeException implements \Weft\WeftException
 {
     public static function borrow(): self
     {

@@ -5,7 +5,7 @@ declare(strict_types=1);
 namespace Weft\Pool;
 
 /** No connection became free in time (or, outside of a coroutine, none was free at all). */
-final class PoolExhausted extends \RuntimeException
+final class PoolExhausted extends \RuntimeException implements \Weft\WeftException
 {
     public static function afterWaiting(float $seconds, int $max, int $inUse, int $waiting): self
     {

@@ -18,6 +18,8 @@ final class InFlight
 
     /** @var array<int, array{request: string, since: float}> by token, oldest first */
     private static array $running = [];
+    /** @var null|\Closure(int): list<array{request: string, since: float}> */
+    private static ?\Closure $source = null;
     private static int $next = 0;
 
     /** @return int a token for end() */
@@ -37,6 +39,9 @@ final class InFlight
     /** @return list<array{request: string, since: float}> oldest first, at most REPORTED */
     public static function oldest(int $count = self::REPORTED): array
     {
+        if (self::$source !== null) {
+            return (self::$source)($count);
+        }
         return \array_slice(\array_values(self::$running), 0, $count);
     }
 
@@ -44,5 +49,17 @@ final class InFlight
     public static function reset(): void
     {
         self::$running = [];
+        self::$source = null;
+    }
+
+    /**
+     * Where the requests in flight are kept instead (the server core's Dispatcher, which tracks them
+     * without building a description per request).
+     *
+     * @param null|\Closure(int): list<array{request: string, since: float}> $source
+     */
+    public static function from(?\Closure $source): void
+    {
+        self::$source = $source;
     }
 }

@@ -15,8 +15,9 @@ final class ServerConfig
     public const DEFAULT_WORKER_TIMEOUT = 30.0;
 
     /**
-     * @param \Closure(): ConnectionHandler $handlerFactory called in each worker after fork: loads the
-     *        application afresh (that is what makes reload work) and returns the protocol handler
+     * @param \Closure(): Protocol $handlerFactory called in each worker after fork: loads the
+     *        application afresh (that is what makes reload work) and returns the protocol
+     * @param float $maxRequestTime seconds a request may run before it is cancelled and answered 504 (0: no limit)
      */
     public function __construct(
         public readonly \Closure $handlerFactory,
@@ -34,6 +35,7 @@ final class ServerConfig
         public readonly bool $daemon = false,
         public readonly string $name = 'weft',
         public readonly int $maxCoroutines = \Weft\Coroutine\Scheduler::DEFAULT_MAX_COROUTINES,
+        public readonly float $maxRequestTime = 0.0,
         /** Seconds a worker may go without reporting before it is killed and replaced (0: never). */
         public readonly float $workerTimeout = self::DEFAULT_WORKER_TIMEOUT,
         /** @var list<MasterHook> run in the master beside its loop (metrics endpoint, systemd notify) */

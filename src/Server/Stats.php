@@ -10,17 +10,16 @@ use Weft\Coroutine\Scheduler;
 final class Stats
 {
     /** @return array<string, mixed> */
-    public static function collect(ConnectionHandler $handler, float $started, string $mode, string $loop): array
+    public static function collect(int $connections, int $requests, float $started, string $mode, string $loop): array
     {
-        $handlerStats = $handler->stats();
         $scheduler = Scheduler::get()->stats();
         return [
             'pid' => \getmypid(),
             'started' => $started,
             'mode' => $mode,
             'loop' => $loop,
-            'requests' => $handlerStats['requests'],
-            'connections' => $handlerStats['connections'],
+            'requests' => $requests,
+            'connections' => $connections,
             'coroutines' => $scheduler['live'],
             'memory' => \memory_get_usage(true),
             'rss' => self::rss(),

@@ -4,21 +4,20 @@ declare(strict_types=1);
 
 namespace Weft\Server;
 
-use Weft\Coroutine\Cancelled;
 use Weft\Coroutine\Coroutine;
 use Weft\Coroutine\Scheduler;
 use Weft\Loop\Driver;
 use Weft\Loop\Loop;
-use Weft\Socket\ConnectionClosed;
 use Weft\Socket\Listener;
 use Weft\Socket\Socket;
-
-use function Weft\go;
 
 /**
  * One worker process: loads the application once, then accepts and serves connections until told to
  * stop (SIGTERM/SIGINT, --max-requests reached, or the master gone). Stopping is always graceful: stop
  * accepting, let in-flight work finish, end keep-alive connections at their next request boundary.
+ *
+ * Everything here is a loop callback: accepting, the master's channel, every connection's I/O. A
+ * coroutine runs only while a request is in the application (Dispatcher).
  *
  * @internal started by Master after fork
  */
@@ -28,16 +27,17 @@ final class Worker
     public const EXIT_BOOT_FAILED = 3;
     private const SYNC_ACCEPT_PAUSE_STEP = 0.002;
     private const SYNC_ACCEPT_PAUSE_MAX = 0.05;
+    /** Connections taken per readable event of the listener before others get a turn. */
+    private const ACCEPT_BATCH = 64;
 
     private Driver $driver;
-    private ConnectionHandler $handler;
-    private Executor $executor;
-    private ?Coroutine $acceptor = null;
-    private ?Coroutine $masterWatch = null;
+    private Dispatcher $dispatcher;
+    private ?Connections $connections = null;
+    private ?string $acceptWatcher = null;
+    private ?WorkerChannel $channel = null;
     private bool $draining = false;
-    private int $connections = 0;
+    private bool $finished = false;
     private float $started;
-    private bool $warnedUnwatchable = false;
 
     public function __construct(
         private readonly ServerConfig $config,
@@ -66,16 +66,23 @@ final class Worker
             @\cli_set_process_title("{$this->config->name}: worker {$this->slot}");
         }
 
-        $this->executor = $this->config->mode === 'sync' ? new SyncExecutor($this->driver) : new CoroutineExecutor();
+        if ($this->master !== null) {
+            $this->channel = new WorkerChannel($this->master->resource(), $this->driver);
+        }
+        $sync = $this->config->mode === 'sync';
+        $this->dispatcher = new Dispatcher($this->driver, $this->logger, $sync ? 1 : 0, $this->config->maxRequestTime);
         try {
-            $this->handler = ($this->config->handlerFactory)($this->executor);
+            $protocol = ($this->config->handlerFactory)();
         } catch (\Throwable $e) {
             $this->logger->critical('Worker could not load the application: {message}', ['message' => $e->getMessage(), 'exception' => $e]);
-            $this->send(['type' => 'boot-failed', 'error' => $e->getMessage()]);
+            $this->channel?->send('boot-failed', ['error' => $e->getMessage()]);
+            $this->channel?->flushNow();
             return self::EXIT_BOOT_FAILED;
         }
+        InFlight::from($this->dispatcher->running(...));
+        $this->connections = new Connections($protocol, $this->dispatcher, $this->driver, $this->logger, $this->config->maxConnections);
         if ($this->config->maxRequests > 0) {
-            $this->executor->onCall(function (int $calls): void {
+            $this->dispatcher->onCall(function (int $calls): void {
                 if ($calls >= $this->config->maxRequests && !$this->draining) {
                     $this->logger->info('Served {n} requests (--max-requests): recycling', ['n' => $calls]);
                     $this->drain();
@@ -87,111 +94,61 @@ final class Worker
             $this->driver->unreference($this->driver->onSignal($signal, fn () => $this->drain()));
         }
         $this->driver->unreference($this->driver->repeat(1.0, fn () => $this->reportStats()));
+        $this->channel?->watch(function (): void {
+            if (!$this->draining) {
+                $this->logger->warning('The master process is gone: stopping');
+                $this->drain();
+            }
+        });
+        $this->acceptWatcher = $this->driver->onReadable($this->listener->resource(), $this->accept(...));
+        $this->channel?->send('ready', $this->stats());
 
-        // The master watch first: the acceptor may already serve queued requests (and reach
-        // --max-requests, and drain) before it returns here.
-        if ($this->master !== null) {
-            $this->masterWatch = go($this->watchMaster(...));
-        }
-        $this->acceptor = go($this->acceptLoop(...));
-        $this->send(['type' => 'ready'] + $this->stats());
-
-        $finished = fn (): bool => $this->draining && $this->connections === 0;
-        if ($this->executor instanceof SyncExecutor) {
-            $this->executor->drive($finished);
-        } else {
-            // run() clears a stop() that came before it, so a drain that is already complete skips it.
-            while (!$finished()) {
-                $this->driver->run();
-                if (!$this->draining) {
-                    break;
-                }
+        // run() clears a stop() that came before it, so a drain that is already complete skips it.
+        while (!$this->finished) {
+            $this->driver->run();
+            if (!$this->draining) {
+                break;
             }
         }
         $this->reportStats();
+        $this->channel?->flushNow();
         return self::EXIT_OK;
     }
 
-    private function acceptLoop(): void
+    private function accept(): void
     {
-        while (!$this->draining) {
-            try {
-                $connection = $this->listener->accept();
-            } catch (Cancelled|ConnectionClosed) {
-                return;
+        for ($i = 0; $i < self::ACCEPT_BATCH && !$this->draining; $i++) {
+            $stream = $this->listener->acceptStream($peer);
+            if ($stream === null) {
+                return; // another worker took it, or the backlog is empty
             }
-            if (!$this->driver->canWatch($connection->resource())) {
-                if (!$this->warnedUnwatchable) {
-                    $this->warnedUnwatchable = true;
-                    $this->logger->warning(
-                        'Refusing connections: the select loop cannot watch descriptors numbered 1024 or above '
-                        . '(use --loop epoll); logged once',
-                    );
-                }
-                $connection->close();
-                continue;
-            }
-            if ($this->connections >= $this->config->maxConnections) {
-                go(fn () => $this->handler->refuse($connection, 'too many connections'));
-                continue;
-            }
-            $this->connections++;
-            $this->serve($connection);
-            if ($this->executor instanceof SyncExecutor) {
+            $this->connections->add($stream, $peer);
+            if ($this->config->mode === 'sync' && $this->config->workers > 1) {
                 $this->yieldAccepting();
+                return;
             }
         }
     }
 
     /**
-     * A sync worker serves its connections one request at a time, so a connection it takes waits behind
-     * all the others it holds. Workers share one listening socket, and whichever runs first would take a
-     * whole burst (seen: 3 of 8 workers holding all 100 connections of a load test, the rest idle). After
-     * each accept, a sync worker therefore leaves the socket to its siblings for a moment that grows with
-     * the connections it holds: an idle worker takes the next connection at once.
+     * A sync worker runs one request at a time, so a connection it takes waits behind all the others it
+     * holds. Workers share one listening socket, and whichever runs first would take a whole burst (seen:
+     * 3 of 8 workers holding all 100 connections of a load test, the rest idle). After each accept, a
+     * sync worker therefore leaves the socket to its siblings for a moment that grows with the
+     * connections it holds: an idle worker takes the next connection at once.
      */
     private function yieldAccepting(): void
     {
-        $pause = \min(self::SYNC_ACCEPT_PAUSE_MAX, $this->connections * self::SYNC_ACCEPT_PAUSE_STEP);
-        if ($pause > 0 && $this->config->workers > 1) {
-            try {
-                \Weft\sleep($pause);
-            } catch (Cancelled) {
-            }
-        }
-    }
-
-    private function serve(Socket $connection): void
-    {
-        go(function () use ($connection): void {
-            try {
-                $this->handler->handle($connection);
-            } catch (\Throwable $e) {
-                $this->logger->error('Connection handler failed: {message}', ['message' => $e->getMessage(), 'exception' => $e]);
-                $connection->close();
-            } finally {
-                $this->connections--;
-                if ($this->draining && $this->connections === 0) {
-                    $this->driver->stop();
-                }
-            }
-        });
-    }
-
-    /** The master's end of our channel closes when it dies: then we stop too, rather than linger. */
-    private function watchMaster(): void
-    {
-        try {
-            while ($this->master->read() !== null) {
-                // The master sends nothing yet; anything it does send is ignored.
-            }
-        } catch (Cancelled|ConnectionClosed) {
+        $pause = \min(self::SYNC_ACCEPT_PAUSE_MAX, $this->connections->count() * self::SYNC_ACCEPT_PAUSE_STEP);
+        if ($pause <= 0 || $this->acceptWatcher === null) {
             return;
         }
-        if (!$this->draining) {
-            $this->logger->warning('The master process is gone: stopping');
-            $this->drain();
-        }
+        $this->driver->disable($this->acceptWatcher);
+        $this->driver->unreference($this->driver->delay($pause, function (): void {
+            if (!$this->draining && $this->acceptWatcher !== null) {
+                $this->driver->enable($this->acceptWatcher);
+            }
+        }));
     }
 
     private function drain(): void
@@ -200,51 +157,41 @@ final class Worker
             return;
         }
         $this->draining = true;
-        $this->acceptor?->cancel();
-        $this->masterWatch?->cancel();
+        if ($this->acceptWatcher !== null) {
+            $this->driver->cancel($this->acceptWatcher);
+            $this->acceptWatcher = null;
+        }
         $this->listener->detach();
-        $this->handler->drain();
-        $this->send(['type' => 'draining'] + $this->stats());
+        $this->channel?->send('draining', $this->stats());
         // The grace period: connections still open then are cut; the master enforces it too.
         $this->driver->unreference($this->driver->delay($this->config->grace, function (): void {
-            $this->logger->warning('Grace period over with {n} connection(s) still open: closing them', ['n' => $this->connections]);
-            $this->connections = 0;
+            $this->logger->warning('Grace period over with {n} connection(s) still open: closing them', ['n' => $this->connections->count()]);
+            $this->connections->closeAll();
+            $this->finished = true;
             $this->driver->stop();
+            $this->channel?->flushNow();
             exit(self::EXIT_OK);
         }));
-        if ($this->connections === 0) {
+        $this->connections->drain(function (): void {
+            $this->finished = true;
             $this->driver->stop();
-        }
+        });
     }
 
     private function reportStats(): void
     {
-        $this->send(['type' => 'stats'] + $this->stats());
+        Scheduler::get()->trimIdle();
+        $this->channel?->send('stats', $this->stats());
     }
 
     /** @return array<string, mixed> */
     private function stats(): array
     {
-        $stats = Stats::collect($this->handler, $this->started, $this->executor->mode(), $this->driver->name());
+        $stats = Stats::collect($this->connections?->count() ?? 0, $this->dispatcher->calls(), $this->started, $this->dispatcher->mode(), $this->driver->name());
         $stats['slot'] = $this->slot;
-        $stats['requests'] = \max($stats['requests'], $this->executor->calls());
         if ($this->config->workerStats !== null) {
             $stats += ($this->config->workerStats)();
         }
         return $stats;
-    }
-
-    /** @param array<string, mixed> $message */
-    private function send(array $message): void
-    {
-        if ($this->master === null || $this->master->isClosed()) {
-            return;
-        }
-        // One short line on a local socket pair: it fits the buffer, so a blocking write never waits long.
-        $line = \json_encode($message, \JSON_THROW_ON_ERROR) . "\n";
-        $written = @\fwrite($this->master->resource(), $line);
-        if ($written === false) {
-            \error_clear_last();
-        }
     }
 }

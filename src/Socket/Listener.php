@@ -77,6 +77,23 @@ final class Listener
         }
     }
 
+    /**
+     * Takes a pending connection as a bare stream, without waiting: for the server core, which drives
+     * connections from loop callbacks rather than through Socket. @return resource|null
+     */
+    public function acceptStream(?string &$peer = null): mixed
+    {
+        $client = @\stream_socket_accept($this->resource, 0, $peer);
+        if ($client === false) {
+            \error_clear_last();
+            return null;
+        }
+        if ($this->options->tcpNoDelay && !$this->unix) {
+            self::setNoDelay($client);
+        }
+        return $client;
+    }
+
     /** Takes a pending connection if there is one, without waiting. */
     public function tryAccept(): ?Socket
     {

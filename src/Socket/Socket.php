@@ -5,11 +5,10 @@ declare(strict_types=1);
 namespace Weft\Socket;
 
 use Weft\Coroutine\IoWaiter;
-use Weft\Coroutine\Scheduler;
 
 /**
  * A non-blocking stream socket used in coroutine style. Every call that has to wait suspends only the
- * calling coroutine; outside of any coroutine the same call blocks (sync mode). One coroutine may read
+ * calling coroutine; outside of any coroutine it runs the loop until the socket is ready. One coroutine may read
  * while another writes; two readers (or two writers) at once is a ConcurrentUse error.
  *
  * Reads are buffered inside the socket so that read(), readLine() and readExactly() can be mixed.
@@ -27,7 +26,7 @@ final class Socket
      * readability before the next read instead of spending a system call on EAGAIN. In a
      * request/response exchange the next request is never there the moment the response is out.
      */
-    private bool $drained = false;
+    private bool $likelyEmpty = false;
     private ?string $remote = null;
 
     /** @param resource $resource */
@@ -50,17 +49,6 @@ final class Socket
         $uri = Address::normalize($address);
         $context = \stream_context_create(Address::isUnix($uri) ? [] : ['socket' => ['tcp_nodelay' => $options->tcpNoDelay]]);
         $timeout = $options->connectTimeout;
-
-        if (Scheduler::get()->current === null) {
-            $resource = @\stream_socket_client($uri, $errno, $error, $timeout, \STREAM_CLIENT_CONNECT, $context);
-            if ($resource === false) {
-                if ($errno === 110 || \stripos($error, 'timed out') !== false) {
-                    throw ConnectTimeout::after($address, $timeout);
-                }
-                throw ConnectException::failed($address, $errno, $error);
-            }
-            return new self($resource);
-        }
 
         $resource = @\stream_socket_client($uri, $errno, $error, $timeout, \STREAM_CLIENT_CONNECT | \STREAM_CLIENT_ASYNC_CONNECT, $context);
         if ($resource === false) {
@@ -287,13 +275,13 @@ final class Socket
             return false;
         }
         $deadline = null;
-        $wait = $this->drained;
+        $wait = $this->likelyEmpty;
         while (true) {
             if (!$wait) {
                 $data = @\fread($this->resource, $max);
                 if ($data !== false && $data !== '') {
                     $this->buffer .= $data;
-                    $this->drained = \strlen($data) < $max;
+                    $this->likelyEmpty = \strlen($data) < $max;
                     return true;
                 }
                 if ($data === false || \feof($this->resource)) {

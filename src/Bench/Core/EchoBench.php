@@ -22,9 +22,9 @@ final class EchoBench
     public const MESSAGE_BYTES = 64;
 
     /** Serves until it is killed (SIGTERM's default action); prints READY <port> once it listens. */
-    public static function server(): int
+    public static function server(int $port = 0): int
     {
-        $listener = Listener::listen('127.0.0.1:0');
+        $listener = Listener::listen("127.0.0.1:$port");
         echo 'READY ' . $listener->port() . "\n";
         run(static function () use ($listener): void {
             while (true) {

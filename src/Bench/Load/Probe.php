@@ -17,16 +17,31 @@ final class Probe
      */
     public static function get(string $host, int $port, string $target = '/', float $timeout = 10.0, array $headers = []): array
     {
+        return self::request($host, $port, 'GET', $target, $headers, null, $timeout);
+    }
+
+    /**
+     * One request with any method, headers and body (Content-Length set from the body).
+     *
+     * @param array<string, string> $headers
+     * @return array{status: int, headers: array<string, string>, body: string}
+     * @throws \RuntimeException when there is no complete HTTP answer within $timeout seconds
+     */
+    public static function request(string $host, int $port, string $method, string $target, array $headers = [], ?string $body = null, float $timeout = 10.0): array
+    {
         $socket = @\stream_socket_client("tcp://$host:$port", $errno, $error, $timeout);
         if ($socket === false) {
             throw new \RuntimeException("cannot connect to $host:$port: $error");
         }
         \stream_set_timeout($socket, (int) \ceil($timeout));
-        $request = "GET $target HTTP/1.1\r\nHost: $host:$port\r\nConnection: close\r\n";
+        $request = "$method $target HTTP/1.1\r\nHost: $host:$port\r\nConnection: close\r\n";
         foreach ($headers as $name => $value) {
             $request .= "$name: $value\r\n";
         }
-        \fwrite($socket, $request . "\r\n");
+        if ($body !== null) {
+            $request .= 'Content-Length: ' . \strlen($body) . "\r\n";
+        }
+        \fwrite($socket, $request . "\r\n" . ($body ?? ''));
         $response = '';
         $deadline = \microtime(true) + $timeout;
         while (!\feof($socket) && \microtime(true) < $deadline) {

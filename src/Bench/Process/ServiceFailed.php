@@ -5,6 +5,6 @@ declare(strict_types=1);
 namespace Weft\Bench\Process;
 
 /** A server or helper process did not come up (it exited, or never printed READY <port>). */
-final class ServiceFailed extends \RuntimeException
+final class ServiceFailed extends \RuntimeException implements \Weft\WeftException
 {
 }

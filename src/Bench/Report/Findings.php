@@ -148,6 +148,76 @@ final class Findings
         return $hurts;
     }
 
+    /**
+     * Whether more workers hurt, or null when no two rows differ only in their workers count: then the
+     * run says nothing about workers (e.g. only one-worker rows ran), and claiming they "never cost"
+     * anything would be a sentence without evidence.
+     *
+     * @param list<Row> $rows
+     * @param list<string> $groupParams the other parameters (e.g. mode, loop, concurrency)
+     */
+    public static function workersLine(array $rows, array $groupParams, string $unit = 'req/s', string $metric = 'rps'): ?string
+    {
+        $compared = false;
+        foreach (self::groupBy(self::ok($rows, [], $metric), $groupParams) as $members) {
+            $compared = $compared || \count(self::values($members, 'workers')) > 1;
+        }
+        return $compared ? self::describeHurts(self::workersHurt($rows, $groupParams, 0.10, $metric), $unit) : null;
+    }
+
+    /**
+     * The modes side by side at each concurrency, in one sentence: "By concurrency (...): c=100: coroutine
+     * 24,205, sync 21,054 (0.87x); c=1000: ...". One line rather than a winner sentence per level, which
+     * repeated the overall winner's sentence word for word wherever the best rows shared a concurrency.
+     * Nothing when only one concurrency ran: the overall line says it all.
+     *
+     * @param list<Row> $rows
+     * @return list<string>
+     */
+    public static function winnersByConcurrency(array $rows, string $param = 'mode', string $metric = 'rps'): array
+    {
+        $levels = self::values(self::ok($rows, [], $metric), 'concurrency');
+        if (\count($levels) < 2) {
+            return [];
+        }
+        $parts = [];
+        foreach ($levels as $c) {
+            $bests = [];
+            foreach (self::groupBy(self::ok($rows, ['concurrency' => $c], $metric), [$param]) as $value => $members) {
+                $bests[$value] = (float) self::best($members, $metric)?->number($metric);
+            }
+            if (\count($bests) < 2) {
+                continue;
+            }
+            \arsort($bests);
+            $top = \reset($bests);
+            $cells = [];
+            foreach ($bests as $value => $rate) {
+                $cells[] = $rate === $top || $top <= 0 ? \sprintf('%s %s', $value, Format::rate($rate)) : \sprintf('%s %s (%sx)', $value, Format::rate($rate), \number_format($rate / $top, 2));
+            }
+            $parts[] = "c=$c: " . \implode(', ', $cells);
+        }
+        return $parts === [] ? [] : ["By concurrency (the best row of each $param; ratio to the fastest): " . \implode('; ', $parts) . '.'];
+    }
+
+    /**
+     * The findings as printed: computed lines that have nothing to say (null, empty) dropped, and no
+     * sentence twice.
+     *
+     * @param list<?string> $lines
+     * @return list<string>
+     */
+    public static function tidy(array $lines): array
+    {
+        $out = [];
+        foreach ($lines as $line) {
+            if ($line !== null && \trim($line) !== '' && !\in_array($line, $out, true)) {
+                $out[] = $line;
+            }
+        }
+        return $out;
+    }
+
     /** @param list<array{group: string, from: int, to: int, fromRate: float, toRate: float}> $hurts */
     public static function describeHurts(array $hurts, string $unit = 'req/s'): string
     {

@@ -4,8 +4,11 @@ declare(strict_types=1);
 
 namespace Weft\Bench\Report;
 
+use Weft\Bench\Build;
 use Weft\Bench\Environment;
+use Weft\Bench\Recommending;
 use Weft\Bench\Row;
+use Weft\Bench\Runner;
 use Weft\Bench\Scenario;
 
 /** Writes report.md, results.json and the SVG charts of a run into its output folder. */
@@ -16,16 +19,21 @@ final class ReportWriter
     {
     }
 
+    public function outDir(): string
+    {
+        return $this->env->outDir;
+    }
+
     /**
      * @param list<Scenario> $scenarios
      * @param array<string, list<Row>> $rows
      * @param array<string, ?string> $unavailable
      */
-    public function write(array $scenarios, array $rows, array $unavailable, float $startedAt, bool $final, bool $interrupted): void
+    public function write(array $scenarios, array $rows, array $unavailable, float $startedAt, bool $final, bool $interrupted, ?Build $baseline = null): void
     {
         $elapsed = \microtime(true) - $startedAt;
         $results = [
-            'weft_version' => \Weft\Cli\Application::VERSION,
+            'weft_version' => \Weft\Version::VERSION,
             'command' => \implode(' ', $this->argv),
             'started_at' => \gmdate('c', (int) $startedAt),
             'elapsed_s' => \round($elapsed, 1),
@@ -40,20 +48,36 @@ final class ReportWriter
             ],
             'pinning' => $this->pinning(),
             'tools' => $this->env->tools->toArray(),
+            'baseline' => $baseline?->toArray(),
+            'recommendations' => [],
             'scenarios' => [],
         ];
-        $markdown = $this->header($elapsed, $final, $interrupted);
+        $markdown = '';
+        $recommendations = '';
         foreach ($scenarios as $scenario) {
             $name = $scenario->name();
             $scenarioRows = $rows[$name] ?? [];
+            // Findings, checks and advice are about this checkout; the baseline shows in the ratio table.
+            $own = Runner::thisBuild($scenarioRows);
+            $compared = $baseline !== null && $scenario->comparesBuilds();
             $charts = [];
             foreach ($scenario->charts() as $chart) {
+                if ($compared) {
+                    $chart = $chart->withSeries([...$chart->series, 'build']);
+                }
                 \file_put_contents($this->env->outDir . '/' . $chart->file, SvgChart::render($chart, $scenarioRows));
                 $charts[] = $chart;
             }
-            $findings = $this->safely(fn () => $scenario->findings($scenarioRows), []);
-            $checks = $this->safely(fn () => $scenario->checks($scenarioRows), []);
+            $findings = Findings::tidy($this->safely(fn () => $scenario->findings($own), []));
+            $checks = $this->safely(fn () => $scenario->checks($own), []);
             $notes = $this->safely(fn () => $scenario->notes($this->env), []);
+            if ($scenario instanceof Recommending) {
+                $advice = $this->safely(fn () => $scenario->recommendation($own), null);
+                if ($advice instanceof Recommendation) {
+                    $results['recommendations'][$name] = $advice->toArray();
+                    $recommendations .= $advice->markdown($final && !$interrupted);
+                }
+            }
             $results['scenarios'][$name] = [
                 'title' => $scenario->title(),
                 'description' => $scenario->description(),
@@ -63,9 +87,11 @@ final class ReportWriter
                 'findings' => $findings,
                 'checks' => \array_map(static fn (Check $c) => $c->toArray(), $checks),
                 'charts' => \array_map(static fn (Chart $c) => $c->file, $charts),
+                'comparison' => $compared ? Comparison::pairs($scenarioRows, $baseline->label) : null,
             ];
-            $markdown .= $this->section($scenario, $scenarioRows, $unavailable[$name] ?? null, $charts, $findings, $checks, $notes);
+            $markdown .= $this->section($scenario, $scenarioRows, $unavailable[$name] ?? null, $charts, $findings, $checks, $notes, $compared ? $baseline : null);
         }
+        $markdown = $this->header($elapsed, $final, $interrupted, $baseline) . $recommendations . $markdown;
         self::atomicWrite($this->env->outDir . '/results.json', \json_encode($results, \JSON_PRETTY_PRINT | \JSON_UNESCAPED_SLASHES | \JSON_UNESCAPED_UNICODE | \JSON_PRESERVE_ZERO_FRACTION | \JSON_INVALID_UTF8_SUBSTITUTE) . "\n");
         self::atomicWrite($this->env->outDir . '/report.md', $markdown);
     }
@@ -80,7 +106,7 @@ final class ReportWriter
         }
     }
 
-    private function header(float $elapsed, bool $final, bool $interrupted): string
+    private function header(float $elapsed, bool $final, bool $interrupted, ?Build $baseline): string
     {
         $env = $this->env;
         $m = $env->machine;
@@ -117,7 +143,15 @@ final class ReportWriter
         if ($missing !== []) {
             $out .= '- Missing: ' . \implode('; ', $missing) . ".\n";
         }
-        $out .= "- Published figures quoted below come from other machines; only figures of this run are compared.\n\n";
+        if ($env->settings->portRange !== null) {
+            $out .= \sprintf("- Servers listened only on ports %d-%d (`--port-range`).\n", ...$env->settings->portRange);
+        }
+        if ($baseline !== null) {
+            $out .= \sprintf("- **Baseline `%s`**: %s. Each row of a scenario that compares builds ran on both builds, one right after the other (the order alternating from pair to pair), with the same load clients from this checkout; the tables show both and each scenario ends with the ratios this build / baseline.\n",
+                $baseline->label, \implode('; ', $baseline->notes));
+        }
+        $out .= "- What each experiment reproduces and why is described with its table below, and in docs/BENCH.md of the Weft source. "
+            . "Published figures quoted there come from other machines; only figures of this run are compared.\n\n";
         return $out;
     }
 
@@ -128,7 +162,7 @@ final class ReportWriter
      * @param list<Check> $checks
      * @param list<string> $notes
      */
-    private function section(Scenario $scenario, array $rows, ?string $unavailable, array $charts, array $findings, array $checks, array $notes): string
+    private function section(Scenario $scenario, array $rows, ?string $unavailable, array $charts, array $findings, array $checks, array $notes, ?Build $baseline): string
     {
         $out = '## ' . $scenario->title() . "\n\n" . $scenario->description() . "\n\n";
         if ($unavailable !== null) {
@@ -141,7 +175,11 @@ final class ReportWriter
             $out .= "\n";
         }
         if ($rows !== []) {
-            $out .= self::table($scenario->columns(), $rows) . "\n";
+            $columns = $scenario->columns();
+            if ($baseline !== null) {
+                \array_unshift($columns, Column::param('build', 'build'));
+            }
+            $out .= self::table($columns, $rows) . "\n";
         } else {
             $out .= "No row: the options leave this scenario's matrix empty.\n\n";
         }
@@ -151,13 +189,16 @@ final class ReportWriter
         if ($charts !== []) {
             $out .= "\n\n";
         }
+        if ($baseline !== null) {
+            $out .= Comparison::markdown($rows, $baseline->label);
+        }
         if ($findings !== []) {
-            $out .= '**Findings.** ' . \implode(' ', $findings) . "\n\n";
+            $out .= '**Findings' . ($baseline !== null ? ' (this build)' : '') . '.** ' . \implode(' ', $findings) . "\n\n";
         }
         if ($checks !== []) {
             $out .= $scenario instanceof \Weft\Bench\Scenario\CoreScenario
                 ? "**Targets, evaluated from the figures above:**\n\n"
-                : "**Must show (BENCH.md), evaluated from the figures above:**\n\n";
+                : "**What the experiment must show, evaluated from the figures above:**\n\n";
             foreach ($checks as $check) {
                 $mark = match ($check->holds) {
                     true => '✅',

@@ -68,6 +68,9 @@ final class SvgChart
         // Axes.
         $svg[] = \sprintf('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#333"/>', self::LEFT, self::TOP, self::LEFT, self::TOP + $plotH);
         $svg[] = \sprintf('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="#333"/>', self::LEFT, self::TOP + $plotH, self::LEFT + $plotW, self::TOP + $plotH);
+        if ($chart->kind === Chart::BARS) {
+            return self::bars($svg, $chart, $series, $categories, $scale, $plotW, $plotH);
+        }
         // X categories.
         $xPos = [];
         $n = \count($categories);
@@ -108,6 +111,54 @@ final class SvgChart
             $lx = self::WIDTH - self::RIGHT + 20;
             $svg[] = \sprintf('<line x1="%d" y1="%d" x2="%d" y2="%d" stroke="%s" stroke-width="2"%s/>', $lx, $ly, $lx + 24, $ly, $color, $dash === '' ? '' : " stroke-dasharray=\"$dash\"");
             $svg[] = \sprintf('<circle cx="%d" cy="%d" r="3.5" fill="%s"/>', $lx + 12, $ly, $color);
+            $svg[] = \sprintf('<text x="%d" y="%d" dominant-baseline="middle">%s</text>', $lx + 32, $ly, self::e($label));
+            $index++;
+        }
+        $svg[] = '</svg>';
+        return \implode("\n", $svg) . "\n";
+    }
+
+    /**
+     * Side-by-side bars: one group per x value, one bar per series in the legend's order and colour,
+     * each labelled with its value, so series close to each other stay readable.
+     *
+     * @param list<string> $svg the document so far (background, title, grid, y axis)
+     * @param array<string, array<string, float>> $series
+     * @param list<string> $categories
+     */
+    private static function bars(array $svg, Chart $chart, array $series, array $categories, YScale $scale, int $plotW, int $plotH): string
+    {
+        $n = \max(1, \count($categories));
+        $group = $plotW / $n;
+        $bar = $group * 0.8 / \max(1, \count($series));
+        $bottom = self::TOP + $plotH;
+        foreach ($categories as $i => $category) {
+            $center = self::LEFT + ($i + 0.5) * $group;
+            $svg[] = \sprintf('<text x="%.1f" y="%d" text-anchor="middle">%s</text>', $center, $bottom + 20, self::e((string) $category));
+        }
+        $svg[] = \sprintf('<text x="%d" y="%d" text-anchor="middle">%s</text>', self::LEFT + $plotW / 2, self::HEIGHT - 14, self::e($chart->xLabel));
+        $yLabel = $chart->yLabel . ($scale->log ? ' (log scale)' : '');
+        $svg[] = \sprintf('<text x="18" y="%d" text-anchor="middle" transform="rotate(-90 18 %d)">%s</text>', self::TOP + $plotH / 2, self::TOP + $plotH / 2, self::e($yLabel));
+        $index = 0;
+        foreach ($series as $label => $points) {
+            $color = self::COLORS[$index % \count(self::COLORS)];
+            foreach ($categories as $i => $category) {
+                if (!isset($points[$category])) {
+                    continue;
+                }
+                $value = $points[$category];
+                $x = self::LEFT + $i * $group + 0.1 * $group + $index * $bar;
+                $top = $bottom - $scale->position($value) * $plotH;
+                $svg[] = \sprintf('<rect x="%.1f" y="%.1f" width="%.1f" height="%.1f" fill="%s"><title>%s</title></rect>', $x, $top, \max(1.0, $bar - 1), \max(0.0, $bottom - $top), $color, self::e("$label, {$chart->xLabel} $category: " . self::short($value)));
+                if ($bar >= 9) {
+                    $tx = $x + $bar / 2 + 3;
+                    $ty = \max(self::TOP + 30.0, $top - 4);
+                    $svg[] = \sprintf('<text x="%.1f" y="%.1f" font-size="9" transform="rotate(-90 %.1f %.1f)">%s</text>', $tx, $ty, $tx, $ty, self::e(self::short($value)));
+                }
+            }
+            $ly = self::TOP + 10 + $index * 20;
+            $lx = self::WIDTH - self::RIGHT + 20;
+            $svg[] = \sprintf('<rect x="%d" y="%d" width="24" height="10" fill="%s"/>', $lx, $ly - 5, $color);
             $svg[] = \sprintf('<text x="%d" y="%d" dominant-baseline="middle">%s</text>', $lx + 32, $ly, self::e($label));
             $index++;
         }

@@ -39,6 +39,11 @@ abstract class AbstractScenario implements Scenario
         return null;
     }
 
+    public function comparesBuilds(): bool
+    {
+        return false;
+    }
+
     public function estimate(Row $row): float
     {
         return $row->status === Row::PENDING ? $this->settings->duration() + 1.0 : 0.0;
@@ -81,9 +86,10 @@ abstract class AbstractScenario implements Scenario
         return $env->epollUnavailable() === null ? ['epoll'] : ['select'];
     }
 
+    /** An example app of the build under test (a baseline build runs its own examples, written for its API). */
     protected static function exampleFile(Environment $env, string $name): string
     {
-        return $env->root . '/examples/' . $name;
+        return $env->serverRoot() . '/examples/' . $name;
     }
 
     /** @param list<string> $files @return ?string a reason when one of the example apps is missing */

@@ -156,7 +156,7 @@ final class CoreScenario extends AbstractScenario
     {
         $server = Service::start(
             $env->processes,
-            [...$env->serverPrefix(), $env->php(), ...$env->phpFlags(), $env->weftBin(), 'bench', '_echo-server'],
+            [...$env->serverPrefix(), $env->php(), ...$env->phpFlags(), $env->weftBin(), 'bench', '_echo-server', '--port', (string) $env->port()],
             $env->logBase('core-echo-server'),
         );
         try {
@@ -177,7 +177,7 @@ final class CoreScenario extends AbstractScenario
     {
         $delay = Service::start(
             $env->processes,
-            [...$env->loadPrefix(), $env->php(), self::exampleFile($env, 'delay-server.php'), '--port', '0', '--delay', '1'],
+            [...$env->loadPrefix(), $env->php(), self::exampleFile($env, 'delay-server.php'), '--port', (string) $env->port(), '--delay', '1'],
             $env->logBase('core-delay-server'),
         );
         try {

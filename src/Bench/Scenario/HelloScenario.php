@@ -29,7 +29,9 @@ final class HelloScenario extends HttpScenario
     public function description(): string
     {
         return 'examples/hello.php answers every GET with "Hello World". Published: a coroutine PHP server and Java Netty '
-            . 'within a few percent of each other at concurrency 1000 with keep-alive (PHP using 30 MB against 600 MB); a '
+            . 'within a few percent of each other at concurrency 1000 with keep-alive (PHP using 30 MB against 600 MB): the "netty" rows '
+            . 'are that Java reference (Netty 4 from Debian, one event-loop thread per worker, default JVM settings, after an unmeasured 2 s warm-up, 1 s in --quick, for the HotSpot compiler), '
+            . 'skipped when Java is not installed; a '
             . 'pure-PHP event server and Swoole within 5 % at concurrency 100. wrk keeps its connections alive.'
             . ($this->settings->varied ? ' Rows marked "varied" use a wrk Lua script that changes the path, the query and one header on every request.' : '');
     }
@@ -42,14 +44,14 @@ final class HelloScenario extends HttpScenario
     public function rows(Environment $env): array
     {
         $s = $this->settings;
-        $modes = $s->axis(['fpm', 'sync', 'coroutine'], ['fpm', 'sync', 'coroutine'], $s->modes);
+        $modes = $s->axis(['fpm', 'sync', 'coroutine', 'netty'], ['fpm', 'sync', 'coroutine', 'netty'], $s->modes);
         $loops = $s->axis(['select', 'epoll'], ['select', 'epoll'], $s->loops);
         $workers = $s->axis([1, 2], [1], $s->workers);
         $concurrency = $s->axis([100, 1000], [100, 1000], $s->concurrency);
         $variants = $s->varied ? ['plain', 'varied'] : [null];
         $rows = [];
         foreach ($modes as $mode) {
-            foreach ($mode === 'fpm' ? [null] : $loops as $loop) {
+            foreach (\in_array($mode, ['fpm', 'netty'], true) ? [null] : $loops as $loop) {
                 foreach ($workers as $w) {
                     foreach ($concurrency as $c) {
                         foreach ($variants as $variant) {
@@ -77,6 +79,11 @@ final class HelloScenario extends HttpScenario
             }
             $path = '/users/42?page=3&q=item1';
         }
+        if ($row->param('mode') === 'netty') {
+            // The Java reference: as many event-loop threads as the row has workers.
+            $this->measureNetty($row, $env, (int) $row->param('workers'), 0, 1, $path, $script);
+            return;
+        }
         $this->measureHttp($row, $env, self::exampleFile($env, 'hello.php'), self::serveArguments($row), self::expectBody('Hello World'), $path, [], $script);
     }
 
@@ -98,8 +105,9 @@ final class HelloScenario extends HttpScenario
     {
         $series = ['mode', 'loop', 'workers', 'requests'];
         return [
-            new Chart('hello-rps.svg', 'hello: requests/s against concurrency', 'concurrency', 'concurrent connections', 'rps', 'requests/s', $series),
-            new Chart('hello-p99.svg', 'hello: p99 latency against concurrency', 'concurrency', 'concurrent connections', 'p99_ms', 'p99 latency (ms)', $series),
+            // Bars: the resident configurations are close to each other, and as lines they lie on top of one another.
+            new Chart('hello-rps.svg', 'hello: requests/s by concurrency', 'concurrency', 'concurrent connections', 'rps', 'requests/s', $series, Chart::BARS),
+            new Chart('hello-p99.svg', 'hello: p99 latency by concurrency', 'concurrency', 'concurrent connections', 'p99_ms', 'p99 latency (ms)', $series, Chart::BARS),
         ];
     }
 
@@ -111,18 +119,13 @@ final class HelloScenario extends HttpScenario
         }
         $out = [];
         $out[] = Findings::winner($ok, 'mode') . '.';
-        foreach (Findings::values($ok, 'concurrency') as $c) {
-            $atC = Findings::ok($ok, ['concurrency' => $c]);
-            $line = Findings::winner($atC, 'mode');
-            if ($line !== null && \count(Findings::values($atC, 'mode')) > 1) {
-                $out[] = "At concurrency $c: $line.";
-            }
-        }
+        \array_push($out, ...Findings::winnersByConcurrency($ok, 'mode'));
         $cpu = Findings::cpuPerRequest($ok, 'mode');
         if ($cpu !== null) {
             $out[] = $cpu;
         }
         $out[] = self::memory($ok);
+        $out[] = self::nettyLine($ok);
         $loopLine = self::loops($ok);
         if ($loopLine !== null) {
             $out[] = $loopLine;
@@ -133,7 +136,7 @@ final class HelloScenario extends HttpScenario
                 $out[] = \sprintf('coroutine %s kept %d %% of its best throughput across concurrency %s.', $group, (int) \round($flat * 100), \implode('/', Findings::values($series, 'concurrency')));
             }
         }
-        $out[] = Findings::describeHurts(Findings::workersHurt($ok, ['mode', 'loop', 'concurrency', 'requests']));
+        $out[] = Findings::workersLine($ok, ['mode', 'loop', 'concurrency', 'requests']);
         $idle = Findings::unsaturated($ok, $this->serverCores);
         if ($idle !== null) {
             $out[] = $idle;

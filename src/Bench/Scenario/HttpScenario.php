@@ -11,6 +11,9 @@ use Weft\Bench\Load\Probe;
 use Weft\Bench\Load\Wrk;
 use Weft\Bench\Load\WrkParser;
 use Weft\Bench\Process\Service;
+use Weft\Bench\Reference\Netty;
+use Weft\Bench\Report\Findings;
+use Weft\Bench\Report\Format;
 use Weft\Bench\Row;
 use Weft\Bench\Settings;
 use Weft\Bench\Tools;
@@ -21,9 +24,17 @@ use Weft\Bench\Tools;
  */
 abstract class HttpScenario extends AbstractScenario
 {
+    /** Seconds of unmeasured load before a Netty row (half in --quick). */
+    public const NETTY_WARM_UP = 2.0;
+
     public function unavailable(Environment $env): ?string
     {
         return $env->tools->has('wrk') ? null : Tools::missing('wrk');
+    }
+
+    public function comparesBuilds(): bool
+    {
+        return true;
     }
 
     public function estimate(Row $row): float
@@ -97,19 +108,23 @@ abstract class HttpScenario extends AbstractScenario
         }
     }
 
-    /** @param \Closure(array{status: int, headers: array<string, string>, body: string}): ?string $check */
-    protected function loadServer(Row $row, Environment $env, Service $server, \Closure $check, string $path = '/', ?string $script = null, ?float $duration = null, int $timeout = Wrk::TIMEOUT): void
+    /**
+     * @param \Closure(array{status: int, headers: array<string, string>, body: string}): ?string $check
+     * @param null|\Closure(int): array{status: int, headers: array<string, string>, body: string} $probe
+     *        sends the check request to a port (default: GET $path)
+     */
+    protected function loadServer(Row $row, Environment $env, Service $server, \Closure $check, string $path = '/', ?string $script = null, ?float $duration = null, int $timeout = Wrk::TIMEOUT, ?\Closure $probe = null): void
     {
         $url = "http://127.0.0.1:{$server->port}$path";
         try {
-            $answer = Probe::get('127.0.0.1', $server->port, $path, 15.0);
+            $answer = $probe !== null ? $probe($server->port) : Probe::get('127.0.0.1', $server->port, $path, 15.0);
         } catch (\RuntimeException $e) {
             $row->fail('the server did not answer the check request: ' . $e->getMessage());
             return;
         }
         $problem = $check($answer);
         if ($problem !== null) {
-            $row->fail("wrong answer to GET $path: $problem");
+            $row->fail('wrong answer to the check request (' . ($probe !== null ? 'first request' : "GET $path") . "): $problem");
             return;
         }
         $seconds = $duration ?? $env->settings->duration();
@@ -146,6 +161,73 @@ abstract class HttpScenario extends AbstractScenario
         } catch (\RuntimeException $e) {
             $row->notes[] = 'ab failed: ' . $e->getMessage();
         }
+    }
+
+    /** The Netty reference rows (mode netty, in hello and sleep) need Java and libnetty-java. */
+    protected function preSkip(Row $row, Environment $env): ?string
+    {
+        if ($row->param('mode') === 'netty' && ($why = Netty::unavailable()) !== null) {
+            return $why;
+        }
+        return parent::preSkip($row, $env);
+    }
+
+    /**
+     * Runs a Netty reference row: the same check and load as a Weft row, against the Java server.
+     *
+     * @param int $loopThreads event-loop threads
+     * @param int $sleepMs 0, or the blocking wait of each request in a pool of $poolThreads threads
+     */
+    protected function measureNetty(Row $row, Environment $env, int $loopThreads, int $sleepMs, int $poolThreads, string $path = '/', ?string $script = null): void
+    {
+        if ($env->build() !== null) {
+            $row->skip('the Java reference does not depend on the build: it runs with this build\'s rows only');
+            return;
+        }
+        try {
+            $server = Netty::start($env, $loopThreads, $sleepMs, $poolThreads, $this->name() . '-' . $row->label());
+        } catch (\Weft\Bench\Process\ServiceFailed|\RuntimeException $e) {
+            $row->fail('Netty did not start: ' . $e->getMessage());
+            return;
+        }
+        try {
+            // HotSpot compiles hot code only after thousands of calls: an unmeasured warm-up gives the JVM
+            // what opcache and the JIT give PHP before the first measured request.
+            $seconds = $this->settings->quick ? self::NETTY_WARM_UP / 2 : self::NETTY_WARM_UP;
+            $warmUp = $env->startLoad(Wrk::command((string) $env->tools->path('wrk'), "http://127.0.0.1:{$server->port}$path", (int) $row->param('concurrency'), $seconds, $script), 'wrk-netty-warm-up');
+            $warmUp->wait($seconds + Wrk::TIMEOUT + 5);
+            $warmUp->terminate(1.0);
+            $env->processes->forget($warmUp);
+            $this->loadServer($row, $env, $server, self::expectBody('Hello World'), $path, $script);
+        } finally {
+            $note = $server->stop();
+            if ($note !== null) {
+                $row->notes[] = "server $note";
+            }
+        }
+    }
+
+    /**
+     * Weft's coroutine mode against the Netty reference, per concurrency: throughput and memory.
+     *
+     * @param list<Row> $ok
+     */
+    protected static function nettyLine(array $ok): ?string
+    {
+        $parts = [];
+        foreach (Findings::values(Findings::ok($ok, ['mode' => 'netty']), 'concurrency') as $c) {
+            $netty = Findings::best(Findings::ok($ok, ['mode' => 'netty', 'concurrency' => $c]));
+            $co = Findings::best(Findings::ok($ok, ['mode' => 'coroutine', 'concurrency' => $c]));
+            if ($netty === null || $co === null || $netty->number('rps') <= 0) {
+                continue;
+            }
+            $parts[] = \sprintf(
+                'at concurrency %d, Weft coroutine (%s) %s req/s against Netty (%s) %s, %s; memory %s against %s PSS',
+                $c, $co->label('mode', 'concurrency'), Format::rate($co->number('rps')), $netty->label('mode', 'loop', 'concurrency'), Format::rate($netty->number('rps')),
+                Format::times($co->number('rps') / $netty->number('rps')), Format::bytes($co->number('pss_bytes')), Format::bytes($netty->number('pss_bytes')),
+            );
+        }
+        return $parts === [] ? null : 'Against the Java Netty reference: ' . \implode('; ', $parts) . '.';
     }
 
     /** A check for an exact body. */

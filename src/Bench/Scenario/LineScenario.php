@@ -50,6 +50,11 @@ final class LineScenario extends AbstractScenario
         return self::missingFiles($env, ['echo-line.php']);
     }
 
+    public function comparesBuilds(): bool
+    {
+        return true;
+    }
+
     public function rows(Environment $env): array
     {
         $s = $this->settings;
@@ -205,7 +210,7 @@ final class LineScenario extends AbstractScenario
         if ($loops !== null) {
             $out[] = \str_replace('(requests/s)', '(messages/s)', $loops);
         }
-        $out[] = Findings::describeHurts(Findings::workersHurt($ok, ['loop', 'pattern']), 'msg/s');
+        $out[] = Findings::workersLine($ok, ['loop', 'pattern'], 'msg/s');
         $idle = Findings::unsaturated($ok, $this->serverCores);
         if ($idle !== null) {
             $out[] = $idle;

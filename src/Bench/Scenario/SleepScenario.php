@@ -35,7 +35,9 @@ final class SleepScenario extends HttpScenario
     {
         return 'examples/sleep.php waits 10 ms with Weft\sleep(0.01) and answers "Hello World": the wait suspends only '
             . 'the request in coroutine mode and blocks the worker in sync mode. Published: with such a wait, a coroutine server '
-            . 'did about 6x the requests of a thread-pool server (Netty) at concurrency 1000, keep-alive.';
+            . 'did about 6x the requests of a thread-pool server (Netty) at concurrency 1000, keep-alive. The "netty" rows are that '
+            . 'reference: Netty 4 from Debian, one event-loop thread handing each request to a pool of as many threads as the row has '
+            . 'workers, each blocking 10 ms in Thread.sleep (so its bound is workers / 10 ms, like sync mode), after an unmeasured 2 s warm-up (1 s in --quick); skipped when Java is not installed.';
     }
 
     public function unavailable(Environment $env): ?string
@@ -46,11 +48,11 @@ final class SleepScenario extends HttpScenario
     public function rows(Environment $env): array
     {
         $s = $this->settings;
-        $modes = \array_values(\array_intersect($s->modes ?? ['sync', 'coroutine'], ['sync', 'coroutine']));
+        $modes = \array_values(\array_intersect($s->modes ?? ['sync', 'coroutine', 'netty'], ['sync', 'coroutine', 'netty']));
         $loops = $s->loops ?? self::defaultLoops($env);
         $rows = [];
         foreach ($modes as $mode) {
-            foreach ($loops as $loop) {
+            foreach ($mode === 'netty' ? [null] : $loops as $loop) {
                 foreach ($s->axis([1, 2, 8, 32], [2, 8], $s->workers) as $w) {
                     foreach ($s->axis([100, 1000], [100, 1000], $s->concurrency) as $c) {
                         $rows[] = new Row($this->name(), ['mode' => $mode, 'loop' => $loop, 'workers' => $w, 'concurrency' => $c]);
@@ -63,6 +65,11 @@ final class SleepScenario extends HttpScenario
 
     public function run(Row $row, Environment $env): void
     {
+        if ($row->param('mode') === 'netty') {
+            // The thread-pool shape of the published comparison: the workers are the blocking pool's threads.
+            $this->measureNetty($row, $env, 1, (int) (self::WAIT * 1000), (int) $row->param('workers'));
+            return;
+        }
         $this->measureHttp($row, $env, self::exampleFile($env, 'sleep.php'), self::serveArguments($row), self::expectBody('Hello World'));
     }
 
@@ -139,7 +146,8 @@ final class SleepScenario extends HttpScenario
         if ($cpu !== null) {
             $out[] = $cpu;
         }
-        $out[] = Findings::describeHurts(Findings::workersHurt($ok, ['mode', 'loop', 'concurrency']));
+        $out[] = self::nettyLine($ok);
+        $out[] = Findings::workersLine($ok, ['mode', 'loop', 'concurrency']);
         $out[] = Findings::errorsLine($rows);
         return $out;
     }

@@ -147,12 +147,7 @@ final class Sql3Scenario extends HttpScenario
             return ['No row ran, so there is nothing to compare.'];
         }
         $out = [Findings::winner($ok, 'mode') . '.'];
-        foreach (Findings::values($ok, 'concurrency') as $c) {
-            $line = Findings::winner(Findings::ok($ok, ['concurrency' => $c]), 'mode');
-            if ($line !== null && \count(Findings::values(Findings::ok($ok, ['concurrency' => $c]), 'mode')) > 1) {
-                $out[] = "At concurrency $c: $line.";
-            }
-        }
+        \array_push($out, ...Findings::winnersByConcurrency($ok, 'mode'));
         foreach (Findings::groupBy(Findings::ok($ok, ['mode' => 'coroutine']), ['workers']) as $group => $series) {
             $flat = Findings::flatness($series);
             if ($flat !== null) {
@@ -167,7 +162,7 @@ final class Sql3Scenario extends HttpScenario
         if ($cpu !== null) {
             $out[] = $cpu;
         }
-        $out[] = Findings::describeHurts(Findings::workersHurt($ok, ['mode', 'loop', 'concurrency']));
+        $out[] = Findings::workersLine($ok, ['mode', 'loop', 'concurrency']);
         $out[] = Findings::errorsLine($rows);
         return $out;
     }

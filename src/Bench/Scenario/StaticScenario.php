@@ -163,7 +163,7 @@ final class StaticScenario extends HttpScenario
     /** @return array{0: Process, 1: int}|null nginx's master process and port */
     private function startNginx(Environment $env, string $root, Row $row): ?array
     {
-        $port = self::freePort();
+        $port = $env->port() ?: self::freePort(); // --port-range, when given
         $dir = $env->outDir . '/static-nginx';
         @\mkdir($dir . '/temp', 0777, true);
         $user = '';

@@ -104,7 +104,7 @@ final class UpstreamScenario extends HttpScenario
         try {
             $upstream = Service::start(
                 $env->processes,
-                [...$env->loadPrefix(), $env->php(), self::exampleFile($env, 'delay-server.php'), '--host', '127.0.0.1', '--port', '0', '--delay', (string) $delay],
+                [...$env->loadPrefix(), $env->php(), self::exampleFile($env, 'delay-server.php'), '--host', '127.0.0.1', '--port', (string) $env->port(), '--delay', (string) $delay],
                 $env->logBase('upstream-delay-server'),
             );
         } catch (ServiceFailed $e) {
@@ -186,7 +186,7 @@ final class UpstreamScenario extends HttpScenario
                 $row->label(), Format::rate($workersBound), Format::number((float) $row->param('delay'), 0), Format::rate($row->number('rps')), (int) \round($row->number('rps') / $workersBound * 100),
             );
         }
-        $out[] = Findings::describeHurts(Findings::workersHurt($ok, ['mode', 'loop', 'concurrency']));
+        $out[] = Findings::workersLine($ok, ['mode', 'loop', 'concurrency']);
         $out[] = Findings::errorsLine($rows);
         return $out;
     }

@@ -5,7 +5,7 @@ declare(strict_types=1);
 namespace Weft\Client\Http;
 
 /** Base of the client's errors: no usable response came back. The message names the method and the URL. */
-abstract class RequestFailed extends \RuntimeException
+abstract class RequestFailed extends \RuntimeException implements \Weft\WeftException
 {
     final protected function __construct(
         string $message,

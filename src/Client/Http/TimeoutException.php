@@ -5,6 +5,6 @@ declare(strict_types=1);
 namespace Weft\Client\Http;
 
 /** Marks both timeouts: ConnectTimeout (opening a connection) and RequestTimeout (the whole call). */
-interface TimeoutException extends \Throwable
+interface TimeoutException extends \Weft\TimeoutException
 {
 }

@@ -9,7 +9,7 @@ namespace Weft\Client\Mysql;
  * connection carries one command at a time; interleaving two would corrupt the protocol stream, so the
  * second caller is refused before anything is sent. A programming error, hence an \Error.
  */
-final class ConcurrentQuery extends \Error
+final class ConcurrentQuery extends \Weft\Coroutine\ConcurrentUse
 {
     public static function busy(int $connectionId, int $owner, int $intruder): self
     {

@@ -9,7 +9,7 @@ namespace Weft\Client\Mysql;
  * (1064 syntax error, 1146 unknown table, 1062 duplicate key, ...), sqlState() the SQLSTATE.
  * The connection stays usable.
  */
-class QueryError extends \RuntimeException
+class QueryError extends \RuntimeException implements \Weft\WeftException
 {
     final public function __construct(
         string $message,

@@ -5,7 +5,7 @@ declare(strict_types=1);
 namespace Weft\Client\Pgsql;
 
 /** The connection setup (TCP, TLS, authentication) did not finish within the connect timeout. */
-final class ConnectTimeout extends ConnectException
+final class ConnectTimeout extends ConnectException implements \Weft\TimeoutException
 {
     public static function after(string $address, float $seconds): self
     {

@@ -8,7 +8,7 @@ namespace Weft\Client\Pgsql;
  * The server refused a statement (syntax error, constraint violation, ...). The connection is still
  * usable. sqlState() is the five-character SQLSTATE code, e.g. 42601 syntax error, 23505 unique violation.
  */
-final class QueryError extends \RuntimeException
+final class QueryError extends \RuntimeException implements \Weft\WeftException
 {
     private function __construct(
         string $message,

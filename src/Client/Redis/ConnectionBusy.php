@@ -9,7 +9,7 @@ namespace Weft\Client\Redis;
  * the two would corrupt the stream, so the second is refused. Give each coroutine its own connection:
  * use Weft\Client\Redis\Pool.
  */
-final class ConnectionBusy extends \Error
+final class ConnectionBusy extends \Weft\Coroutine\ConcurrentUse
 {
     public static function inUse(string $what, string $owner, string $intruder): self
     {

@@ -11,7 +11,7 @@ use Weft\Pool\BrokenConnection;
  * connection is closed and must not be used again; a pool discards it. isSafeToRetry() tells whether the
  * server can have acted on what was being sent.
  */
-final class ConnectionLost extends \RuntimeException implements BrokenConnection
+final class ConnectionLost extends \RuntimeException implements BrokenConnection, \Weft\WeftException
 {
     private function __construct(string $message, private readonly bool $safeToRetry, ?\Throwable $previous = null)
     {

@@ -9,7 +9,7 @@ namespace Weft\Client\Redis;
  * The connection stays usable. $prefix is the error code: the first word when it is upper case
  * ("ERR", "WRONGTYPE", "NOAUTH", "WRONGPASS", "EXECABORT", ...), else "ERR".
  */
-final class RedisError extends \RuntimeException
+final class RedisError extends \RuntimeException implements \Weft\WeftException
 {
     public readonly string $prefix;
 

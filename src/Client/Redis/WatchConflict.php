@@ -5,7 +5,7 @@ declare(strict_types=1);
 namespace Weft\Client\Redis;
 
 /** EXEC did nothing because a WATCHed key changed since WATCH. Read again and retry the transaction. */
-final class WatchConflict extends \RuntimeException
+final class WatchConflict extends \RuntimeException implements \Weft\WeftException
 {
     public static function aborted(): self
     {

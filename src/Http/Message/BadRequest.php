@@ -9,7 +9,7 @@ namespace Weft\Http\Message;
  * multipart). Thrown lazily from Request accessors inside a handler; the server answers 400
  * instead of the usual 500 for a handler exception.
  */
-final class BadRequest extends \RuntimeException
+final class BadRequest extends \RuntimeException implements \Weft\WeftException
 {
     public readonly int $status;
 

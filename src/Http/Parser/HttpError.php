@@ -11,7 +11,7 @@ use Weft\Http\Message\Response;
  * unusable: the server sends toResponse() with "Connection: close" and closes.
  * Messages never echo the offending bytes, so they are safe to send back as they are.
  */
-final class HttpError extends \RuntimeException
+final class HttpError extends \RuntimeException implements \Weft\WeftException
 {
     public readonly int $status;
 

@@ -21,9 +21,11 @@ use Weft\Http\Message\UploadedFile;
  * Converts between Weft's messages and PSR-7 (nyholm/psr7), so PSR-15 handlers run unchanged.
  *
  * Requests: the parsed body is the form for urlencoded and multipart bodies and the decoded JSON
- * (arrays) for application/json and +json types; a broken body of those types throws BadRequest,
- * which the server answers with 400, as PSR body-parsing middleware do. Server params mirror
- * what PHP-FPM would give ($_SERVER-style HTTP_* keys included).
+ * (arrays) for application/json and +json types, decoded when the application first asks for it
+ * (LazyBodyServerRequest). A broken body of those types throws BadRequest from getParsedBody() or
+ * getUploadedFiles(), where a middleware can catch it and answer in its own format; uncaught, the
+ * server answers 400. Server params mirror what PHP-FPM would give ($_SERVER-style HTTP_* keys
+ * included).
  * Responses: a body of known size up to $bufferLimit becomes a string; anything larger or of
  * unknown size is streamed from the PSR stream. Transfer-Encoding from a PSR response is dropped:
  * a PSR-7 body is the payload, never pre-encoded, and the encoder picks the framing.
@@ -47,7 +49,6 @@ final class PsrBridge
         $this->factory = $factory ?? new Psr17Factory();
     }
 
-    /** @throws BadRequest when a form or JSON body cannot be parsed */
     public function toServerRequest(Request $request): ServerRequestInterface
     {
         $headers = $request->headers();
@@ -62,20 +63,39 @@ final class PsrBridge
             $this->serverParams($request, $headers),
         );
         $psr = $psr->withQueryParams($request->query())->withCookieParams($request->cookies());
-
-        $type = $request->contentType();
-        if ($type === 'application/x-www-form-urlencoded' || $type === 'multipart/form-data') {
-            $psr = $psr->withParsedBody($request->form())->withUploadedFiles($this->uploadedFiles($request->files()));
-        } elseif ($type === 'application/json' || str_ends_with($type, '+json')) {
-            $data = $request->json();
-            if (\is_array($data)) {
-                $psr = $psr->withParsedBody($data);
-            }
-        }
         foreach ($request->attributes() as $name => $value) {
             $psr = $psr->withAttribute($name, $value);
         }
-        return $psr;
+        return new LazyBodyServerRequest($psr, $request, $this);
+    }
+
+    /**
+     * The PSR-7 parsed body of a request: the form for urlencoded and multipart bodies, the decoded
+     * JSON (when it is an object or array) for application/json and +json types, else null.
+     *
+     * @throws BadRequest when such a body cannot be decoded
+     * @return array<array-key, mixed>|null
+     */
+    public function parsedBody(Request $request): ?array
+    {
+        $type = $request->contentType();
+        if ($type === 'application/x-www-form-urlencoded' || $type === 'multipart/form-data') {
+            return $request->form();
+        }
+        if ($type === 'application/json' || str_ends_with($type, '+json')) {
+            $data = $request->json();
+            return \is_array($data) ? $data : null;
+        }
+        return null;
+    }
+
+    /**
+     * @throws BadRequest when a multipart body cannot be decoded
+     * @return array<array-key, mixed>
+     */
+    public function uploadedFilesOf(Request $request): array
+    {
+        return $request->contentType() === 'multipart/form-data' ? $this->uploadedFiles($request->files()) : [];
     }
 
     public function fromPsrResponse(ResponseInterface $response): Response

@@ -11,12 +11,14 @@ final class HttpOptions
 {
     /** nginx client_header_timeout is 60 s; slowloris protection wants it shorter. */
     public const DEFAULT_HEADER_TIMEOUT = 10.0;
+    /** Between two reads of a request body (nginx client_body_timeout: 60 s). */
+    public const DEFAULT_BODY_TIMEOUT = 60.0;
     /** nginx keepalive_timeout is 75 s. */
     public const DEFAULT_IDLE_TIMEOUT = 60.0;
-    /** A client that stops reading our response for this long is cut off (nginx send_timeout: 60 s). */
-    public const DEFAULT_WRITE_TIMEOUT = 60.0;
-    /** Pipelined requests answered before the connection's reads are paused until responses drain. */
-    public const DEFAULT_MAX_PIPELINE = 128;
+    /** A client that reads nothing of our answer for this long is cut off (nginx send_timeout: 60 s). */
+    public const DEFAULT_SEND_TIMEOUT = 60.0;
+    /** How long a draining worker waits for an idle keep-alive connection's next request. */
+    public const DRAIN_IDLE_WAIT = 1.0;
 
     public readonly Limits $limits;
 
@@ -24,12 +26,12 @@ final class HttpOptions
         ?Limits $limits = null,
         public readonly float $headerTimeout = self::DEFAULT_HEADER_TIMEOUT,
         public readonly float $idleTimeout = self::DEFAULT_IDLE_TIMEOUT,
-        public readonly float $writeTimeout = self::DEFAULT_WRITE_TIMEOUT,
+        public readonly float $sendTimeout = self::DEFAULT_SEND_TIMEOUT,
         public readonly bool $debug = false,
-        public readonly int $maxPipeline = self::DEFAULT_MAX_PIPELINE,
+        public readonly float $bodyTimeout = self::DEFAULT_BODY_TIMEOUT,
     ) {
         $this->limits = $limits ?? new Limits();
-        if ($headerTimeout <= 0 || $idleTimeout <= 0 || $writeTimeout <= 0) {
+        if ($headerTimeout <= 0 || $idleTimeout <= 0 || $sendTimeout <= 0 || $bodyTimeout <= 0) {
             throw new \InvalidArgumentException('HTTP timeouts must be positive');
         }
     }

@@ -237,7 +237,11 @@ abstract class AbstractDriver implements Driver
         } else {
             $next = $this->timers->peek();
             if ($next !== null) {
-                $timeout = \max(0.0, $next - $this->now);
+                // Timer slack: wait until the next whole millisecond after the earliest timer, so every
+                // timer due within it runs in this one tick. Under load (thousands of 10 ms sleeps a
+                // second) that is one wait per millisecond instead of one wait per timer; a timer is
+                // never early and at most 1 ms late.
+                $timeout = \max(0.0, \ceil(($next - $this->now) * 1000.0) / 1000.0);
             }
         }
 

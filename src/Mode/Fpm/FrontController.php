@@ -4,11 +4,9 @@ declare(strict_types=1);
 
 namespace Weft\Mode\Fpm;
 
-use Psr\Http\Server\RequestHandlerInterface;
 use Psr\Log\LoggerInterface;
-use Weft\Http\Message\BadRequest;
 use Weft\Http\Message\Response;
-use Weft\Http\Psr\PsrHandlerAdapter;
+use Weft\Http\Server\ApplicationCall;
 use Weft\Mode\AppLoader;
 use Weft\Server\Logger;
 
@@ -57,27 +55,14 @@ final class FrontController
         }
         $length = (int) ($server['CONTENT_LENGTH'] ?? 0);
         $request = SapiRequestFactory::fromGlobals($server, $length > 0 ? $body() : '');
-        $handler = $application instanceof RequestHandlerInterface ? new PsrHandlerAdapter($application) : $application;
+        $call = new ApplicationCall($application, fn (): LoggerInterface => $this->logger($server), $debug);
         \Weft\Server\ServerLog::install($this->logger($server));
         // What the application prints is not its response (as in the other modes, where it goes to
         // the worker's stdout): here it would go out ahead of the status and header fields.
         $level = \ob_get_level();
         \ob_start();
         try {
-            $response = $handler($request);
-            if (!$response instanceof Response) {
-                throw new \UnexpectedValueException(\sprintf(
-                    'The application returned %s; expected a %s',
-                    \get_debug_type($response),
-                    Response::class,
-                ));
-            }
-        } catch (BadRequest $e) {
-            // The body could not be decoded (form, JSON, multipart): the client's fault, as in the Weft server.
-            $response = new Response(400, ['Content-Type' => 'text/plain; charset=utf-8'], 'Bad Request: ' . $e->getMessage() . "\n");
-        } catch (\Throwable $e) {
-            $this->log($server, '{method} {target}: {class}: {message}', $e);
-            $response = self::error($e, $debug);
+            $response = $call->respond($request);
         } finally {
             $printed = '';
             while (\ob_get_level() > $level) {

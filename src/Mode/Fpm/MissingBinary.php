@@ -5,7 +5,7 @@ declare(strict_types=1);
 namespace Weft\Mode\Fpm;
 
 /** nginx or php-fpm is not installed; the message names the Debian package that provides it. */
-final class MissingBinary extends \RuntimeException
+final class MissingBinary extends \RuntimeException implements \Weft\WeftException
 {
     /** @param list<string> $tried */
     public static function named(string $program, string $package, array $tried): self

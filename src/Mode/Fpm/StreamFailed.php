@@ -5,7 +5,7 @@ declare(strict_types=1);
 namespace Weft\Mode\Fpm;
 
 /** A streamed response's producer failed after the status and header fields had gone out. */
-final class StreamFailed extends \RuntimeException
+final class StreamFailed extends \RuntimeException implements \Weft\WeftException
 {
     public static function after(\Throwable $previous): self
     {

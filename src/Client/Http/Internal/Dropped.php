@@ -11,7 +11,7 @@ namespace Weft\Client\Http\Internal;
  *
  * @internal
  */
-final class Dropped extends \RuntimeException
+final class Dropped extends \RuntimeException implements \Weft\WeftException
 {
     /** @param bool $sent whether the whole request may have reached the server */
     public function __construct(string $message, public readonly bool $sent, ?\Throwable $previous = null)

@@ -10,7 +10,7 @@ namespace Weft\Client\Mysql\Internal;
  *
  * @internal
  */
-final class ProtocolViolation extends \RuntimeException
+final class ProtocolViolation extends \RuntimeException implements \Weft\WeftException
 {
     public static function sequence(int $expected, int $got): self
     {

@@ -5,7 +5,7 @@ declare(strict_types=1);
 namespace Weft\Client\Redis\Protocol;
 
 /** The bytes received are not RESP. The connection is out of sync and is closed. */
-final class ProtocolError extends \RuntimeException
+final class ProtocolError extends \RuntimeException implements \Weft\WeftException
 {
     public static function unexpected(string $bytes, int $offset): self
     {

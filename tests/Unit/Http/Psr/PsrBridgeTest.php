@@ -101,10 +101,37 @@ final class PsrBridgeTest extends TestCase
         self::assertSame(UPLOAD_ERR_NO_FILE, $files['none']->getError());
     }
 
-    public function testBrokenJsonIsABadRequest(): void
+    public function testBrokenJsonReachesTheApplicationAndThrowsWhereItIsParsed(): void
     {
+        $psr = (new PsrBridge())->toServerRequest(Request::create('POST', '/', ['Content-Type' => 'application/json'], '{'));
+        // Converting never fails: the application sees the request and its raw body.
+        self::assertSame('{', (string) $psr->getBody());
+        self::assertSame('POST', $psr->withAttribute('id', 'r1')->getMethod());
+        try {
+            $psr->withAttribute('id', 'r1')->getParsedBody();
+            self::fail('getParsedBody() should throw');
+        } catch (BadRequest $e) {
+            self::assertSame(400, $e->status);
+            self::assertStringStartsWith('Invalid JSON body', $e->getMessage());
+        }
+        // A body-parsing middleware's own value wins, as PSR-7 says.
+        self::assertSame(['fixed' => true], $psr->withParsedBody(['fixed' => true])->getParsedBody());
+    }
+
+    public function testBrokenMultipartThrowsFromGetUploadedFiles(): void
+    {
+        $psr = (new PsrBridge())->toServerRequest(Request::create('POST', '/', ['Content-Type' => 'multipart/form-data; boundary=x'], 'garbage'));
         $this->expectException(BadRequest::class);
-        (new PsrBridge())->toServerRequest(Request::create('POST', '/', ['Content-Type' => 'application/json'], '{'));
+        $psr->getUploadedFiles();
+    }
+
+    public function testParsedBodyIsDecodedOnceAndKeptAcrossCopies(): void
+    {
+        $psr = (new PsrBridge())->toServerRequest(Request::create('POST', '/', ['Content-Type' => 'application/json'], '{"a":[1,2]}'));
+        self::assertSame(['a' => [1, 2]], $psr->getParsedBody());
+        self::assertSame(['a' => [1, 2]], $psr->withHeader('X-A', 'b')->getParsedBody());
+        self::assertNull((new PsrBridge())->toServerRequest(Request::create('POST', '/', ['Content-Type' => 'application/json'], '"just a string"'))->getParsedBody());
+        self::assertNull((new PsrBridge())->toServerRequest(Request::create('POST', '/', ['Content-Type' => 'text/plain'], '{'))->getParsedBody());
     }
 
     public function testResponseWithStringBody(): void

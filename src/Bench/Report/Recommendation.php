@@ -1,0 +1,399 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Bench\Report;
+
+use Weft\Bench\Row;
+
+/**
+ * The advice of `bin/weft bench app`, computed from the rows of the run and nothing else: the mode and
+ * worker count that served the most requests/s with p99 under the target and no errors, where that
+ * configuration saturates (the knee), the memory it used, and why (how much of a request is waiting,
+ * what the other modes needed, whether the app blocks in coroutine mode). Pure: rows in, advice out.
+ */
+final class Recommendation
+{
+    /** Rows within this share of the best requests/s are a tie (noise); the lighter one wins. */
+    public const TIE = 0.05;
+    /** The knee: the first concurrency at which a configuration reached this share of its peak. */
+    public const KNEE = 0.90;
+    /** A row with a larger share of failed requests is not a candidate. */
+    public const MAX_ERROR_SHARE = 0.001;
+    /** A server at this share of its cores is CPU-bound... */
+    private const SATURATED = 0.85;
+    /** ...and one below this share left CPU idle. */
+    private const IDLE = 0.80;
+    /** Below this share of waiting, a request is mostly CPU. */
+    private const CPU_BOUND_WAIT = 0.30;
+    /** Below this much waiting per request (ms), the wait is the loopback round trip and the client, not the app. */
+    private const TRANSPORT_MS = 0.5;
+    /** A coroutine worker with at most this many requests in progress per worker was running them one at a time. */
+    private const ONE_AT_A_TIME = 1.5;
+
+    /**
+     * @param array<string, mixed> $data
+     * @param list<string> $reasons
+     */
+    private function __construct(public readonly array $data, public readonly string $headline, public readonly array $reasons)
+    {
+    }
+
+    /** Whether a row can be recommended: it ran, met the p99 target and (almost) nothing failed. */
+    public static function eligible(Row $row, float $p99Target): bool
+    {
+        $rps = $row->number('rps');
+        $p99 = $row->number('p99_ms');
+        if (!$row->isOk() || $rps === null || $rps <= 0 || $p99 === null || $p99 > $p99Target) {
+            return false;
+        }
+        $requests = (float) ($row->number('requests') ?? 0);
+        return $row->errorTotal() <= self::MAX_ERROR_SHARE * \max(1.0, $requests + $row->errorTotal());
+    }
+
+    /** @param list<Row> $rows */
+    public static function compute(array $rows, float $p99Target, int $serverCores, string $app): self
+    {
+        $ok = Findings::ok($rows);
+        $eligible = \array_values(\array_filter($ok, static fn (Row $r): bool => self::eligible($r, $p99Target)));
+        $target = Format::number($p99Target, 0) . ' ms';
+        $data = [
+            'app' => $app,
+            'p99_target_ms' => $p99Target,
+            'rows_measured' => \count($ok),
+            'recommended' => null,
+            'knee_concurrency' => null,
+            'max_concurrency_under_target' => null,
+            'first_concurrency_over_target' => null,
+            'alone' => null,
+            'cpu_bound' => false,
+            'blocking' => ['suspected' => false, 'evidence' => [], 'calls' => []],
+            'modes' => [],
+        ];
+        $reasons = [];
+        if ($ok === []) {
+            return new self($data, 'No row ran, so there is nothing to recommend.', []);
+        }
+
+        $best = self::pick($eligible);
+        $alone = self::alone($ok, $best);
+        $data['alone'] = $alone;
+        $blocking = self::blocking($ok, $serverCores);
+        $data['blocking'] = $blocking;
+
+        if ($best === null) {
+            $lowest = self::lowest($ok, 'p99_ms');
+            $headline = \sprintf('No configuration kept p99 under %s without errors%s.', $target,
+                $lowest === null ? '' : \sprintf('; the lowest p99 was %s ms (%s, %s req/s)', Format::ms($lowest->number('p99_ms')), $lowest->label(), Format::rate($lowest->number('rps'))));
+            $reasons[] = 'Raise --p99, lower the concurrency your clients send (a proxy in front with a connection limit), or make the request cheaper; the table below shows where latency went.';
+        } else {
+            $config = self::config($ok, $best);
+            $peak = \max(\array_map(static fn (Row $r): float => (float) $r->number('rps'), $config));
+            $knee = null;
+            foreach ($config as $row) {
+                if ($row->number('rps') >= self::KNEE * $peak) {
+                    $knee = (int) $row->param('concurrency');
+                    break;
+                }
+            }
+            $under = \array_values(\array_filter($config, static fn (Row $r): bool => self::eligible($r, $p99Target)));
+            $maxUnder = \max(\array_map(static fn (Row $r): int => (int) $r->param('concurrency'), $under));
+            $over = null;
+            foreach ($config as $row) {
+                if ((int) $row->param('concurrency') > $maxUnder && !self::eligible($row, $p99Target)) {
+                    $over = $row;
+                    break;
+                }
+            }
+            $memory = $best->number('pss_bytes') ?? $best->number('rss_bytes');
+            $data['recommended'] = [
+                'mode' => $best->param('mode'),
+                'loop' => $best->param('loop'),
+                'workers' => (int) $best->param('workers'),
+                'concurrency' => (int) $best->param('concurrency'),
+                'rps' => $best->number('rps'),
+                'p99_ms' => $best->number('p99_ms'),
+                'pss_bytes' => $best->number('pss_bytes'),
+                'rss_bytes' => $best->number('rss_bytes'),
+                'cpu_pct' => $best->number('cpu_pct'),
+                'cpu_us_per_req' => $best->number('cpu_us_per_req'),
+            ];
+            $data['knee_concurrency'] = $knee;
+            $data['max_concurrency_under_target'] = $maxUnder;
+            $data['first_concurrency_over_target'] = $over === null ? null : (int) $over->param('concurrency');
+
+            $workers = (int) $best->param('workers');
+            $headline = \sprintf(
+                '%s mode, %d worker%s: %s req/s with p99 %s ms (target %s) at concurrency %d, %s of memory.',
+                \ucfirst((string) $best->param('mode')), $workers, $workers === 1 ? '' : 's', Format::rate($best->number('rps')),
+                Format::ms($best->number('p99_ms')), $target, (int) $best->param('concurrency'), $memory === null ? 'unknown amount' : Format::bytes($memory),
+            );
+            $lowestC = (int) $config[0]->param('concurrency');
+            $saturation = $knee === $lowestC && $lowestC > 1
+                // Its climb started high (a configuration added for more workers): the knee is at or below its first level.
+                ? \sprintf('It saturates at or below concurrency %d, the lowest level measured for it', $knee)
+                : \sprintf('It saturates at about concurrency %d (the first level where it reached %d %% of its peak requests/s)', $knee, (int) (self::KNEE * 100));
+            $saturation .= $over === null
+                ? \sprintf('; p99 stayed under %s up to concurrency %d, the highest measured for it.', $target, $maxUnder)
+                : \sprintf('; p99 stayed under %s up to concurrency %d and was %s ms at %d.', $target, $maxUnder, Format::ms($over->number('p99_ms')), (int) $over->param('concurrency'));
+            $reasons[] = $saturation;
+            if ($memory !== null) {
+                $reasons[] = \sprintf('Memory: %s PSS for all its processes at that load (%s RSS, which counts shared pages once per process).', Format::bytes($best->number('pss_bytes')), Format::bytes($best->number('rss_bytes')));
+            }
+        }
+
+        if ($alone !== null) {
+            $wait = $alone['wait_share'];
+            $line = \sprintf('A request alone (concurrency 1, %s) takes %s ms, of which %s µs is server CPU: ', $alone['label'], Format::ms($alone['latency_ms']), Format::number($alone['cpu_us']));
+            $waitedMs = $alone['latency_ms'] - $alone['cpu_us'] / 1000;
+            if ($waitedMs < self::TRANSPORT_MS) {
+                // A fraction of a millisecond is what the loopback round trip and the load generator take
+                // by themselves: this run cannot tell the app's own waiting from them.
+                $line .= \sprintf('the other %s ms is the round trip to the load generator plus whatever the app waits for; at under %s ms this run cannot tell the two apart.', Format::ms(\max(0.0, $waitedMs)), Format::number(self::TRANSPORT_MS));
+            } elseif ($wait !== null && $wait >= 0.5) {
+                $line .= \sprintf('the app waits about %d %% of each request (database, upstream, sleep), so serving other requests during the wait is what pays', (int) \round($wait * 100))
+                    . ($blocking['suspected'] ? ', which coroutine mode can do only once the wait suspends the request instead of blocking the worker (below).' : ', and that is what coroutine mode does.');
+            } elseif ($wait !== null && $wait < self::CPU_BOUND_WAIT) {
+                $line .= \sprintf('the app is CPU-bound (it waits only about %d %% of a request).', (int) \round($wait * 100));
+            } else {
+                $line .= \sprintf('the app waits about %d %% of each request.', (int) \round(($wait ?? 0) * 100));
+            }
+            $reasons[] = $line;
+        }
+        $saturated = $best !== null && ($best->number('cpu_pct') ?? 0) >= self::SATURATED * 100 * $serverCores;
+        $data['cpu_bound'] = ($alone !== null && $alone['wait_share'] !== null && $alone['wait_share'] < self::CPU_BOUND_WAIT) || $saturated;
+        if ($data['cpu_bound'] && $best !== null) {
+            $us = $best->number('cpu_us_per_req');
+            $reasons[] = \sprintf(
+                'The server\'s CPU sets the pace (%s %% of its %d core(s) at the recommended row%s): more workers than cores, or more coroutines, cannot add throughput; a cheaper request or more cores can.',
+                Format::pct($best->number('cpu_pct')), $serverCores, $us === null ? '' : \sprintf('; %s µs of CPU per request, so about %s req/s per core at most', Format::number($us), Format::rate(1e6 / \max($us, 0.001))),
+            );
+        }
+
+        if ($best !== null && !$data['cpu_bound'] && !$blocking['suspected']) {
+            $config = self::config($ok, $best);
+            $peak = Findings::best($config);
+            if ($peak !== null && ($peak->number('cpu_pct') ?? 100.0) < self::IDLE * 100 * $serverCores && \count($config) > 1) {
+                $reasons[] = \sprintf(
+                    'Its throughput peaked at %s req/s with the server\'s CPU at %s %% of %d core(s): something outside the server set the pace there (the database or upstream the app waits for, or the load generator), so more workers or concurrency will not raise it.',
+                    Format::rate($peak->number('rps')), Format::pct($peak->number('cpu_pct')), $serverCores,
+                );
+            }
+        }
+        foreach (Findings::values($ok, 'mode') as $mode) {
+            $data['modes'][$mode] = self::mode($mode, $ok, $eligible, $best);
+            if ($best !== null && $mode !== $best->param('mode')) {
+                $reasons[] = self::modeSentence($mode, $data['modes'][$mode], $best, $target);
+            }
+        }
+
+        if ($blocking['suspected']) {
+            $reasons[] = 'Coroutine mode blocks: ' . \implode(' ', $blocking['evidence'])
+                . ' A call that blocks the worker holds every other request of that worker. Use Weft\'s own clients (Weft\Client\Mysql, Redis, Postgres, Http) or load the native extension, whose hooks make PDO, mysqli, phpredis, curl, file_get_contents and sleep/usleep suspend only the request; until then, sync mode (or coroutine mode with as many workers) is the honest configuration.';
+        } elseif (Findings::ok($ok, ['mode' => 'coroutine']) !== []) {
+            $reasons[] = 'No sign that the app blocks in coroutine mode (throughput rose with concurrency or the CPU was busy, and no "blocked" line in the server logs).';
+        }
+        return new self($data + ['headline' => $headline, 'reasons' => $reasons], $headline, $reasons);
+    }
+
+    /**
+     * The best eligible row: the most requests/s, a tie within TIE going to the smaller memory, then
+     * the fewer workers.
+     *
+     * @param list<Row> $eligible
+     */
+    private static function pick(array $eligible): ?Row
+    {
+        if ($eligible === []) {
+            return null;
+        }
+        $max = \max(\array_map(static fn (Row $r): float => (float) $r->number('rps'), $eligible));
+        $ties = \array_values(\array_filter($eligible, static fn (Row $r): bool => $r->number('rps') >= (1 - self::TIE) * $max));
+        \usort($ties, static fn (Row $a, Row $b): int => [self::memory($a), (int) $a->param('workers'), -$a->number('rps')] <=> [self::memory($b), (int) $b->param('workers'), -$b->number('rps')]);
+        return $ties[0];
+    }
+
+    private static function memory(Row $row): float
+    {
+        return $row->number('pss_bytes') ?? $row->number('rss_bytes') ?? \INF;
+    }
+
+    /** @param list<Row> $rows @return list<Row> the rows of the same mode, loop and workers, by concurrency */
+    private static function config(array $rows, Row $like): array
+    {
+        $config = \array_values(\array_filter($rows, static fn (Row $r): bool => $r->param('mode') === $like->param('mode')
+            && $r->param('loop') === $like->param('loop') && $r->param('workers') === $like->param('workers')));
+        \usort($config, static fn (Row $a, Row $b): int => $a->param('concurrency') <=> $b->param('concurrency'));
+        return $config;
+    }
+
+    /** @param list<Row> $rows */
+    private static function lowest(array $rows, string $metric): ?Row
+    {
+        return Findings::worst(\array_values(\array_filter($rows, static fn (Row $r): bool => $r->number($metric) !== null)), $metric);
+    }
+
+    /**
+     * A request alone: a concurrency-1 row (of the recommended mode when there is one), its latency and
+     * server CPU per request. The difference is the time the request waited.
+     *
+     * @param list<Row> $ok
+     * @return ?array{label: string, latency_ms: float, cpu_us: float, wait_share: ?float}
+     */
+    private static function alone(array $ok, ?Row $best): ?array
+    {
+        $single = \array_values(\array_filter($ok, static fn (Row $r): bool => (int) $r->param('concurrency') === 1
+            && $r->number('rps') > 0 && $r->number('cpu_us_per_req') !== null && $r->param('mode') !== 'fpm'));
+        if ($single === []) {
+            return null;
+        }
+        \usort($single, static fn (Row $a, Row $b): int => [$a->param('mode') !== ($best?->param('mode') ?? 'coroutine'), $a->param('workers')] <=> [$b->param('mode') !== ($best?->param('mode') ?? 'coroutine'), $b->param('workers')]);
+        $row = $single[0];
+        // The mean (a closed loop of one connection completes 1 / mean latency per second), to match the
+        // CPU time per request, which is a mean too.
+        $latencyMs = 1000 / (float) $row->number('rps');
+        $cpuUs = (float) $row->number('cpu_us_per_req');
+        return [
+            'label' => $row->label(),
+            'latency_ms' => $latencyMs,
+            'cpu_us' => $cpuUs,
+            'wait_share' => $latencyMs > 0 ? \round(\max(0.0, 1 - $cpuUs / ($latencyMs * 1000)), 3) : null,
+        ];
+    }
+
+    /**
+     * Whether coroutine mode ran requests one at a time per worker. Evidence: the blocking-call detector's
+     * "blocked" lines in the server log; or, with the CPU idle and many more connections than workers,
+     * the configuration's best requests/s x the time a request takes alone (Little's law: the requests in
+     * progress at once) no higher than its workers. The best, not the last row: when a database or an
+     * upstream saturates, throughput also stops rising with the CPU idle, but not before the worker ran
+     * several requests at once.
+     *
+     * @param list<Row> $ok
+     * @return array{suspected: bool, evidence: list<string>, calls: array<string, int>}
+     */
+    public static function blocking(array $ok, int $serverCores): array
+    {
+        $evidence = [];
+        $calls = [];
+        $coroutine = Findings::ok($ok, ['mode' => 'coroutine']);
+        foreach ($coroutine as $row) {
+            foreach ((array) ($row->metric('blocked') ?? []) as $call => $count) {
+                $calls[$call] = ($calls[$call] ?? 0) + (int) $count;
+            }
+        }
+        if ($calls !== []) {
+            \arsort($calls);
+            $evidence[] = \sprintf('the server logged %d "blocked" line(s) in coroutine mode (%s).', \array_sum($calls),
+                \implode(', ', \array_map(static fn (string $c, int $n): string => "$c ×$n", \array_keys($calls), $calls)));
+        }
+        foreach (Findings::groupBy($coroutine, ['loop', 'workers']) as $config) {
+            \usort($config, static fn (Row $a, Row $b): int => $a->param('concurrency') <=> $b->param('concurrency'));
+            $workers = (int) $config[0]->param('workers');
+            $low = $config[0];
+            $high = $config[\count($config) - 1];
+            $c = (int) $high->param('concurrency');
+            $idle = ($high->number('cpu_pct') ?? 100.0) < self::IDLE * 100 * $serverCores;
+            // The time a request takes when it never waits behind another: from a row with no more
+            // connections than workers (closed loop: each connection completes 1 / its latency per second).
+            if (\count($config) < 2 || !$idle || $c < 4 * $workers || (int) $low->param('concurrency') > $workers || $low->number('rps') <= 0) {
+                continue;
+            }
+            $serviceS = (int) $low->param('concurrency') / $low->number('rps');
+            $peak = Findings::best($config);
+            // Little's law: the requests in progress at once at the configuration's best.
+            $inFlight = $peak->number('rps') * $serviceS;
+            if ($inFlight <= self::ONE_AT_A_TIME * $workers) {
+                $evidence[] = \sprintf(
+                    'with %d worker%s it never served more than %s req/s (up to concurrency %d, the CPU at %s %%), while a request alone takes %s ms on average: only about %.1f request(s) were in progress at a time, so each worker ran one request at a time, as in sync mode.',
+                    $workers, $workers === 1 ? '' : 's', Format::rate($peak->number('rps')), $c, Format::pct($high->number('cpu_pct')), Format::ms($serviceS * 1000), $inFlight,
+                );
+            }
+        }
+        return ['suspected' => $evidence !== [], 'evidence' => $evidence, 'calls' => $calls];
+    }
+
+    /**
+     * @param list<Row> $ok
+     * @param list<Row> $eligible
+     * @return array<string, mixed>
+     */
+    private static function mode(string $mode, array $ok, array $eligible, ?Row $best): array
+    {
+        $rows = Findings::ok($ok, ['mode' => $mode]);
+        $good = Findings::ok($eligible, ['mode' => $mode]);
+        $bestHere = self::pick($good);
+        $worst = Findings::best(\array_values(\array_filter($rows, static fn (Row $r): bool => $r->number('p99_ms') !== null)), 'p99_ms');
+        $needed = null;
+        if ($best !== null) {
+            foreach ($good as $row) {
+                if ($row->number('rps') >= (1 - self::TIE) * $best->number('rps') && ($needed === null || (int) $row->param('workers') < $needed)) {
+                    $needed = (int) $row->param('workers');
+                }
+            }
+        }
+        return [
+            'best_under_target' => $bestHere === null ? null : [
+                'workers' => (int) $bestHere->param('workers'), 'concurrency' => (int) $bestHere->param('concurrency'),
+                'rps' => $bestHere->number('rps'), 'p99_ms' => $bestHere->number('p99_ms'), 'pss_bytes' => $bestHere->number('pss_bytes'),
+            ],
+            'workers_to_match' => $needed,
+            'workers_tried' => Findings::values($rows, 'workers'),
+            'best_any' => ($top = Findings::best($rows)) === null ? null : ['label' => $top->label(), 'rps' => $top->number('rps'), 'p99_ms' => $top->number('p99_ms')],
+            'worst_p99' => $worst === null ? null : ['label' => $worst->label(), 'p99_ms' => $worst->number('p99_ms'), 'max_ms' => $worst->number('max_ms')],
+        ];
+    }
+
+    /** @param array<string, mixed> $m */
+    private static function modeSentence(string $mode, array $m, Row $best, string $target): string
+    {
+        $under = $m['best_under_target'];
+        if ($under === null) {
+            $text = \sprintf('%s mode never kept p99 under %s without errors', \ucfirst($mode), $target);
+            if ($m['best_any'] !== null) {
+                $text .= \sprintf(' (its most requests/s: %s at p99 %s ms, %s)', Format::rate($m['best_any']['rps']), Format::ms($m['best_any']['p99_ms']), $m['best_any']['label']);
+            }
+        } else {
+            $text = \sprintf('%s mode at best: %s req/s under target with %d worker%s (%s of the recommendation; %s PSS)', \ucfirst($mode), Format::rate($under['rps']),
+                $under['workers'], $under['workers'] === 1 ? '' : 's', Format::times($under['rps'] / \max(0.001, (float) $best->number('rps'))), Format::bytes($under['pss_bytes']));
+            $text .= $m['workers_to_match'] !== null
+                ? \sprintf('; it needs %d worker%s to come within %d %% of it', $m['workers_to_match'], $m['workers_to_match'] === 1 ? '' : 's', (int) (self::TIE * 100))
+                : \sprintf('; none of the worker counts tried (%s) came within %d %% of it', \implode(', ', $m['workers_tried']), (int) (self::TIE * 100));
+        }
+        if ($m['worst_p99'] !== null && $m['worst_p99']['p99_ms'] > 0) {
+            $text .= \sprintf('; its worst p99 was %s ms (%s)', Format::ms($m['worst_p99']['p99_ms']), $m['worst_p99']['label']);
+        }
+        return $text . '.';
+    }
+
+    /** @return array<string, mixed> */
+    public function toArray(): array
+    {
+        return $this->data;
+    }
+
+    /** The report's section, placed at the top. */
+    public function markdown(bool $final): string
+    {
+        $out = '## Recommendation for ' . \basename((string) $this->data['app']) . "\n\n";
+        if (!$final) {
+            $out .= "_Computed from the rows measured so far; the run is not complete._\n\n";
+        }
+        $out .= '**' . $this->headline . "**\n\n";
+        foreach ($this->reasons as $reason) {
+            $out .= "- $reason\n";
+        }
+        return $out . "\nComputed from the rows of this run (table below): the best requests/s among rows with p99 ≤ "
+            . Format::number((float) $this->data['p99_target_ms'], 0) . " ms and no errors, ties within 5 % going to the smaller memory.\n\n";
+    }
+
+    /** Plain text for the terminal. */
+    public function text(): string
+    {
+        $out = 'Recommendation for ' . $this->data['app'] . ":\n  " . $this->headline . "\n";
+        foreach ($this->reasons as $reason) {
+            $out .= '  - ' . $reason . "\n";
+        }
+        return $out;
+    }
+}

@@ -1,0 +1,359 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Bench\Scenario;
+
+use Weft\Bench\Adaptive;
+use Weft\Bench\Environment;
+use Weft\Bench\Load\Probe;
+use Weft\Bench\Recommending;
+use Weft\Bench\Report\Chart;
+use Weft\Bench\Report\Column;
+use Weft\Bench\Report\Findings;
+use Weft\Bench\Report\Format;
+use Weft\Bench\Report\Recommendation;
+use Weft\Bench\Row;
+
+/**
+ * `bin/weft bench app APP.php`: the user's own application under load, in each mode, across worker
+ * counts and concurrency levels, ending with a recommendation computed from the rows.
+ *
+ * The sweep adapts to what it measures unless the user fixes the axes. Worker counts start from the
+ * server's cores (coroutine: one per core; sync and fpm: several per core, since a blocked worker holds
+ * its core idle), and grow while the best configuration of a mode is the largest one tried and its CPU
+ * stayed idle. Each configuration climbs a concurrency ladder one step at a time and stops where more
+ * concurrency stopped adding throughput and p99 passed the target, or where p99 went far past it, or
+ * errors appeared: the knee is inside the measured range without paying for the steps beyond it.
+ */
+final class AppScenario extends HttpScenario implements Adaptive, Recommending
+{
+    /** Concurrency ladders: 1 first, since a lone request shows how long the app takes and how much is CPU. */
+    private const LADDER = [1, 4, 16, 64, 256, 1024];
+    private const QUICK_LADDER = [1, 16, 128, 512];
+    /** More concurrency "adds throughput" when requests/s grow by at least this share. */
+    private const GAIN = 0.05;
+    /** A configuration's climb stops when p99 passes this many times the target. */
+    private const FAR_PAST = 4.0;
+    /** ... or when more than this share of requests failed. */
+    private const ERROR_SHARE = 0.01;
+    /** A server below this share of its cores is not CPU-bound. */
+    private const IDLE_CPU = 0.80;
+    private const MAX_WORKERS = ['coroutine' => 64, 'sync' => 256, 'fpm' => 256];
+    /** Rounds of "more workers" per mode: quick runs add one at most. */
+    private const WORKER_ROUNDS = 2;
+
+    private ?string $script = null;
+    /** @var array<string, int> mode => rounds of extra workers added */
+    private array $workerRounds = [];
+
+    public function __construct(\Weft\Bench\Settings $settings, public readonly AppTarget $target)
+    {
+        parent::__construct($settings);
+    }
+
+    public function name(): string
+    {
+        return 'app';
+    }
+
+    public function title(): string
+    {
+        return 'app — ' . \basename($this->target->app) . ' under load';
+    }
+
+    public function description(): string
+    {
+        $t = $this->target;
+        $requests = $t->script !== null
+            ? 'the requests of the wrk script ' . $t->script
+            : \sprintf('%s %s', $t->method, \implode(', ', $t->paths)) . ($t->body !== null ? \sprintf(' with a %d-byte body', \strlen($t->body)) : '')
+                . ($t->headers !== [] ? ' and the headers ' . \implode(', ', \array_keys($t->headers)) : '');
+        return \sprintf(
+            '%s served by Weft in each mode, loaded with %s (keep-alive). %s The recommendation above is computed from these rows with a p99 target of %s ms.',
+            $t->app, $requests,
+            $this->settings->concurrency === null
+                ? 'Each configuration (mode, workers) climbs a concurrency ladder (' . \implode(', ', $this->ladder()) . ') and stops once more concurrency stops adding throughput past the p99 target, p99 goes far past it, or errors appear; worker counts grow while the best one tried left the CPU idle.'
+                : 'Concurrency levels as given.',
+            Format::number($t->p99Ms, 0),
+        );
+    }
+
+    public function unavailable(Environment $env): ?string
+    {
+        if (!\is_file($this->target->app)) {
+            return "{$this->target->app} not found";
+        }
+        if ($this->target->script !== null && !\is_file($this->target->script)) {
+            return "wrk script {$this->target->script} not found";
+        }
+        return parent::unavailable($env);
+    }
+
+    /** @return list<int> */
+    private function ladder(): array
+    {
+        return $this->settings->quick ? self::QUICK_LADDER : self::LADDER;
+    }
+
+    /** @return list<string> */
+    private function modes(): array
+    {
+        return $this->settings->modes ?? ['coroutine', 'sync'];
+    }
+
+    /**
+     * Worker counts from the machine: the server's cores (one when pinned) and the memory available.
+     *
+     * @return list<int>
+     */
+    private function workers(string $mode, Environment $env): array
+    {
+        if ($this->settings->workers !== null) {
+            return $this->settings->workers;
+        }
+        $cores = $env->serverCores();
+        $counts = match (true) {
+            $mode === 'coroutine' => $this->settings->quick ? [$cores] : [$cores, 2 * $cores],
+            $this->settings->quick => [4 * $cores, 16 * $cores],
+            default => [2 * $cores, 8 * $cores, 32 * $cores],
+        };
+        return \array_values(\array_unique($counts));
+    }
+
+    public function rows(Environment $env): array
+    {
+        $rows = [];
+        $loop = $this->settings->loops[0] ?? self::defaultLoops($env)[0];
+        foreach ($this->modes() as $mode) {
+            foreach ($this->workers($mode, $env) as $w) {
+                foreach ($this->settings->concurrency ?? [$this->ladder()[0]] as $c) {
+                    $rows[] = $this->row($mode, $loop, $w, $c);
+                }
+            }
+        }
+        return $this->preSkipAll($rows, $env);
+    }
+
+    private function row(string $mode, string $loop, int $workers, int $concurrency): Row
+    {
+        return new Row($this->name(), ['mode' => $mode, 'loop' => $mode === 'fpm' ? null : $loop, 'workers' => $workers, 'concurrency' => $concurrency]);
+    }
+
+    public function next(array $rows, Environment $env): array
+    {
+        if ($this->settings->concurrency !== null) {
+            return [];
+        }
+        $more = [];
+        $configs = Findings::groupBy($rows, ['mode', 'loop', 'workers']);
+        foreach ($configs as $config) {
+            $step = $this->nextStep($config);
+            if ($step !== null) {
+                $last = $config[\count($config) - 1];
+                $more[] = $this->row((string) $last->param('mode'), (string) ($last->param('loop') ?? 'select'), (int) $last->param('workers'), $step);
+            }
+        }
+        if ($more === [] && $this->settings->workers === null) {
+            // Every climb is over: where a mode's best configuration is its largest and left the CPU idle,
+            // more workers may serve more; measure instead of guessing.
+            foreach ($this->modes() as $mode) {
+                $extra = $this->moreWorkers($mode, Findings::ok($rows, ['mode' => $mode]), $rows, $env);
+                if ($extra !== null) {
+                    $more[] = $extra;
+                }
+            }
+        }
+        return $this->preSkipAll($more, $env);
+    }
+
+    /**
+     * The next concurrency of a configuration's climb, or null when it is over.
+     *
+     * @param list<Row> $config its rows in the order they ran
+     */
+    public function nextStep(array $config): ?int
+    {
+        $last = $config[\count($config) - 1];
+        if (!$last->isOk() || $last->number('rps') === null) {
+            return null;
+        }
+        $requests = (float) ($last->number('requests') ?? 0);
+        if ($last->errorTotal() > self::ERROR_SHARE * \max(1.0, $requests + $last->errorTotal())) {
+            return null;
+        }
+        $p99 = $last->number('p99_ms');
+        $target = $this->target->p99Ms;
+        if ($p99 === null || $p99 > self::FAR_PAST * $target) {
+            return null;
+        }
+        if (\count($config) >= 2) {
+            $gains = [];
+            for ($i = \max(1, \count($config) - 2); $i < \count($config); $i++) {
+                $before = $config[$i - 1]->number('rps');
+                $gains[] = $before > 0 ? $config[$i]->number('rps') / $before - 1 : 1.0;
+            }
+            $flat = \end($gains) < self::GAIN;
+            if ($flat && ($p99 > $target || (\count($gains) === 2 && $gains[0] < self::GAIN))) {
+                return null;
+            }
+        }
+        foreach ($this->ladder() as $c) {
+            if ($c > (int) $last->param('concurrency')) {
+                return $c;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * A configuration with more workers for a mode, when its best one so far is the largest tried, met the
+     * target, and left the server's CPU idle: the workers, not the machine, set the pace.
+     *
+     * @param list<Row> $modeRows
+     * @param list<Row> $all
+     */
+    private function moreWorkers(string $mode, array $modeRows, array $all, Environment $env): ?Row
+    {
+        $rounds = $this->workerRounds[$mode] ?? 0;
+        if ($modeRows === [] || $rounds >= ($this->settings->quick ? 1 : self::WORKER_ROUNDS)) {
+            return null;
+        }
+        $eligible = \array_values(\array_filter($modeRows, fn (Row $r): bool => Recommendation::eligible($r, $this->target->p99Ms)));
+        $best = Findings::best($eligible === [] ? $modeRows : $eligible);
+        $largest = \max(\array_map(static fn (Row $r): int => (int) $r->param('workers'), $modeRows));
+        if ($best === null || (int) $best->param('workers') !== $largest) {
+            return null;
+        }
+        if (($best->number('cpu_pct') ?? 100.0) >= self::IDLE_CPU * 100 * $env->serverCores()) {
+            return null;
+        }
+        $workers = $largest * 4;
+        if ($workers > self::MAX_WORKERS[$mode] || $env->memoryRefuses($workers + 1, 40 << 20) !== null) {
+            return null;
+        }
+        $this->workerRounds[$mode] = $rounds + 1;
+        // Start the climb where this many workers can be busy: lower steps would only repeat the smaller configuration.
+        $start = $this->ladder()[0];
+        foreach ($this->ladder() as $c) {
+            if ($c <= (int) $best->param('concurrency')) {
+                $start = $c;
+            }
+        }
+        return $this->row($mode, (string) ($best->param('loop') ?? 'select'), $workers, $start);
+    }
+
+    public function run(Row $row, Environment $env): void
+    {
+        $t = $this->target;
+        $script = $t->script;
+        if ($script === null && $t->needsScript()) {
+            if ($this->script === null) {
+                $this->script = $env->outDir . '/app-requests.lua';
+                \file_put_contents($this->script, $t->wrkScript());
+            }
+            $script = $this->script;
+        }
+        $check = static function (array $answer): ?string {
+            return $answer['status'] >= 200 && $answer['status'] < 400
+                ? null
+                : "status {$answer['status']} (body: " . \substr($answer['body'], 0, 160) . ')';
+        };
+        $probe = static fn (int $port): array => Probe::request('127.0.0.1', $port, $t->method, $t->paths[0], $t->headers, $t->body, 15.0);
+        $server = $this->startServer($row, $env, $t->app, self::serveArguments($row), $t->env);
+        if ($server === null) {
+            return;
+        }
+        $log = $server->process->stderrFile;
+        try {
+            $this->loadServer($row, $env, $server, $check, $t->paths[0], $script, null, \Weft\Bench\Load\Wrk::TIMEOUT, $probe);
+        } finally {
+            $note = $server->stop();
+            if ($note !== null) {
+                $row->notes[] = "server $note";
+            }
+        }
+        $blocked = self::blockedCalls((string) @\file_get_contents($log));
+        if ($blocked !== []) {
+            $row->metrics['blocked'] = $blocked;
+            $row->notes[] = 'server log: ' . \array_sum($blocked) . ' "blocked" line(s): ' . \implode(', ', \array_map(static fn (string $call, int $n) => "$call ×$n", \array_keys($blocked), $blocked));
+        }
+    }
+
+    /**
+     * What the blocking-call detector logged, call => count. It writes lines that say a coroutine
+     * "blocked" and name the call; the format is not fixed, so this reads any line with the word and
+     * takes the first call-like token (`name(` or `name()`) as the call, "unknown" when there is none.
+     *
+     * @return array<string, int>
+     */
+    public static function blockedCalls(string $log): array
+    {
+        $calls = [];
+        foreach (\preg_split('/\R/', $log) ?: [] as $line) {
+            if (!\preg_match('/\bblock(ed|ing call)\b/i', $line) || \preg_match('/\bnon-?blocking\b/i', $line)) {
+                continue;
+            }
+            $call = \preg_match('/([A-Za-z_\\\\][A-Za-z0-9_\\\\:>-]*)\(\)?/', $line, $m) ? \rtrim($m[1], ':->') : 'unknown';
+            $calls[$call] = ($calls[$call] ?? 0) + 1;
+        }
+        \arsort($calls);
+        return $calls;
+    }
+
+    public function columns(): array
+    {
+        return [
+            Column::param('mode', 'mode'),
+            Column::param('loop', 'loop'),
+            Column::param('workers', 'workers'),
+            Column::param('conc.', 'concurrency'),
+            ...Column::http(),
+            new Column('p99 ≤ target', fn (Row $r): string => $r->isOk() ? (Recommendation::eligible($r, $this->target->p99Ms) ? 'yes' : 'no') : Format::NONE, false),
+            ...$this->abColumns(),
+            Column::status(),
+        ];
+    }
+
+    public function charts(): array
+    {
+        $series = ['mode', 'workers'];
+        return [
+            new Chart('app-rps.svg', 'app: requests/s against concurrency', 'concurrency', 'concurrent connections', 'rps', 'requests/s', $series),
+            new Chart('app-p99.svg', 'app: p99 latency against concurrency', 'concurrency', 'concurrent connections', 'p99_ms', 'p99 latency (ms)', $series),
+        ];
+    }
+
+    public function findings(array $rows): array
+    {
+        $ok = Findings::ok($rows);
+        if ($ok === []) {
+            return ['No row ran, so there is nothing to compare.'];
+        }
+        return [
+            Findings::winner($ok, 'mode') . '.',
+            Findings::cpuPerRequest($ok, 'mode'),
+            Findings::workersLine($ok, ['mode', 'loop', 'concurrency']),
+            Findings::errorsLine($rows),
+        ];
+    }
+
+    public function recommendation(array $rows): Recommendation
+    {
+        return Recommendation::compute($rows, $this->target->p99Ms, $this->serverCores, $this->target->app);
+    }
+
+    public function checks(array $rows): array
+    {
+        return [];
+    }
+
+    public function notes(Environment $env): array
+    {
+        $notes = ['Server figures cover every process of the server; a database or upstream the app calls is not counted (nor pinned).'];
+        if ($this->target->env !== []) {
+            $notes[] = 'Server environment: ' . \implode(', ', \array_keys($this->target->env)) . '.';
+        }
+        return $notes;
+    }
+}

@@ -1,0 +1,84 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Bridge;
+
+use Psr\Log\AbstractLogger;
+use Psr\Log\LoggerInterface;
+
+/**
+ * Options shared by the framework bridges.
+ *
+ * Leak warnings cost a fingerprint of every static property and every shared service after each
+ * request (0.5 to 0.8 ms on the fixture apps), so they are meant for development:
+ * fromEnvironment() turns them on when the application runs in debug mode or in a dev/local/test
+ * environment, and WEFT_LEAK_WARNINGS=1 or =0 overrides that either way.
+ */
+final readonly class BridgeOptions
+{
+    public const DEV_ENVIRONMENTS = ['dev', 'local', 'development', 'test', 'testing'];
+
+    /**
+     * @param list<string> $leakIgnore class names or namespace prefixes ("Acme\\Cache\\") whose
+     *        changes are expected (caches that only grow) and never reported
+     * @param array<string, mixed> $server extra $_SERVER values for every request
+     *        (SERVER_SOFTWARE, HTTPS, ...); per-request values win
+     */
+    public function __construct(
+        public bool $leakWarnings = false,
+        public array $leakIgnore = [],
+        public array $server = [],
+        public ?LoggerInterface $logger = null,
+    ) {
+    }
+
+    /**
+     * @param bool|null $debug the application's debug flag; null reads APP_DEBUG
+     * @param string|null $environment the application's environment; null reads APP_ENV
+     */
+    public static function fromEnvironment(?bool $debug = null, ?string $environment = null, array $leakIgnore = []): self
+    {
+        return new self(leakWarnings: self::leakWarningsWanted($debug, $environment), leakIgnore: $leakIgnore);
+    }
+
+    public static function leakWarningsWanted(?bool $debug = null, ?string $environment = null): bool
+    {
+        $forced = self::env('WEFT_LEAK_WARNINGS');
+        if ($forced !== null && $forced !== '') {
+            return filter_var($forced, FILTER_VALIDATE_BOOL);
+        }
+        $debug ??= filter_var(self::env('APP_DEBUG') ?? 'false', FILTER_VALIDATE_BOOL);
+        $environment ??= self::env('APP_ENV') ?? 'production';
+        return $debug || \in_array(strtolower($environment), self::DEV_ENVIRONMENTS, true);
+    }
+
+    public function withLogger(LoggerInterface $logger): self
+    {
+        return new self($this->leakWarnings, $this->leakIgnore, $this->server, $logger);
+    }
+
+    /** The given logger, or one line per record on the worker's stderr (where Weft's own log goes). */
+    public function logger(): LoggerInterface
+    {
+        return $this->logger ?? new class () extends AbstractLogger {
+            public function log($level, \Stringable|string $message, array $context = []): void
+            {
+                @fwrite(\STDERR, sprintf("%s [worker %d] %s: %s\n", date('Y-m-d\TH:i:sP'), getmypid(), $level, $message));
+            }
+        };
+    }
+
+    private static function env(string $name): ?string
+    {
+        $value = $_SERVER[$name] ?? $_ENV[$name] ?? null;
+        if (\is_bool($value)) {
+            return $value ? 'true' : 'false';
+        }
+        if (\is_string($value)) {
+            return $value;
+        }
+        $value = getenv($name);
+        return $value === false ? null : $value;
+    }
+}

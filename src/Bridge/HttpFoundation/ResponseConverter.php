@@ -1,0 +1,146 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Bridge\HttpFoundation;
+
+use Symfony\Component\HttpFoundation\BinaryFileResponse;
+use Symfony\Component\HttpFoundation\Response as SymfonyResponse;
+use Symfony\Component\HttpFoundation\StreamedResponse;
+use Weft\Http\Message\BodyWriter;
+use Weft\Http\Message\Response;
+
+/**
+ * Turns an HttpFoundation response into a Weft response.
+ *
+ * A plain response keeps its content string (no copy). A StreamedResponse, StreamedJsonResponse or
+ * BinaryFileResponse becomes a Weft streamed response: its sendContent() runs when Weft writes the
+ * body, and whatever it echoes goes to the client as it is written (an output buffer whose handler
+ * forwards every write), so a large file or a long stream is never held in memory.
+ * Transfer-Encoding is left to Weft's encoder; a Content-Length is kept, so a streamed body of
+ * declared length is sent with that length instead of chunked, and a HEAD response describes the body
+ * it does not send.
+ *
+ * @internal shared by the Symfony and Laravel bridges
+ */
+final class ResponseConverter
+{
+    /**
+     * Runs the framework with whatever the application echoes (a stray echo, var_dump(), dump())
+     * caught, instead of landing on the worker's stdout.
+     *
+     * @template T
+     * @param \Closure(): T $handle
+     * @return array{T, string} the result and the output
+     */
+    public static function capture(\Closure $handle): array
+    {
+        $level = ob_get_level();
+        ob_start();
+        $output = '';
+        try {
+            $result = $handle();
+        } finally {
+            // The application may have left buffers of its own open: collect them too.
+            while (ob_get_level() > $level) {
+                $output = ob_get_clean() . $output;
+            }
+        }
+        return [$result, $output];
+    }
+
+    /**
+     * @param \Closure(): void $finish runs once the body is complete (or could not be sent): the
+     *        bridge's terminate-and-reset step
+     * @param string $echoed output the application echoed while handling the request: sent before
+     *        the body, where PHP-FPM would have sent it
+     * @param bool $finishAfterBody even a plain body is sent through a producer (raw, with its
+     *        Content-Length) so that $finish runs once it is on the wire, as fastcgi_finish_request()
+     *        allows under PHP-FPM: for applications with work to do after the response
+     * @return array{Response, bool} the response, and whether it is streamed ($finish then runs when
+     *         the stream ends instead of by the caller)
+     */
+    public function convert(SymfonyResponse $response, bool $isHead, \Closure $finish, string $echoed = '', bool $finishAfterBody = false): array
+    {
+        $headers = [];
+        foreach ($response->headers->allPreserveCaseWithoutCookies() as $name => $values) {
+            $lower = strtolower($name);
+            if ($lower !== 'transfer-encoding' && ($echoed === '' || $lower !== 'content-length')) {
+                $headers[$name] = $values;
+            }
+        }
+        $cookies = $response->headers->getCookies();
+        if ($cookies !== []) {
+            $headers['Set-Cookie'] = array_map('strval', $cookies);
+        }
+        $status = $response->getStatusCode();
+
+        if ($isHead || (!self::isStreamed($response) && !$finishAfterBody)) {
+            // HEAD: the encoder sends no body; a streamed one is not even produced.
+            return [new Response($status, $headers, $isHead ? '' : $echoed . $response->getContent()), false];
+        }
+        $guard = new FinishGuard($finish);
+        if (!self::isStreamed($response)) {
+            $body = $echoed . $response->getContent();
+            foreach (array_keys($headers) as $name) {
+                if (strcasecmp($name, 'content-length') === 0) {
+                    unset($headers[$name]);
+                }
+            }
+            $headers['Content-Length'] = (string) \strlen($body);
+            return [Response::stream(static function (BodyWriter $out) use ($body, $guard): void {
+                try {
+                    $out->write($body);
+                } finally {
+                    $guard->run();
+                }
+            }, $status, $headers), true];
+        }
+        $streamed = Response::stream(static function (BodyWriter $out) use ($response, $guard, $echoed): void {
+            try {
+                if ($echoed !== '') {
+                    $out->write($echoed);
+                }
+                self::send($response, $out);
+            } finally {
+                $guard->run();
+            }
+        }, $status, $headers);
+        return [$streamed, true];
+    }
+
+    private static function isStreamed(SymfonyResponse $response): bool
+    {
+        return $response instanceof StreamedResponse || $response instanceof BinaryFileResponse
+            || $response->getContent() === false;
+    }
+
+    /** Runs sendContent() with its output forwarded to $out write by write. */
+    private static function send(SymfonyResponse $response, BodyWriter $out): void
+    {
+        $failure = null;
+        $level = ob_get_level();
+        // chunk size 1: the handler runs on every write, so each echo/flush reaches the client now.
+        ob_start(static function (string $chunk) use ($out, &$failure): string {
+            if ($chunk !== '' && $failure === null) {
+                try {
+                    $out->write($chunk);
+                } catch (\Throwable $e) {
+                    // An output handler must not throw; keep the first error and drop the rest.
+                    $failure = $e;
+                }
+            }
+            return '';
+        }, 1);
+        try {
+            $response->sendContent();
+        } finally {
+            while (ob_get_level() > $level) {
+                ob_end_flush();
+            }
+        }
+        if ($failure !== null) {
+            throw $failure;
+        }
+    }
+}

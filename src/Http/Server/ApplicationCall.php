@@ -1,0 +1,75 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Http\Server;
+
+use Psr\Http\Server\RequestHandlerInterface;
+use Psr\Log\LoggerInterface;
+use Weft\Http\Message\BadRequest;
+use Weft\Http\Message\Request;
+use Weft\Http\Message\Response;
+use Weft\Http\Psr\PsrHandlerAdapter;
+use Weft\Server\RequestTimeout;
+
+/**
+ * The one policy for calling an HTTP application, shared by the server and fpm mode's front controller:
+ * a Response goes out as it is; anything else the handler returns is a 500; a body that cannot be decoded
+ * (BadRequest) is a 400; a request cancelled by --max-request-time is a 504; any other exception is a
+ * 500 and a log line (with the trace in the body only with --debug).
+ */
+final class ApplicationCall
+{
+    private readonly \Closure $application;
+
+    /** @param \Closure(): LoggerInterface $logger asked for only when there is something to log */
+    public function __construct(
+        \Closure|RequestHandlerInterface $application,
+        private readonly \Closure $logger,
+        private readonly bool $debug = false,
+    ) {
+        $this->application = $application instanceof RequestHandlerInterface
+            ? (new PsrHandlerAdapter($application))(...)
+            : $application;
+    }
+
+    /** Never throws: every failure becomes the response it deserves. */
+    public function respond(Request $request): Response
+    {
+        try {
+            $response = ($this->application)($request);
+            if ($response instanceof Response) {
+                return $response;
+            }
+            throw new \UnexpectedValueException(\sprintf(
+                'The application returned %s; expected a %s',
+                \get_debug_type($response),
+                Response::class,
+            ));
+        } catch (BadRequest $e) {
+            // The request's body could not be decoded (form, JSON, multipart): the client's fault.
+            return new Response(400, ['Content-Type' => 'text/plain; charset=utf-8'], 'Bad Request: ' . $e->getMessage() . "\n");
+        } catch (RequestTimeout $e) {
+            $this->log($request, $e);
+            return new Response(504, ['Content-Type' => 'text/plain; charset=utf-8'], "Gateway Timeout: the request ran too long\n");
+        } catch (\Throwable $e) {
+            $this->log($request, $e);
+            return $this->error($e);
+        }
+    }
+
+    /** The 500 for a failure: the trace goes into the body only in debug mode. */
+    public function error(?\Throwable $e = null): Response
+    {
+        $body = $this->debug && $e !== null ? "Internal Server Error\n\n" . $e . "\n" : "Internal Server Error\n";
+        return new Response(500, ['Content-Type' => 'text/plain; charset=utf-8'], $body);
+    }
+
+    public function log(Request $request, \Throwable $e, string $message = '{method} {target}: {class}: {message}'): void
+    {
+        ($this->logger)()->error($message, [
+            'method' => $request->method(), 'target' => $request->target(),
+            'class' => $e::class, 'message' => $e->getMessage(), 'exception' => $e,
+        ]);
+    }
+}

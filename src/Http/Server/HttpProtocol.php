@@ -1,0 +1,80 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Http\Server;
+
+use Psr\Http\Server\RequestHandlerInterface;
+use Psr\Log\LoggerInterface;
+use Weft\Http\Message\Response;
+use Weft\Http\Message\ResponseEncoder;
+use Weft\Http\Parser\RequestParser;
+use Weft\Server\Connection;
+use Weft\Server\Protocol;
+use Weft\Server\Session;
+use Weft\Server\Timeouts;
+
+/**
+ * HTTP/1.1 for the server core: what every connection of a worker shares (the application call, the
+ * encoder, the cached Date). Each connection's state is an HttpSession.
+ */
+final class HttpProtocol implements Protocol
+{
+    public readonly ApplicationCall $call;
+    public readonly ResponseEncoder $encoder;
+    private readonly Timeouts $timeouts;
+    private int $dateSecond = 0;
+    private string $date = '';
+
+    public function __construct(
+        \Closure|RequestHandlerInterface $application,
+        public readonly LoggerInterface $logger,
+        public readonly HttpOptions $options = new HttpOptions(),
+    ) {
+        $this->call = new ApplicationCall($application, fn (): LoggerInterface => $this->logger, $options->debug);
+        $this->encoder = new ResponseEncoder();
+        $this->timeouts = new Timeouts(
+            header: $options->headerTimeout,
+            body: $options->bodyTimeout,
+            idle: $options->idleTimeout,
+            send: $options->sendTimeout,
+            drainIdle: HttpOptions::DRAIN_IDLE_WAIT,
+        );
+    }
+
+    public function open(Connection $connection): Session
+    {
+        return new HttpSession($this, $connection, new RequestParser($this->options->limits, self::host($connection->remoteAddress())));
+    }
+
+    public function refusal(string $reason): string
+    {
+        $response = new Response(503, ['Content-Type' => 'text/plain; charset=utf-8', 'Retry-After' => '1'], "Service unavailable: $reason\n");
+        return $this->encoder->encode($response, '1.1', false, false, $this->date());
+    }
+
+    public function timeouts(): Timeouts
+    {
+        return $this->timeouts;
+    }
+
+    /** The Date field's value, formatted once a second. */
+    public function date(): string
+    {
+        $now = \time();
+        if ($now !== $this->dateSecond) {
+            $this->dateSecond = $now;
+            $this->date = ResponseEncoder::httpDate($now);
+        }
+        return $this->date;
+    }
+
+    private static function host(?string $address): ?string
+    {
+        if ($address === null) {
+            return null;
+        }
+        $colon = \strrpos($address, ':');
+        return \trim($colon === false ? $address : \substr($address, 0, $colon), '[]');
+    }
+}

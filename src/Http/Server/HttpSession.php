@@ -1,0 +1,268 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Http\Server;
+
+use Weft\Coroutine\TooManyCoroutines;
+use Weft\Http\Message\BodyFraming;
+use Weft\Http\Message\Request;
+use Weft\Http\Message\Response;
+use Weft\Http\Message\ResponseEncoder;
+use Weft\Http\Parser\HttpError;
+use Weft\Http\Parser\RequestParser;
+use Weft\Server\Connection;
+use Weft\Server\Session;
+use Weft\Socket\ConnectionClosed;
+
+/**
+ * One HTTP/1.1 connection: keep-alive, pipelining (answers in order: one request in the application at
+ * a time per connection), 100-continue. Parsing is pure (RequestParser), encoding too (ResponseEncoder);
+ * reading, writing and timers belong to the Connection.
+ *
+ * The shape: read what has arrived, parse every complete request, answer each into the connection's
+ * output, write that once. A request whose handler suspends holds the connection's later requests until
+ * it is answered.
+ *
+ * @internal
+ */
+final class HttpSession implements Session
+{
+    /** While a request runs, at most this much of the requests behind it is read ahead. */
+    private const READ_AHEAD = 65536;
+    /** A string body beyond this is queued as a piece of its own rather than copied behind its head. */
+    private const SEPARATE_BODY = 65536;
+
+    private bool $busy = false;
+    private bool $pumping = false;
+    /** No request was dispatched yet: the header timeout counts from the connection's opening. */
+    private bool $fresh = true;
+    /** The peer closed its sending side. */
+    private bool $ended = false;
+    /** No further request is taken on this connection. */
+    private bool $done = false;
+
+    public function __construct(
+        private readonly HttpProtocol $protocol,
+        private readonly Connection $connection,
+        private readonly RequestParser $parser,
+    ) {
+    }
+
+    public function received(string $bytes): void
+    {
+        $this->parser->push($bytes);
+        if ($this->busy) {
+            $this->connection->update(); // read ahead only so far behind a running request
+            return;
+        }
+        $this->pump();
+    }
+
+    public function ended(): void
+    {
+        $this->ended = true;
+        if (!$this->busy) {
+            $this->pump();
+        }
+    }
+
+    public function phase(): int
+    {
+        if ($this->busy || $this->done) {
+            return self::BUSY;
+        }
+        if ($this->parser->inBody()) {
+            return self::BODY;
+        }
+        if ($this->parser->hasPartial()) {
+            return self::HEAD;
+        }
+        // A fresh connection owes its first head within the header timeout; once the worker drains, it
+        // is idle like any other (closed after the short drain wait, not the whole header timeout).
+        return $this->fresh && !$this->connection->isDraining() ? self::HEAD : self::IDLE;
+    }
+
+    public function wantsInput(): bool
+    {
+        return !$this->done && (!$this->busy || $this->parser->bufferedBytes() < self::READ_AHEAD);
+    }
+
+    public function timedOut(): ?string
+    {
+        if (!$this->parser->hasPartial()) {
+            return null; // a connection that never sent anything is closed quietly
+        }
+        $this->done = true;
+        return $this->protocol->encoder->encode(HttpError::requestTimeout()->toResponse(), '1.1', false, false, $this->protocol->date());
+    }
+
+    public function resume(): void
+    {
+        if (!$this->busy) {
+            $this->pump();
+        }
+    }
+
+    public function closed(): void
+    {
+        $this->done = true;
+    }
+
+    public function describe(mixed $request): string
+    {
+        return $request->method() . ' ' . $request->target();
+    }
+
+    /**
+     * Takes complete requests from the parser and dispatches them, one at a time, until one suspends,
+     * the input runs out or the output is over its bound; then writes what was answered.
+     */
+    private function pump(): void
+    {
+        if ($this->pumping) {
+            return;
+        }
+        $this->pumping = true;
+        $connection = $this->connection;
+        try {
+            do {
+                $stalled = false;
+                while (!$this->busy && !$this->done) {
+                    if ($connection->congested()) {
+                        $stalled = true;
+                        break;
+                    }
+                    try {
+                        $request = $this->parser->next();
+                    } catch (HttpError $e) {
+                        $this->done = true;
+                        $connection->write($this->protocol->encoder->encode($e->toResponse(), '1.1', false, false, $this->protocol->date()));
+                        $connection->closeAfterFlush();
+                        break;
+                    }
+                    if ($request === null) {
+                        if ($this->parser->needsContinue()) {
+                            $connection->write(ResponseEncoder::CONTINUE);
+                        } elseif ($this->ended) {
+                            $this->done = true;
+                            $connection->closeAfterFlush();
+                        }
+                        break;
+                    }
+                    $this->fresh = false;
+                    $this->busy = true;
+                    try {
+                        $connection->dispatch($request);
+                    } catch (TooManyCoroutines $e) {
+                        $this->protocol->logger->error('{method} {target}: refused: {message}', [
+                            'method' => $request->method(), 'target' => $request->target(), 'message' => $e->getMessage(),
+                        ]);
+                        $this->busy = false;
+                        $this->done = true;
+                        $unavailable = new Response(503, ['Content-Type' => 'text/plain; charset=utf-8', 'Retry-After' => '1'], "Service unavailable: too many requests in flight\n");
+                        $connection->write($this->protocol->encoder->encode($unavailable, $request->version(), false, $request->method() === 'HEAD', $this->protocol->date()));
+                        $connection->closeAfterFlush();
+                    }
+                }
+                $connection->flush();
+            } while ($stalled && !$connection->congested() && !$connection->isClosed());
+        } finally {
+            $this->pumping = false;
+        }
+    }
+
+    /** Runs in the request's own coroutine. @param Request $request */
+    public function serve(mixed $request): void
+    {
+        $connection = $this->connection;
+        $response = $this->protocol->call->respond($request);
+        if ($response->status() < 200) {
+            // 1xx are interim answers (100 Continue is the server's own): as the final answer the
+            // client would wait on for the real one. (fpm mode's emitter refuses them the same way.)
+            $this->protocol->call->log($request, new \UnexpectedValueException("Status {$response->status()} is an interim response, not a final one"));
+            $response = $this->protocol->call->error();
+        }
+        $isHead = $request->method() === 'HEAD';
+        $keepAlive = !$this->done && !$connection->isDraining() && $this->protocol->encoder->keepAlive($request, $response);
+        try {
+            $keepAlive = $response->isStreamed()
+                ? $this->stream($request, $response, $keepAlive, $isHead)
+                : $this->send($request, $response, $keepAlive, $isHead);
+        } catch (ConnectionClosed) {
+            $keepAlive = false;
+        }
+        if (!$keepAlive) {
+            $this->done = true;
+            $connection->closeAfterFlush();
+        }
+        $this->busy = false;
+        if ($this->pumping) {
+            return; // answered at once, inside pump(): it goes on with the next request and writes
+        }
+        $this->pump();
+    }
+
+    private function send(Request $request, Response $response, bool $keepAlive, bool $isHead): bool
+    {
+        $encoder = $this->protocol->encoder;
+        $version = $request->version();
+        try {
+            $body = $response->body();
+            if (\strlen($body) > self::SEPARATE_BODY && $encoder->framing($response, $version, $isHead) === BodyFraming::ContentLength) {
+                $this->connection->write($encoder->encodeHead($response, $version, $keepAlive, $isHead, $this->protocol->date()));
+                $this->connection->write($body);
+            } else {
+                $this->connection->write($encoder->encode($response, $version, $keepAlive, $isHead, $this->protocol->date()));
+            }
+        } catch (\InvalidArgumentException $e) {
+            // A header that would break the head (CR/LF injection): never send it.
+            $this->protocol->call->log($request, $e, '{method} {target}: the response cannot be sent: {message}');
+            $this->connection->write($encoder->encode($this->protocol->call->error(), $version, $keepAlive, $isHead, $this->protocol->date()));
+        }
+        return $keepAlive;
+    }
+
+    private function stream(Request $request, Response $response, bool $keepAlive, bool $isHead): bool
+    {
+        $encoder = $this->protocol->encoder;
+        $connection = $this->connection;
+        $version = $request->version();
+        $framing = $encoder->framing($response, $version, $isHead);
+        if ($framing === BodyFraming::CloseDelimited) {
+            $keepAlive = false;
+        }
+        try {
+            $head = $encoder->encodeHead($response, $version, $keepAlive, $isHead, $this->protocol->date());
+        } catch (\InvalidArgumentException $e) {
+            // Nothing is out yet: a bad header field or Content-Length is still an honest 500.
+            $this->protocol->call->log($request, $e, '{method} {target}: the response cannot be sent: {message}');
+            $connection->write($encoder->encode($this->protocol->call->error(), $version, $keepAlive, $isHead, $this->protocol->date()));
+            return $keepAlive;
+        }
+        $connection->write($head);
+        if ($framing === BodyFraming::None) {
+            return $keepAlive; // HEAD, 204, 304: no body, whatever the producer would write
+        }
+        $length = $framing === BodyFraming::ContentLength ? (int) $response->header('content-length') : null;
+        $writer = new HttpBodyWriter($connection, $framing === BodyFraming::Chunked ? $encoder : null, $length);
+        $connection->flush();
+        try {
+            ($response->producer())($writer);
+            if (!$writer->isComplete()) {
+                throw BodyLengthMismatch::tooShort((int) $length, $writer->written());
+            }
+        } catch (ConnectionClosed $e) {
+            return false;
+        } catch (\Throwable $e) {
+            // The head is out: the only honest signal left is to end the connection.
+            $this->protocol->call->log($request, $e, '{method} {target}: the streamed response failed, closing the connection: {message}');
+            return false;
+        }
+        if ($framing === BodyFraming::Chunked) {
+            $connection->write($encoder->lastChunk());
+        }
+        $connection->flush();
+        return $keepAlive;
+    }
+}

@@ -1,0 +1,69 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Line;
+
+use Psr\Log\LoggerInterface;
+use Weft\Server\Connection as ServerConnection;
+use Weft\Server\Protocol;
+use Weft\Server\Session;
+use Weft\Server\Timeouts;
+
+/**
+ * The line protocol for the server core: each line goes to the application,
+ * `fn (string $line, Connection $c): ?string`, and a non-null result goes back as a line.
+ */
+final class LineProtocol implements Protocol
+{
+    public const DEFAULT_IDLE_TIMEOUT = 300.0;
+    /** A peer that reads nothing of our replies for this long is cut off. */
+    public const DEFAULT_SEND_TIMEOUT = 60.0;
+
+    public readonly LineCodec $codec;
+    private readonly Timeouts $timeouts;
+
+    /** @param \Closure(string, Connection): ?string $application */
+    public function __construct(
+        public readonly \Closure $application,
+        public readonly LoggerInterface $logger,
+        int $maxLineLength = LineCodec::DEFAULT_MAX_LINE,
+        float $idleTimeout = self::DEFAULT_IDLE_TIMEOUT,
+        float $sendTimeout = self::DEFAULT_SEND_TIMEOUT,
+    ) {
+        $this->codec = new LineCodec($maxLineLength);
+        // A line, however slowly it trickles, and the wait for the next one share the idle timeout.
+        $this->timeouts = new Timeouts(header: $idleTimeout, body: $idleTimeout, idle: $idleTimeout, send: $sendTimeout);
+    }
+
+    public function open(ServerConnection $connection): Session
+    {
+        return new LineSession($this, $connection);
+    }
+
+    public function refusal(string $reason): string
+    {
+        return "ERROR $reason\r\n";
+    }
+
+    public function timeouts(): Timeouts
+    {
+        return $this->timeouts;
+    }
+
+    /** The one application-call policy of the line protocol: a failure is logged and answered with an ERROR line. */
+    public function reply(string $line, Connection $connection): ?string
+    {
+        try {
+            $reply = ($this->application)($line, $connection);
+        } catch (\Throwable $e) {
+            $this->logger->error('Line handler failed: {message}', ['message' => $e->getMessage(), 'exception' => $e]);
+            return 'ERROR internal server error';
+        }
+        if ($reply !== null && !\is_string($reply)) {
+            $this->logger->error('Line handler returned {type}; expected a string or null', ['type' => \get_debug_type($reply)]);
+            return 'ERROR internal server error';
+        }
+        return $reply;
+    }
+}

@@ -1,0 +1,153 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Line;
+
+use Weft\Server\Connection as ServerConnection;
+use Weft\Server\Session;
+use Weft\Socket\LineTooLong;
+
+/**
+ * One line-protocol connection: lines are answered in order, one application call at a time per
+ * connection; lines that arrive together are answered with one write.
+ *
+ * @internal
+ */
+final class LineSession implements Session
+{
+    /** While a line is in the application, at most this much of the next ones is read ahead. */
+    private const READ_AHEAD = 65536;
+
+    private string $buffer = '';
+    /** @var list<array{string, string}> decoded lines not yet dispatched: [line, its ending] */
+    private array $lines = [];
+    private bool $busy = false;
+    private bool $pumping = false;
+    private bool $ended = false;
+    private bool $done = false;
+    private ?Connection $connection = null;
+
+    public function __construct(private readonly LineProtocol $protocol, private readonly ServerConnection $server)
+    {
+    }
+
+    public function received(string $bytes): void
+    {
+        $this->buffer .= $bytes;
+        if ($this->busy) {
+            $this->server->update(); // read ahead only so far behind a running line
+            return;
+        }
+        $this->pump();
+    }
+
+    public function ended(): void
+    {
+        $this->ended = true;
+        if (!$this->busy) {
+            $this->pump();
+        }
+    }
+
+    public function phase(): int
+    {
+        if ($this->busy || $this->done || $this->lines !== []) {
+            return self::BUSY;
+        }
+        return $this->buffer === '' ? self::IDLE : self::HEAD;
+    }
+
+    public function wantsInput(): bool
+    {
+        return !$this->done && (!$this->busy || \strlen($this->buffer) < self::READ_AHEAD);
+    }
+
+    public function timedOut(): ?string
+    {
+        return null;
+    }
+
+    public function resume(): void
+    {
+        if (!$this->busy) {
+            $this->pump();
+        }
+    }
+
+    public function closed(): void
+    {
+        $this->done = true;
+    }
+
+    public function describe(mixed $request): string
+    {
+        $line = $request[0];
+        return 'line ' . (\strlen($line) > 60 ? \substr($line, 0, 60) . '...' : $line);
+    }
+
+    /** @param array{string, string} $request */
+    public function serve(mixed $request): void
+    {
+        [$line, $ending] = $request;
+        $connection = $this->connection ??= new Connection($this->server->id, $this->server, $ending);
+        $reply = $this->protocol->reply($line, $connection);
+        if ($reply !== null) {
+            $this->server->write($reply . $ending);
+        }
+        if ($connection->isCloseRequested()) {
+            $this->finish();
+        }
+        $this->busy = false;
+        if (!$this->pumping) {
+            $this->pump();
+        }
+    }
+
+    private function pump(): void
+    {
+        if ($this->pumping) {
+            return;
+        }
+        $this->pumping = true;
+        $server = $this->server;
+        try {
+            do {
+                $stalled = false;
+                while (!$this->busy && !$this->done) {
+                    if ($server->congested()) {
+                        $stalled = true;
+                        break;
+                    }
+                    if ($this->lines === []) {
+                        try {
+                            $this->lines = $this->protocol->codec->decode($this->buffer);
+                        } catch (LineTooLong $e) {
+                            $server->write('ERROR ' . $e->getMessage() . "\r\n");
+                            $this->finish();
+                            break;
+                        }
+                        if ($this->lines === []) {
+                            if ($this->ended || ($server->isDraining() && $this->buffer === '')) {
+                                $this->finish();
+                            }
+                            break;
+                        }
+                    }
+                    $this->busy = true;
+                    $server->dispatch(\array_shift($this->lines));
+                }
+                $server->flush();
+            } while ($stalled && !$server->congested() && !$server->isClosed());
+        } finally {
+            $this->pumping = false;
+        }
+    }
+
+    private function finish(): void
+    {
+        $this->done = true;
+        $this->lines = [];
+        $this->server->closeAfterFlush();
+    }
+}

@@ -1,0 +1,360 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Server;
+
+use Weft\Coroutine\Coroutine;
+use Weft\Coroutine\Scheduler;
+use Weft\Loop\Driver;
+use Weft\Socket\ConnectionClosed;
+use Weft\Socket\Errno;
+
+/**
+ * One accepted connection, driven by loop callbacks: no coroutine is parked on it. A readable callback
+ * reads what is there and hands it to the protocol's Session, which parses every complete request and
+ * dispatches each to a (pooled) coroutine. This object is the connection's one writer: the Session,
+ * the application's coroutines and the timers all write through write()/flush(), never to the socket.
+ *
+ * Backpressure: while more than HIGH_WATER bytes wait to be sent, reading and dispatching pause and a
+ * streaming producer waits in waitForRoom(). Timers (head, body, idle, send) follow the phase the
+ * Session reports; none runs while the application does.
+ */
+final class Connection
+{
+    /** Unsent output above which the connection stops reading and running pipelined requests. */
+    public const HIGH_WATER = 1 << 20;
+    private const READ_CHUNK = 65536;
+    /** The deadline armed while output waits for the peer. */
+    private const SENDING = 4;
+    /** Armed, but for a phase that has ended: update() replaces or removes it. */
+    private const STALE = 5;
+    private const NONE = -1;
+
+    public ?Session $session = null;
+    private readonly string $readWatcher;
+    private ?string $writeWatcher = null;
+    private bool $reading = true;
+    private bool $writing = false;
+    /** @var list<string> unsent output; small writes are appended to the last piece */
+    private array $out = [];
+    private int $outBytes = 0;
+    private int $outOffset = 0;
+    private bool $eof = false;
+    private bool $closeWhenFlushed = false;
+    private bool $closed = false;
+    /** Which deadline is armed: a Session phase, SENDING or NONE. */
+    private int $armed = self::NONE;
+    /** @var array<int, Coroutine> producers waiting for the output to fall below HIGH_WATER */
+    private array $roomWaiters = [];
+    private readonly \Closure $expire;
+
+    /** @param resource $stream a non-blocking accepted socket */
+    public function __construct(
+        public readonly int $id,
+        private readonly mixed $stream,
+        private readonly ?string $remoteAddress,
+        private readonly Connections $owner,
+        private readonly Driver $driver,
+        private readonly Timeouts $timeouts,
+    ) {
+        $this->readWatcher = $driver->onReadable($stream, $this->onReadable(...));
+        $this->expire = $this->expired(...);
+    }
+
+    public function remoteAddress(): ?string
+    {
+        return $this->remoteAddress;
+    }
+
+    public function isClosed(): bool
+    {
+        return $this->closed;
+    }
+
+    /** The worker is stopping: answer what is in flight, then end the connection. */
+    public function isDraining(): bool
+    {
+        return $this->owner->isDraining();
+    }
+
+    /** Hands a complete request to the application (a coroutine of its own; one at a time in sync mode). */
+    public function dispatch(mixed $request): void
+    {
+        $this->owner->dispatcher->dispatch($this->session, $request);
+    }
+
+    /** Whether the output waiting to be sent is over the bound: take no more work until it drains. */
+    public function congested(): bool
+    {
+        return $this->outBytes >= self::HIGH_WATER;
+    }
+
+    /** Queues bytes for the peer; flush() sends them. Nothing else ever writes to the socket. */
+    public function write(string $bytes): void
+    {
+        if ($this->closed || $bytes === '') {
+            return;
+        }
+        $length = \strlen($bytes);
+        $last = \count($this->out) - 1;
+        // Pipelined small answers are joined into one write; big bodies stay pieces of their own, never copied.
+        if ($last >= 0 && $length <= 16384 && \strlen($this->out[$last]) <= 65536) {
+            $this->out[$last] .= $bytes;
+        } else {
+            $this->out[] = $bytes;
+        }
+        $this->outBytes += $length;
+    }
+
+    /** Sends what the socket takes now; the rest goes out from the writable callback. */
+    public function flush(): void
+    {
+        if ($this->closed) {
+            return;
+        }
+        $before = $this->outBytes;
+        while ($this->out !== []) {
+            $piece = $this->outOffset === 0 ? $this->out[0] : \substr($this->out[0], $this->outOffset);
+            $written = @\fwrite($this->stream, $piece);
+            if ($written === false) {
+                $error = \error_get_last();
+                \error_clear_last();
+                [$errno] = Errno::fromWarning($error['message'] ?? null);
+                if ($errno !== 11) {
+                    // The peer is gone (reset, broken pipe): nothing more can reach it.
+                    $this->close();
+                    return;
+                }
+                $written = 0;
+            }
+            $this->outBytes -= $written;
+            if ($written === \strlen($piece)) {
+                \array_shift($this->out);
+                $this->outOffset = 0;
+                continue;
+            }
+            $this->outOffset += $written;
+            break;
+        }
+        if ($this->out === []) {
+            if ($this->writing) {
+                $this->writing = false;
+                $this->driver->disable($this->writeWatcher);
+            }
+            if ($this->closeWhenFlushed) {
+                $this->close();
+                return;
+            }
+        } elseif (!$this->writing) {
+            $this->writing = true;
+            if ($this->writeWatcher === null) {
+                $this->writeWatcher = $this->driver->onWritable($this->stream, $this->onWritable(...));
+            } else {
+                $this->driver->enable($this->writeWatcher);
+            }
+        }
+        $progress = $this->outBytes < $before;
+        if ($progress && $this->armed === self::SENDING) {
+            $this->armed = self::NONE; // restart the send timer: the peer is reading
+        }
+        $this->update();
+        if ($progress && $before >= self::HIGH_WATER && $this->outBytes < self::HIGH_WATER) {
+            $this->wakeRoomWaiters(null);
+            $this->session->resume();
+        }
+    }
+
+    /** Ends the connection once everything queued is sent. */
+    public function closeAfterFlush(): void
+    {
+        $this->closeWhenFlushed = true;
+        if ($this->out === []) {
+            $this->close();
+        }
+    }
+
+    /**
+     * Suspends the calling (producer) coroutine while the output is over the bound.
+     *
+     * @throws ConnectionClosed when the connection ends meanwhile
+     */
+    public function waitForRoom(): void
+    {
+        while (!$this->closed && $this->outBytes >= self::HIGH_WATER) {
+            $scheduler = Scheduler::get();
+            $self = $scheduler->self();
+            $this->roomWaiters[$self->id] = $self;
+            $scheduler->await(function () use ($self): void {
+                unset($this->roomWaiters[$self->id]);
+            });
+        }
+        if ($this->closed) {
+            throw ConnectionClosed::local('write');
+        }
+    }
+
+    public function close(): void
+    {
+        if ($this->closed) {
+            return;
+        }
+        $this->closed = true;
+        $this->driver->cancel($this->readWatcher);
+        if ($this->writeWatcher !== null) {
+            $this->driver->cancel($this->writeWatcher);
+        }
+        if ($this->armed !== self::NONE) {
+            $this->owner->deadlines->disarm($this->id);
+        }
+        if (\is_resource($this->stream)) {
+            \fclose($this->stream);
+        }
+        $this->out = [];
+        $this->outBytes = 0;
+        $this->owner->remove($this);
+        $this->wakeRoomWaiters(ConnectionClosed::byPeer('writing the response'));
+        $this->session?->closed();
+    }
+
+    /**
+     * Brings reading and the connection's one deadline in line with its state. Called after every
+     * event: a read, a write, a request dispatched or answered, a drain.
+     */
+    public function update(): void
+    {
+        if ($this->closed) {
+            return;
+        }
+        $session = $this->session;
+        $phase = $this->closeWhenFlushed ? Session::BUSY : $session->phase();
+        $read = !$this->eof && !$this->closeWhenFlushed && $this->outBytes < self::HIGH_WATER && $session->wantsInput()
+            && ($phase !== Session::BUSY || $this->owner->readAhead);
+        if ($read !== $this->reading) {
+            $this->reading = $read;
+            $read ? $this->driver->enable($this->readWatcher) : $this->driver->disable($this->readWatcher);
+        }
+        if ($this->outBytes > 0) {
+            if ($this->armed !== self::SENDING) {
+                $this->arm(self::SENDING, $this->timeouts->send);
+            }
+            return;
+        }
+        if ($phase === $this->armed && $phase !== Session::BODY) {
+            return; // a head's deadline counts from its start, not from its latest byte
+        }
+        switch ($phase) {
+            case Session::BUSY:
+                if ($this->armed !== self::NONE) {
+                    $this->armed = self::NONE;
+                    $this->owner->deadlines->disarm($this->id);
+                }
+                return;
+            case Session::HEAD:
+                $this->arm($phase, $this->timeouts->header);
+                return;
+            case Session::BODY:
+                $this->arm($phase, $this->timeouts->body);
+                return;
+            default:
+                if ($this->owner->isDraining()) {
+                    if ($this->timeouts->drainIdle <= 0.0) {
+                        $this->close();
+                        return;
+                    }
+                    $this->arm($phase, \min($this->timeouts->drainIdle, $this->timeouts->idle));
+                    return;
+                }
+                $this->arm($phase, $this->timeouts->idle);
+        }
+    }
+
+    /** For the table's drain: re-evaluate now that the worker drains (an idle connection's timer shrinks). */
+    public function drain(): void
+    {
+        if ($this->armed === Session::IDLE) {
+            $this->armed = self::NONE;
+        }
+        $this->update();
+    }
+
+    private function arm(int $kind, float $seconds): void
+    {
+        $this->armed = $kind;
+        $this->owner->deadlines->arm($this->id, $seconds, $this->expire);
+    }
+
+    private function onReadable(): void
+    {
+        $data = @\fread($this->stream, self::READ_CHUNK);
+        if ($data === false || $data === '') {
+            \error_clear_last();
+            if ($data === false || \feof($this->stream)) {
+                $this->eof = true;
+                $this->reading = false;
+                $this->driver->disable($this->readWatcher);
+                $this->session->ended();
+                $this->update();
+            }
+            return;
+        }
+        if ($this->armed === Session::IDLE) {
+            // Activity: still armed in the wheel, but re-evaluated (and the keep-alive timer started
+            // afresh when the connection idles again).
+            $this->armed = self::STALE;
+        }
+        // The session ends every call with flush() or update(), which re-evaluates reading and timers.
+        $this->session->received($data);
+    }
+
+    private function onWritable(): void
+    {
+        $this->flush();
+    }
+
+    private function expired(): void
+    {
+        $kind = $this->armed;
+        $this->armed = self::NONE;
+        if ($this->closed) {
+            return;
+        }
+        if ($kind === self::SENDING) {
+            // The kernel reports a socket writable only once a good part of its buffer is free, which a
+            // slow reader may take longer than the timeout to empty: ask the socket itself. Any byte it
+            // takes is progress, and flush() restarts the timer.
+            $before = $this->outBytes;
+            $this->flush();
+            if ($this->closed || $this->outBytes < $before) {
+                return;
+            }
+        }
+        if ($kind === Session::HEAD || $kind === Session::BODY) {
+            // Armed only while nothing is being written and no request runs: a 408 cannot land inside
+            // another answer.
+            $answer = $this->session->timedOut();
+            if ($answer !== null && $this->outBytes === 0) {
+                $this->write($answer);
+                $this->closeAfterFlush();
+                $this->flush();
+                return;
+            }
+        }
+        $this->close();
+    }
+
+    private function wakeRoomWaiters(?\Throwable $error): void
+    {
+        if ($this->roomWaiters === []) {
+            return;
+        }
+        $waiters = $this->roomWaiters;
+        $this->roomWaiters = [];
+        $scheduler = Scheduler::get();
+        foreach ($waiters as $waiter) {
+            if ($waiter->waiting) {
+                $error === null ? $scheduler->resume($waiter) : $scheduler->throw($waiter, $error);
+            }
+        }
+    }
+}

@@ -1,0 +1,155 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Server;
+
+use Psr\Log\LoggerInterface;
+use Weft\Coroutine\Scheduler;
+use Weft\Loop\Driver;
+use Weft\Server\Internal\Deadlines;
+
+/**
+ * Runs application calls, each in a (pooled) coroutine of its own. This is where the two modes differ,
+ * and only here: coroutine mode runs any number at once; sync mode runs one at a time per worker
+ * (the others queue, in arrival order), so while a request waits no other request of the worker runs,
+ * which is the classic resident model. Every wait still goes through the one wait path.
+ *
+ * Also keeps what `status` and the master's liveness check read: calls completed, and the requests in
+ * flight, oldest first. With --max-request-time, a request running longer is cancelled: its waits throw
+ * RequestTimeout.
+ *
+ * @internal
+ */
+final class Dispatcher
+{
+    /** Stop and reload signals, held back while a sync-mode call runs (see run()). */
+    private const HELD_SIGNALS = [\SIGTERM, \SIGINT, \SIGHUP, \SIGUSR1, \SIGUSR2];
+
+    private int $calls = 0;
+    private int $active = 0;
+    private int $nextKey = 0;
+    /** @var array<int, array{Session, mixed, float}> in flight by start order: session, request, start (loop time) */
+    private array $running = [];
+    /** @var list<array{Session, mixed}> sync mode: requests waiting for their turn */
+    private array $queue = [];
+    private ?\Closure $listener = null;
+    private readonly Scheduler $scheduler;
+    private readonly \Closure $run;
+    private ?Deadlines $deadlines = null;
+
+    /**
+     * @param int $concurrency application calls at once (1: sync mode, 0: no limit)
+     * @param float $maxRequestTime seconds a call may run before it is cancelled (0: no limit)
+     */
+    public function __construct(
+        private readonly Driver $driver,
+        private readonly LoggerInterface $logger,
+        private readonly int $concurrency = 0,
+        private readonly float $maxRequestTime = 0.0,
+    ) {
+        $this->scheduler = Scheduler::get();
+        $this->run = $this->run(...);
+        if ($maxRequestTime > 0) {
+            $this->deadlines = new Deadlines($driver);
+        }
+    }
+
+    public function mode(): string
+    {
+        return $this->concurrency === 1 ? 'sync' : 'coroutine';
+    }
+
+    public function dispatch(Session $session, mixed $request): void
+    {
+        if ($this->concurrency > 0 && $this->active >= $this->concurrency) {
+            $this->queue[] = [$session, $request];
+            return;
+        }
+        $this->active++;
+        try {
+            $this->scheduler->spawn($this->run, [$session, $request]);
+        } catch (\Throwable $e) {
+            $this->active--;
+            throw $e;
+        }
+    }
+
+    /** Application calls completed so far (requests, lines). */
+    public function calls(): int
+    {
+        return $this->calls;
+    }
+
+    /** @param null|\Closure(int): void $listener told the running count after every completed call */
+    public function onCall(?\Closure $listener): void
+    {
+        $this->listener = $listener;
+    }
+
+    /**
+     * The oldest requests in flight, for `status` and the master's liveness check.
+     *
+     * @return list<array{request: string, since: float}>
+     */
+    public function running(int $max = 3): array
+    {
+        $list = [];
+        $offset = \microtime(true) - $this->driver->now();
+        foreach ($this->running as [$session, $request, $since]) {
+            $description = $session->describe($request);
+            if (\strlen($description) > 200) {
+                $description = \substr($description, 0, 200) . '...'; // a target can be as long as --max-header
+            }
+            $list[] = ['request' => $description, 'since' => \round($offset + $since, 3)];
+            if (\count($list) >= $max) {
+                break;
+            }
+        }
+        return $list;
+    }
+
+    private function run(Session $session, mixed $request): void
+    {
+        $key = $this->nextKey++;
+        $this->running[$key] = [$session, $request, $this->driver->now()];
+        if ($this->deadlines !== null) {
+            $coroutine = $this->scheduler->current;
+            $limit = $this->maxRequestTime;
+            $this->deadlines->arm($key, $limit, static function () use ($coroutine, $limit): void {
+                $coroutine->cancel(RequestTimeout::after($limit, 'Request (--max-request-time)'));
+            });
+        }
+        // Sync mode: the stop and reload signals wait while the application runs. A signal delivered
+        // during the app's own usleep()/sleep()/blocking read would end that call early (EINTR), so a
+        // stop would shorten a 2 s sleep to whenever it arrived. Held back, it is delivered when the
+        // call returns and the worker drains as usual; a stuck worker still meets the master's SIGKILL.
+        $hold = $this->concurrency === 1 && \function_exists('pcntl_sigprocmask');
+        if ($hold) {
+            \pcntl_sigprocmask(\SIG_BLOCK, self::HELD_SIGNALS);
+        }
+        try {
+            $session->serve($request);
+        } catch (\Throwable $e) {
+            // serve() answers every failure of the application itself; this is a failure of ours.
+            $this->logger->error('Serving {request} failed: {class}: {message}', [
+                'request' => $session->describe($request), 'class' => $e::class, 'message' => $e->getMessage(), 'exception' => $e,
+            ]);
+        } finally {
+            if ($hold) {
+                \pcntl_sigprocmask(\SIG_UNBLOCK, self::HELD_SIGNALS);
+            }
+            unset($this->running[$key]);
+            $this->deadlines?->disarm($key);
+            $this->active--;
+            $this->calls++;
+            if ($this->listener !== null) {
+                ($this->listener)($this->calls);
+            }
+            if ($this->queue !== []) {
+                [$nextSession, $nextRequest] = \array_shift($this->queue);
+                $this->dispatch($nextSession, $nextRequest);
+            }
+        }
+    }
+}

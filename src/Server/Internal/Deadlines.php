@@ -1,0 +1,102 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Server\Internal;
+
+use Weft\Loop\Driver;
+
+/**
+ * Deadlines for many connections without a loop timer each: a timing wheel of coarse slots (0.1 s).
+ * Arming, re-arming and disarming are array writes, and a sweep visits only the slots that came due,
+ * so 10,000 idle keep-alive connections cost nothing until one of them expires. One unreferenced repeat
+ * timer drives the wheel while any deadline is armed.
+ *
+ * @internal
+ */
+final class Deadlines
+{
+    private const RESOLUTION = 0.1;
+
+    /** @var array<int, array<int, true>> slot => keys due in it */
+    private array $slots = [];
+    /** @var array<int, int> key => its slot */
+    private array $slotOf = [];
+    /** @var array<int, \Closure(): void> */
+    private array $callbacks = [];
+    private int $swept;
+    private ?string $timer = null;
+
+    public function __construct(private readonly Driver $driver)
+    {
+        $this->swept = (int) \floor($driver->now() / self::RESOLUTION);
+    }
+
+    /** Arms (or moves) the deadline of $key to $seconds from now; $onExpire runs once when it passes. */
+    public function arm(int $key, float $seconds, \Closure $onExpire): void
+    {
+        // Never into a slot already swept (a callback re-arming during a sweep): it would never fire.
+        // The loop's time of this tick: precise enough for 0.1 s slots, and no clock read per request.
+        $slot = \max($this->swept + 1, (int) \ceil(($this->driver->now() + $seconds) / self::RESOLUTION));
+        $old = $this->slotOf[$key] ?? null;
+        if ($old !== $slot) {
+            if ($old !== null) {
+                unset($this->slots[$old][$key]);
+            }
+            $this->slots[$slot][$key] = true;
+            $this->slotOf[$key] = $slot;
+        }
+        $this->callbacks[$key] = $onExpire;
+        if ($this->timer === null) {
+            $this->swept = \max($this->swept, (int) \floor($this->driver->now() / self::RESOLUTION));
+            $this->timer = $this->driver->repeat(self::RESOLUTION, $this->sweep(...));
+            $this->driver->unreference($this->timer);
+        }
+    }
+
+    public function disarm(int $key): void
+    {
+        $slot = $this->slotOf[$key] ?? null;
+        if ($slot !== null) {
+            unset($this->slots[$slot][$key], $this->slotOf[$key], $this->callbacks[$key]);
+        }
+    }
+
+    public function isArmed(int $key): bool
+    {
+        return isset($this->slotOf[$key]);
+    }
+
+    public function count(): int
+    {
+        return \count($this->slotOf);
+    }
+
+    private function sweep(): void
+    {
+        $now = (int) \floor($this->driver->now() / self::RESOLUTION);
+        for ($slot = $this->swept + 1; $slot <= $now; $slot++) {
+            $this->swept = $slot;
+            if (!isset($this->slots[$slot])) {
+                continue;
+            }
+            $due = $this->slots[$slot];
+            unset($this->slots[$slot]);
+            foreach ($due as $key => $_) {
+                // A callback may have disarmed or moved a later key of this slot.
+                if (($this->slotOf[$key] ?? null) !== $slot) {
+                    continue;
+                }
+                $callback = $this->callbacks[$key];
+                unset($this->slotOf[$key], $this->callbacks[$key]);
+                $callback();
+            }
+        }
+        $this->swept = \max($this->swept, $now);
+        if ($this->slotOf === [] && $this->timer !== null) {
+            $this->driver->cancel($this->timer);
+            $this->timer = null;
+            $this->slots = [];
+        }
+    }
+}

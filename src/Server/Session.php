@@ -1,0 +1,46 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Server;
+
+/**
+ * One connection's protocol state. Its methods run from loop callbacks (received, ended, resume, closed,
+ * timedOut) or in the request's coroutine (serve); it writes only through its Connection.
+ */
+interface Session
+{
+    /** Nothing of a request received: the idle (keep-alive) timer applies. */
+    public const IDLE = 0;
+    /** Part of a request's head (or, in the line protocol, of a line) received: the header timer. */
+    public const HEAD = 1;
+    /** A head is complete and its body is arriving: the body timer, restarted by every read. */
+    public const BODY = 2;
+    /** A request is in the application or being answered: no read timer runs. */
+    public const BUSY = 3;
+
+    /** Bytes arrived: parse every complete request and dispatch them (Connection::dispatch()). */
+    public function received(string $bytes): void;
+
+    /** The peer closed its sending side; what was received is still served. */
+    public function ended(): void;
+
+    public function phase(): int;
+
+    /** Whether reading more now is useful (false: the input buffered behind a busy request is full). */
+    public function wantsInput(): bool;
+
+    /** The head or body timer expired: what to write before closing (e.g. a 408), or null to close quietly. */
+    public function timedOut(): ?string;
+
+    /** The connection's unsent output fell below the bound: go on with pipelined requests. */
+    public function resume(): void;
+
+    public function closed(): void;
+
+    /** Runs one request in its own (pooled) coroutine: call the application and write the answer. */
+    public function serve(mixed $request): void;
+
+    /** A short description of a request for logs and `status`, e.g. "GET /path?query". */
+    public function describe(mixed $request): string;
+}

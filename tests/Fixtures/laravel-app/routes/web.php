@@ -1,0 +1,128 @@
+<?php
+
+use App\Counter;
+use App\Registry;
+use Illuminate\Http\Request;
+use Illuminate\Support\Facades\Auth;
+use Illuminate\Support\Facades\Route;
+
+Route::get('/', fn () => response('Hello World', 200, ['Content-Type' => 'text/plain']));
+
+Route::get('/json', fn (Request $request) => response()->json(['framework' => 'laravel', 'query' => $request->query()]));
+
+Route::post('/echo', fn (Request $request) => response()->json([
+    'length' => strlen($request->getContent()),
+    'sha1' => sha1($request->getContent()),
+    'data' => $request->except(array_keys($request->allFiles())),
+    'files' => array_map(
+        static fn ($file) => ['name' => $file->getClientOriginalName(), 'size' => $file->getSize(), 'valid' => $file->isValid(), 'sha1' => sha1_file($file->getPathname()), 'path' => $file->getPathname()],
+        $request->allFiles(),
+    ),
+]));
+
+Route::get('/headers', function (Request $request) {
+    return response()->json([
+        'agent' => $request->header('X-Agent'),
+        'cookie' => $request->cookie('flavour'),
+        'host' => $request->getHost(),
+        'client_ip' => $request->ip(),
+        'method' => $request->method(),
+    ])->header('X-Answer', '42')->cookie('visited', 'yes', 0, '/', null, false, true, false, 'lax');
+})->withoutMiddleware([\Illuminate\Cookie\Middleware\EncryptCookies::class]);
+
+Route::get('/counter', function (Counter $counter) {
+    $counter->increment();
+    return response()->json(['count' => $counter->increment()]);
+});
+
+Route::get('/leak', function (Request $request, Registry $registry) {
+    $registry->seen[] = (string) $request->query('id');
+    Registry::$log[] = (string) $request->query('id');
+    return response()->json(['seen' => $registry->seen]);
+});
+
+// Per-request state the bridge must reset: config written at run time, the authenticated user
+// and the request the url() helper sees.
+Route::get('/state', function (Request $request) {
+    $before = ['config' => config('app.marker'), 'user' => Auth::id()];
+    config(['app.marker' => $request->query('marker')]);
+    if ($request->query('login') !== null) {
+        Auth::setUser(new \Illuminate\Auth\GenericUser(['id' => (int) $request->query('login')]));
+    }
+    return response()->json($before + ['url' => url()->current()]);
+});
+
+Route::get('/scoped', function () {
+    $first = app(App\RequestScoped::class);
+    $first->hits++;
+    return response()->json(['same' => $first === app(App\RequestScoped::class), 'hits' => app(App\RequestScoped::class)->hits]);
+});
+
+// A terminating callback runs after its own request, once: it is registered on that request's sandbox.
+Route::get('/terminate-probe', function (Request $request) {
+    app()->terminating(static function () use ($request): void {
+        file_put_contents(storage_path('app/terminated.txt'), $request->query('id') . "\n", FILE_APPEND);
+    });
+    return response('registered', 200, ['Content-Type' => 'text/plain']);
+});
+
+// Work after the response: waits (5 s at most) for the client to create storage/app/flag-X, which it
+// can only do once it has the response, and records whether it saw it.
+Route::get('/after-response', function (Request $request) {
+    $id = preg_replace('/[^a-z0-9]/', '', (string) $request->query('id'));
+    app()->terminating(static function () use ($id): void {
+        $flag = storage_path("app/flag-$id");
+        $deadline = microtime(true) + 5.0;
+        while (!is_file($flag) && microtime(true) < $deadline) {
+            usleep(10_000);
+        }
+        file_put_contents(storage_path("app/after-$id.txt"), is_file($flag) ? 'saw the flag' : 'timed out');
+    });
+    return response('Hello World', 200, ['Content-Type' => 'text/plain']);
+});
+
+Route::get('/terminated', fn () => response((string) @file_get_contents(storage_path('app/terminated.txt')), 200, ['Content-Type' => 'text/plain']));
+
+// 32 MB, more than the kernel's socket buffers hold: a client that leaves leaves mid-body.
+Route::get('/big', fn () => response()->stream(function () {
+    $chunk = str_repeat('x', 65536);
+    for ($i = 0; $i < 512; $i++) {
+        echo $chunk;
+    }
+}, 200, ['Content-Type' => 'application/octet-stream']));
+
+Route::get('/echoed', function () {
+    echo 'echoed ';
+    return response('returned', 200, ['Content-Type' => 'text/plain']);
+});
+
+// The database (the tests point DB_URL at the test MariaDB): one connection for the worker's life.
+Route::get('/db', fn () => response()->json([
+    'connection' => (int) Illuminate\Support\Facades\DB::selectOne('select connection_id() as id')->id,
+    'transaction_level' => Illuminate\Support\Facades\DB::transactionLevel(),
+]));
+
+Route::get('/db-fail', function () {
+    Illuminate\Support\Facades\DB::beginTransaction();
+    throw new RuntimeException('failed inside a transaction');
+});
+
+Route::get('/fail', function () {
+    throw new RuntimeException('the fixture failed on purpose');
+});
+
+Route::get('/stream', fn () => response()->stream(function () {
+    for ($i = 0; $i < 5; $i++) {
+        echo "line $i\n";
+        flush();
+    }
+}, 200, ['Content-Type' => 'text/plain']));
+
+Route::get('/file', function () {
+    $path = storage_path('app/data.bin');
+    if (!is_file($path)) {
+        @mkdir(dirname($path), 0777, true);
+        file_put_contents($path, str_repeat(implode('', array_map('chr', range(0, 255))), 1171) . str_repeat('w', 300000 - 256 * 1171));
+    }
+    return response()->download($path, 'data.bin', ['Content-Type' => 'application/octet-stream']);
+});

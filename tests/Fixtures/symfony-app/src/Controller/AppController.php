@@ -1,0 +1,133 @@
+<?php
+
+declare(strict_types=1);
+
+namespace App\Controller;
+
+use App\Counter;
+use App\Registry;
+use Symfony\Component\HttpFoundation\BinaryFileResponse;
+use Symfony\Component\HttpFoundation\Cookie;
+use Symfony\Component\HttpFoundation\JsonResponse;
+use Symfony\Component\HttpFoundation\Request;
+use Symfony\Component\HttpFoundation\Response;
+use Symfony\Component\HttpFoundation\StreamedResponse;
+use Symfony\Component\HttpKernel\Attribute\AsController;
+use Symfony\Component\Routing\Attribute\Route;
+
+#[AsController]
+final class AppController
+{
+    public function __construct(
+        private readonly Counter $counter,
+        private readonly Registry $registry,
+        private readonly string $projectDir,
+    ) {
+    }
+
+    #[Route('/', methods: ['GET', 'HEAD'])]
+    #[Route('/after-response', methods: ['GET'])]
+    public function hello(): Response
+    {
+        return new Response('Hello World', 200, ['Content-Type' => 'text/plain']);
+    }
+
+    #[Route('/json', methods: ['GET'])]
+    public function json(Request $request): JsonResponse
+    {
+        return new JsonResponse(['framework' => 'symfony', 'query' => $request->query->all()]);
+    }
+
+    #[Route('/echo', methods: ['POST'])]
+    public function echo(Request $request): JsonResponse
+    {
+        $data = $request->getContentTypeFormat() === 'json' ? $request->toArray() : $request->request->all();
+        return new JsonResponse([
+            'length' => \strlen($request->getContent()),
+            'sha1' => sha1($request->getContent()),
+            'data' => $data,
+            'files' => array_map(
+                static fn ($file) => ['name' => $file->getClientOriginalName(), 'size' => $file->getSize(), 'valid' => $file->isValid(), 'sha1' => sha1_file($file->getPathname()), 'path' => $file->getPathname()],
+                $request->files->all(),
+            ),
+        ]);
+    }
+
+    #[Route('/headers', methods: ['GET'])]
+    public function headers(Request $request): JsonResponse
+    {
+        $response = new JsonResponse([
+            'agent' => $request->headers->get('X-Agent'),
+            'cookie' => $request->cookies->get('flavour'),
+            'host' => $request->getHost(),
+            'client_ip' => $request->getClientIp(),
+            'method' => $request->getMethod(),
+        ]);
+        $response->headers->set('X-Answer', '42');
+        $response->headers->setCookie(Cookie::create('visited', 'yes', path: '/'));
+        return $response;
+    }
+
+    #[Route('/counter', methods: ['GET'])]
+    public function counter(): JsonResponse
+    {
+        $this->counter->increment();
+        return new JsonResponse(['count' => $this->counter->increment()]);
+    }
+
+    #[Route('/leak', methods: ['GET'])]
+    public function leak(Request $request): JsonResponse
+    {
+        $this->registry->seen[] = (string) $request->query->get('id');
+        Registry::$log[] = (string) $request->query->get('id');
+        return new JsonResponse(['seen' => $this->registry->seen]);
+    }
+
+    /** 32 MB, more than the kernel's socket buffers hold: a client that leaves leaves mid-body. */
+    #[Route('/big', methods: ['GET'])]
+    public function big(): StreamedResponse
+    {
+        return new StreamedResponse(static function (): void {
+            $chunk = str_repeat('x', 65536);
+            for ($i = 0; $i < 512; $i++) {
+                echo $chunk;
+            }
+        }, 200, ['Content-Type' => 'application/octet-stream']);
+    }
+
+    #[Route('/echoed', methods: ['GET'])]
+    public function echoed(): Response
+    {
+        echo 'echoed ';
+        return new Response('returned', 200, ['Content-Type' => 'text/plain']);
+    }
+
+    #[Route('/fail', methods: ['GET'])]
+    public function fail(): Response
+    {
+        throw new \RuntimeException('the fixture failed on purpose');
+    }
+
+    #[Route('/stream', methods: ['GET'])]
+    public function stream(): StreamedResponse
+    {
+        return new StreamedResponse(static function (): void {
+            for ($i = 0; $i < 5; $i++) {
+                echo "line $i\n";
+                flush();
+            }
+        }, 200, ['Content-Type' => 'text/plain']);
+    }
+
+    #[Route('/file', methods: ['GET', 'HEAD'])]
+    public function file(): BinaryFileResponse
+    {
+        // 300,000 bytes made once, so the test knows what to expect without a binary in the repository.
+        $path = $this->projectDir . '/var/data.bin';
+        if (!is_file($path)) {
+            @mkdir(\dirname($path), 0777, true);
+            file_put_contents($path, str_repeat(implode('', array_map('chr', range(0, 255))), 1171) . str_repeat('w', 300000 - 256 * 1171));
+        }
+        return new BinaryFileResponse($path, 200, ['Content-Type' => 'application/octet-stream']);
+    }
+}

@@ -1,0 +1,335 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Tests\Integration\Bridge;
+
+use PHPUnit\Framework\TestCase;
+use Weft\Tests\Support\Curl;
+use Weft\Tests\Support\ServerProcess;
+
+/**
+ * The same checks against a real framework application (tests/Fixtures/NAME, installed with its
+ * own Composer dependencies by scripts/fixtures.sh) served by a real `bin/weft serve`.
+ */
+abstract class FrameworkBridgeTestCase extends TestCase
+{
+    /** "symfony-app" or "laravel-app" */
+    abstract protected static function app(): string;
+
+    /** A fragment of the framework's own 500 page. */
+    abstract protected static function errorPageMarker(): string;
+
+    /** @var list<ServerProcess> */
+    private array $servers = [];
+
+    public static function setUpBeforeClass(): void
+    {
+        $root = \dirname(__DIR__, 3);
+        exec('bash ' . escapeshellarg("$root/scripts/fixtures.sh") . ' ' . escapeshellarg(static::app()) . ' 2>&1', $output, $status);
+        if ($status !== 0) {
+            self::fail("scripts/fixtures.sh " . static::app() . " failed:\n" . implode("\n", $output));
+        }
+    }
+
+    protected function tearDown(): void
+    {
+        foreach ($this->servers as $server) {
+            $server->stop();
+        }
+        $this->servers = [];
+    }
+
+    /** @param array<string, string> $env */
+    protected function serve(array $env = [], string $mode = 'coroutine'): string
+    {
+        $entry = \dirname(__DIR__, 3) . '/var/fixtures/' . static::app() . '/weft.php';
+        // A leak-warning setting inherited from the shell must not decide what a test sees.
+        $env += ['WEFT_LEAK_WARNINGS' => '', 'APP_ENV' => 'production', 'APP_DEBUG' => 'false'];
+        $server = new ServerProcess([$entry, '--workers', '1', '--mode', $mode], $env);
+        $this->servers[] = $server;
+        return 'http://' . $server->address();
+    }
+
+    protected function serverOutput(): string
+    {
+        return $this->servers[0]->output();
+    }
+
+    public function testRoutesBodiesHeadersAndCookies(): void
+    {
+        foreach (['coroutine', 'sync'] as $mode) {
+            $base = $this->serve(mode: $mode);
+            $hello = Curl::get("$base/");
+            self::assertSame(200, $hello['status']);
+            self::assertSame('Hello World', $hello['body']);
+            self::assertStringStartsWith('text/plain', $hello['headers']['content-type'][0]);
+
+            $json = Curl::get("$base/json?a=1&b[]=2");
+            self::assertSame(200, $json['status']);
+            self::assertSame('application/json', $json['headers']['content-type'][0]);
+            self::assertSame(['a' => '1', 'b' => ['2']], json_decode($json['body'], true)['query']);
+
+            // A body of 300 KB arrives whole (and once: its hash is the framework's own reading).
+            $payload = json_encode(['items' => array_map(static fn (int $i) => "item-$i-" . str_repeat('x', 40), range(1, 6000))]);
+            $post = Curl::request('POST', "$base/echo", ['Content-Type' => 'application/json'], $payload);
+            self::assertSame(200, $post['status'], $post['body']);
+            $echo = json_decode($post['body'], true);
+            self::assertSame(\strlen($payload), $echo['length']);
+            self::assertSame(sha1($payload), $echo['sha1']);
+            self::assertCount(6000, $echo['data']['items']);
+
+            $form = Curl::request('POST', "$base/echo", ['Content-Type' => 'application/x-www-form-urlencoded'], 'name=weft&tags[]=a&tags[]=b');
+            self::assertSame(['name' => 'weft', 'tags' => ['a', 'b']], json_decode($form['body'], true)['data']);
+
+            $upload = str_repeat("\x00\xffupload", 5000);
+            $multipart = "--b0undary\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\nreport\r\n"
+                . "--b0undary\r\nContent-Disposition: form-data; name=\"doc\"; filename=\"r.bin\"\r\nContent-Type: application/octet-stream\r\n\r\n"
+                . $upload . "\r\n--b0undary--\r\n";
+            $sent = json_decode(Curl::request('POST', "$base/echo", ['Content-Type' => 'multipart/form-data; boundary=b0undary'], $multipart)['body'], true);
+            self::assertSame(['title' => 'report'], $sent['data']);
+            $path = $sent['files']['doc']['path'];
+            unset($sent['files']['doc']['path']);
+            self::assertSame(['doc' => ['name' => 'r.bin', 'size' => \strlen($upload), 'valid' => true, 'sha1' => sha1($upload)]], $sent['files']);
+            // The temporary file is gone once the request is over (its terminate work included).
+            for ($deadline = microtime(true) + 5.0; is_file($path) && microtime(true) < $deadline;) {
+                usleep(10_000);
+            }
+            self::assertFileDoesNotExist($path);
+
+            $headers = Curl::get("$base/headers", ['X-Agent' => 'test-agent', 'Cookie' => 'flavour=mint']);
+            self::assertSame(200, $headers['status']);
+            self::assertSame(['42'], $headers['headers']['x-answer']);
+            $cookies = implode("\n", $headers['headers']['set-cookie']);
+            self::assertStringContainsString('visited=yes; path=/', $cookies);
+            $seen = json_decode($headers['body'], true);
+            self::assertSame('test-agent', $seen['agent']);
+            self::assertSame('mint', $seen['cookie']);
+            self::assertSame('127.0.0.1', $seen['host']);
+            self::assertSame('127.0.0.1', $seen['client_ip']);
+
+            self::assertSame(404, Curl::get("$base/no-such-route")['status']);
+            // What the application echoes goes to the client first, as under PHP-FPM, not to the worker's stdout.
+            self::assertSame('echoed returned', Curl::get("$base/echoed")['body']);
+            self::assertSame('Hello World', Curl::get("$base/")['body']);
+        }
+    }
+
+    public function testStreamedAndFileResponsesAreStreamed(): void
+    {
+        $base = $this->serve();
+        $stream = Curl::get("$base/stream");
+        self::assertSame(200, $stream['status']);
+        self::assertSame("line 0\nline 1\nline 2\nline 3\nline 4\n", $stream['body']);
+        self::assertSame(['chunked'], $stream['headers']['transfer-encoding']);
+
+        $expected = str_repeat(implode('', array_map('chr', range(0, 255))), 1171) . str_repeat('w', 300000 - 256 * 1171);
+        $file = Curl::get("$base/file");
+        self::assertSame(200, $file['status']);
+        self::assertSame(['300000'], $file['headers']['content-length']);
+        self::assertSame(sha1($expected), sha1($file['body']));
+
+        $range = Curl::get("$base/file", ['Range' => 'bytes=256-511']);
+        self::assertSame(206, $range['status']);
+        self::assertSame(['bytes 256-511/300000'], $range['headers']['content-range']);
+        self::assertSame(substr($expected, 256, 256), $range['body']);
+        // HEAD describes the body it does not send.
+        $head = Curl::request('HEAD', "$base/file");
+        self::assertSame(200, $head['status']);
+        self::assertSame(['300000'], $head['headers']['content-length']);
+        self::assertSame('', $head['body']);
+        $headHello = Curl::request('HEAD', "$base/");
+        self::assertSame(200, $headHello['status']);
+        self::assertSame('', $headHello['body']);
+        // And the worker is in a clean state afterwards.
+        self::assertSame('Hello World', Curl::get("$base/")['body']);
+    }
+
+    public function testAClientLeavingInTheMiddleOfAStreamFreesTheWorker(): void
+    {
+        foreach (['coroutine', 'sync'] as $mode) {
+            $base = $this->serve(mode: $mode);
+            [$host, $port] = explode(':', substr($base, \strlen('http://')));
+            for ($i = 0; $i < 3; $i++) {
+                // A 4 KB receive buffer and a 32 MB body: the server is mid-body when we leave.
+                $client = socket_create(AF_INET, SOCK_STREAM, SOL_TCP);
+                socket_set_option($client, SOL_SOCKET, SO_RCVBUF, 4096);
+                self::assertTrue(socket_connect($client, $host, (int) $port));
+                socket_write($client, "GET /big HTTP/1.1\r\nHost: t\r\n\r\n");
+                self::assertStringStartsWith('HTTP/1.1 200', (string) socket_read($client, 64));
+                usleep(100_000);   // the server is now blocked on the full socket, mid-body
+                socket_close($client);
+            }
+            // The gate was released and the reset ran: the next requests are served normally.
+            self::assertSame('Hello World', Curl::get("$base/")['body']);
+            self::assertSame(['count' => 2], json_decode(Curl::get("$base/counter")['body'], true));
+        }
+    }
+
+    public function testWorkAfterTheResponseRunsOnceTheClientHasIt(): void
+    {
+        $base = $this->serve();
+        $id = bin2hex(random_bytes(4));
+        $files = \dirname(__DIR__, 3) . '/var/fixtures/' . static::app() . '/' . static::filesDir();
+        @mkdir($files, 0777, true);
+        // The terminate work waits for this flag, which we create only once we have the response:
+        // had it run before the response was sent, it would have timed out first.
+        $response = Curl::get("$base/after-response?id=$id");
+        self::assertSame('Hello World', $response['body']);
+        touch("$files/flag-$id");
+        $deadline = microtime(true) + 10.0;
+        while (!is_file("$files/after-$id.txt") && microtime(true) < $deadline) {
+            usleep(20_000);
+        }
+        self::assertSame('saw the flag', @file_get_contents("$files/after-$id.txt"));
+        @unlink("$files/flag-$id");
+        @unlink("$files/after-$id.txt");
+        self::assertSame('Hello World', Curl::get("$base/")['body']);
+    }
+
+    public function testConcurrentRequestsInSyncModeWithStreamedBodies(): void
+    {
+        // Sync mode: the next call may come while a body is still being written; it must not wait
+        // for it (the same worker writes it), and every response must still be whole.
+        $base = $this->serve(mode: 'sync');
+        $multi = curl_multi_init();
+        $handles = [];
+        for ($i = 0; $i < 24; $i++) {
+            $handle = curl_init($base . ['/stream', '/counter', '/', '/file'][$i % 4]);
+            curl_setopt_array($handle, [CURLOPT_RETURNTRANSFER => true, CURLOPT_TIMEOUT => 20]);
+            curl_multi_add_handle($multi, $handle);
+            $handles[$i] = $handle;
+        }
+        do {
+            $status = curl_multi_exec($multi, $running);
+            if ($running > 0) {
+                curl_multi_select($multi, 1.0);
+            }
+        } while ($running > 0 && $status === CURLM_OK);
+        foreach ($handles as $i => $handle) {
+            $body = (string) curl_multi_getcontent($handle);
+            self::assertSame(200, curl_getinfo($handle, CURLINFO_RESPONSE_CODE));
+            match ($i % 4) {
+                0 => self::assertSame("line 0\nline 1\nline 2\nline 3\nline 4\n", $body),
+                1 => self::assertSame(['count' => 2], json_decode($body, true)),
+                2 => self::assertSame('Hello World', $body),
+                3 => self::assertSame(300000, \strlen($body)),
+            };
+            curl_multi_remove_handle($multi, $handle);
+        }
+        curl_multi_close($multi);
+    }
+
+    /** Where the fixture app keeps its files (flag files of the after-response test). */
+    protected static function filesDir(): string
+    {
+        return 'var';
+    }
+
+    public function testServiceStateIsResetBetweenRequests(): void
+    {
+        $base = $this->serve();
+        // The counter is incremented twice per request: 2 every time means a fresh (or reset) one.
+        for ($i = 0; $i < 3; $i++) {
+            self::assertSame(['count' => 2], json_decode(Curl::get("$base/counter")['body'], true));
+        }
+        // The same under concurrency: one request at a time inside the framework, each one reset.
+        $multi = curl_multi_init();
+        $handles = [];
+        for ($i = 0; $i < 12; $i++) {
+            $handle = curl_init("$base/counter");
+            curl_setopt_array($handle, [CURLOPT_RETURNTRANSFER => true, CURLOPT_TIMEOUT => 20]);
+            curl_multi_add_handle($multi, $handle);
+            $handles[] = $handle;
+        }
+        do {
+            $status = curl_multi_exec($multi, $running);
+            if ($running > 0) {
+                curl_multi_select($multi, 1.0);
+            }
+        } while ($running > 0 && $status === CURLM_OK);
+        foreach ($handles as $handle) {
+            self::assertSame(200, curl_getinfo($handle, CURLINFO_RESPONSE_CODE));
+            self::assertSame(['count' => 2], json_decode((string) curl_multi_getcontent($handle), true));
+            curl_multi_remove_handle($multi, $handle);
+        }
+        curl_multi_close($multi);
+    }
+
+    public function testAnExceptionBecomesTheFrameworksErrorResponse(): void
+    {
+        $base = $this->serve();
+        $error = Curl::get("$base/fail");
+        self::assertSame(500, $error['status']);
+        self::assertStringStartsWith('text/html', $error['headers']['content-type'][0]);
+        self::assertStringContainsString(static::errorPageMarker(), $error['body']);
+        self::assertStringNotContainsString('failed on purpose', $error['body'], 'no details outside debug mode');
+        self::assertSame('Hello World', Curl::get("$base/")['body']);
+        self::assertSame(['count' => 2], json_decode(Curl::get("$base/counter")['body'], true));
+    }
+
+    public function testTheSameEntryFileServesUnderFpm(): void
+    {
+        // Booted on every request by php-fpm: the state of one request cannot reach the next there.
+        $base = $this->serve(mode: 'fpm');
+        self::assertSame('Hello World', Curl::get("$base/")['body']);
+        self::assertSame(['seen' => ['a']], json_decode(Curl::get("$base/leak?id=a")['body'], true));
+        self::assertSame(['seen' => ['b']], json_decode(Curl::get("$base/leak?id=b")['body'], true));
+        self::assertSame(500, Curl::get("$base/fail")['status']);
+    }
+
+    public function testLeakWarningNamesTheClassInDevelopment(): void
+    {
+        $base = $this->serve(['APP_ENV' => static::devEnvironment()]);
+        foreach (['/', '/json', '/counter', '/headers', '/stream', '/fail', '/no-such-route'] as $path) {
+            Curl::get("$base$path");
+            Curl::get("$base$path");
+        }
+        self::assertSame(['seen' => ['a']], json_decode(Curl::get("$base/leak?id=a")['body'], true));
+        // The leak is real (the next request sees it) and named.
+        self::assertSame(['seen' => ['a', 'b']], json_decode(Curl::get("$base/leak?id=b")['body'], true));
+        Curl::get("$base/leak?id=c");
+        Curl::get("$base/");
+        $output = $this->waitForOutput('state leak');
+        self::assertStringContainsString('state leak: GET /leak changed static App\Registry::$log, App\Registry->seen', $output);
+        // Reported once, and nothing else was reported: the framework's own resets are not leaks.
+        self::assertSame(1, substr_count($output, 'state leak'), $output);
+    }
+
+    public function testNoLeakWarningInProduction(): void
+    {
+        $base = $this->serve();
+        foreach (['a', 'b', 'c'] as $id) {
+            Curl::get("$base/leak?id=$id");
+        }
+        self::assertSame('Hello World', Curl::get("$base/")['body']);
+        self::assertStringNotContainsString('state leak', $this->serverOutput());
+    }
+
+    public function testLeakWarningsCanBeForcedOn(): void
+    {
+        $base = $this->serve(['WEFT_LEAK_WARNINGS' => '1']);
+        Curl::get("$base/leak?id=a");
+        Curl::get("$base/leak?id=b");
+        self::assertStringContainsString('App\Registry->seen', $this->waitForOutput('state leak'));
+    }
+
+    protected static function devEnvironment(): string
+    {
+        return 'dev';
+    }
+
+    private function waitForOutput(string $needle): string
+    {
+        // The warning is written after the response; give the worker's stderr a moment to arrive.
+        $deadline = microtime(true) + 5.0;
+        do {
+            $output = $this->serverOutput();
+            if (str_contains($output, $needle)) {
+                return $output;
+            }
+            usleep(20_000);
+        } while (microtime(true) < $deadline);
+        return $output;
+    }
+}

@@ -1,0 +1,196 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Tests\Unit\Bench;
+
+use PHPUnit\Framework\TestCase;
+use Weft\Bench\Report\Recommendation;
+use Weft\Bench\Row;
+use Weft\Bench\Scenario\AppScenario;
+use Weft\Bench\Scenario\AppTarget;
+use Weft\Bench\Settings;
+
+/** The advice of `bench app` follows the figures it is given: synthetic rows in, the expected advice out. */
+final class RecommendationTest extends TestCase
+{
+    /** @param array<string, mixed> $metrics */
+    private static function row(string $mode, int $workers, int $c, array $metrics): Row
+    {
+        $row = new Row('app', ['mode' => $mode, 'loop' => 'select', 'workers' => $workers, 'concurrency' => $c]);
+        $row->metrics = $metrics + [
+            'errors' => ['connect' => 0, 'read' => 0, 'write' => 0, 'timeout' => 0, 'non2xx' => 0],
+            'requests' => (int) (($metrics['rps'] ?? 0) * 2),
+            'pss_bytes' => 20 << 20, 'rss_bytes' => 60 << 20, 'cpu_pct' => 30.0, 'cpu_us_per_req' => 100.0, 'p50_ms' => 5.0,
+        ];
+        $row->status = Row::OK;
+        return $row;
+    }
+
+    /** @return list<Row> an app that waits ~10 ms per request: coroutine scales, sync is bounded by its workers */
+    private static function waitingApp(): array
+    {
+        return [
+            self::row('coroutine', 1, 1, ['rps' => 95.0, 'p50_ms' => 10.5, 'p99_ms' => 12.0, 'cpu_us_per_req' => 300.0, 'cpu_pct' => 3.0]),
+            self::row('coroutine', 1, 16, ['rps' => 1500.0, 'p99_ms' => 15.0]),
+            self::row('coroutine', 1, 128, ['rps' => 9000.0, 'p99_ms' => 30.0, 'cpu_pct' => 70.0, 'pss_bytes' => 22 << 20]),
+            self::row('coroutine', 1, 512, ['rps' => 9300.0, 'p99_ms' => 150.0, 'cpu_pct' => 95.0]),
+            self::row('sync', 4, 1, ['rps' => 94.0, 'p99_ms' => 12.0]),
+            self::row('sync', 4, 16, ['rps' => 380.0, 'p99_ms' => 60.0]),
+            self::row('sync', 4, 128, ['rps' => 385.0, 'p99_ms' => 1900.0]),
+            self::row('sync', 16, 16, ['rps' => 1400.0, 'p99_ms' => 20.0, 'pss_bytes' => 60 << 20]),
+            self::row('sync', 16, 128, ['rps' => 1500.0, 'p99_ms' => 400.0]),
+        ];
+    }
+
+    public function testRecommendsTheFastestConfigurationUnderTheTarget(): void
+    {
+        $advice = Recommendation::compute(self::waitingApp(), 100.0, 1, '/srv/app.php');
+        $data = $advice->toArray();
+        // 9300 req/s at c=512 is faster but its p99 (150 ms) misses the target.
+        self::assertSame('coroutine', $data['recommended']['mode']);
+        self::assertSame(1, $data['recommended']['workers']);
+        self::assertSame(128, $data['recommended']['concurrency']);
+        self::assertSame(9000.0, $data['recommended']['rps']);
+        // The knee: the first concurrency at >= 90 % of the configuration's peak (9300): 128.
+        self::assertSame(128, $data['knee_concurrency']);
+        self::assertSame(128, $data['max_concurrency_under_target']);
+        self::assertSame(512, $data['first_concurrency_over_target']);
+        // Alone: 95 req/s at concurrency 1 is 10.53 ms a request on average, 0.3 ms of it CPU.
+        self::assertEqualsWithDelta(1 - 300 / (1e6 / 95), $data['alone']['wait_share'], 0.001);
+        self::assertFalse($data['cpu_bound']);
+        self::assertFalse($data['blocking']['suspected']);
+        self::assertNull($data['modes']['sync']['workers_to_match'], 'no sync configuration came within 5 %');
+        self::assertSame(1900.0, $data['modes']['sync']['worst_p99']['p99_ms']);
+        self::assertStringContainsString('Coroutine mode, 1 worker: 9,000 req/s', $advice->headline);
+        $text = \implode("\n", $advice->reasons);
+        self::assertStringContainsString('waits about 97 %', $text);
+        self::assertStringContainsString('Sync mode at best: 1,400 req/s under target with 16 workers', $text);
+        self::assertStringContainsString('1.9 s', \str_replace('1,900', '1.9 s', $text));
+        self::assertStringContainsString('## Recommendation for app.php', $advice->markdown(true));
+    }
+
+    public function testATieGoesToTheSmallerMemory(): void
+    {
+        $rows = [
+            self::row('sync', 32, 64, ['rps' => 1000.0, 'p99_ms' => 50.0, 'pss_bytes' => 300 << 20]),
+            self::row('coroutine', 2, 64, ['rps' => 980.0, 'p99_ms' => 40.0, 'pss_bytes' => 40 << 20]),
+        ];
+        $data = Recommendation::compute($rows, 100.0, 1, 'app.php')->toArray();
+        self::assertSame('coroutine', $data['recommended']['mode'], '980 is within 5 % of 1000 and uses far less memory');
+        $rows[1]->metrics['rps'] = 900.0;
+        $data = Recommendation::compute($rows, 100.0, 1, 'app.php')->toArray();
+        self::assertSame('sync', $data['recommended']['mode'], '900 is not within 5 %: the faster one wins');
+    }
+
+    public function testRowsWithErrorsOrWithoutLatencyAreNotCandidates(): void
+    {
+        $failing = self::row('sync', 8, 100, ['rps' => 5000.0, 'p99_ms' => 10.0]);
+        $failing->metrics['errors']['non2xx'] = 50;
+        $timedOut = self::row('sync', 8, 200, ['rps' => 6000.0, 'p99_ms' => null]);
+        $good = self::row('coroutine', 1, 100, ['rps' => 3000.0, 'p99_ms' => 20.0]);
+        $data = Recommendation::compute([$failing, $timedOut, $good], 100.0, 1, 'app.php')->toArray();
+        self::assertSame('coroutine', $data['recommended']['mode']);
+    }
+
+    public function testNothingUnderTheTargetSaysSo(): void
+    {
+        $rows = [self::row('sync', 4, 100, ['rps' => 50.0, 'p99_ms' => 2500.0])];
+        $advice = Recommendation::compute($rows, 100.0, 1, 'app.php');
+        self::assertNull($advice->toArray()['recommended']);
+        self::assertStringContainsString('No configuration kept p99 under 100 ms', $advice->headline);
+        self::assertStringContainsString('2,500', $advice->headline);
+    }
+
+    public function testBlockingInCoroutineModeIsDetectedFromTheRows(): void
+    {
+        // 20 ms per request alone; at c=64 one worker still serves ~50 req/s with the CPU idle: one at a time.
+        $rows = [
+            self::row('coroutine', 1, 1, ['rps' => 49.0, 'p50_ms' => 20.3, 'p99_ms' => 21.0, 'cpu_pct' => 1.0]),
+            self::row('coroutine', 1, 16, ['rps' => 49.5, 'p99_ms' => 330.0, 'cpu_pct' => 1.5]),
+            self::row('coroutine', 1, 64, ['rps' => 49.6, 'p99_ms' => 1300.0, 'cpu_pct' => 1.5]),
+            self::row('sync', 16, 16, ['rps' => 780.0, 'p99_ms' => 22.0, 'cpu_pct' => 10.0]),
+        ];
+        $advice = Recommendation::compute($rows, 100.0, 1, 'app.php');
+        $data = $advice->toArray();
+        self::assertTrue($data['blocking']['suspected']);
+        self::assertStringContainsString('about 1.0 request(s) were in progress at a time', $data['blocking']['evidence'][0]);
+        self::assertStringContainsString('never served more than 49.6 req/s', $data['blocking']['evidence'][0]);
+        self::assertSame('sync', $data['recommended']['mode']);
+        self::assertStringContainsString('Coroutine mode blocks', \implode("\n", $advice->reasons));
+
+        // The same figures with the CPU saturated are a CPU-bound app, not a blocking one.
+        foreach ($rows as $row) {
+            $row->metrics['cpu_pct'] = 99.0;
+        }
+        self::assertFalse(Recommendation::blocking($rows, 1)['suspected']);
+    }
+
+    public function testASaturatedDatabaseIsNotBlocking(): void
+    {
+        // The sql3 shape on a busy machine: the worker ran several requests at once at c=16 (6,480 req/s
+        // against 1,749 alone), then the database capped throughput with the server's CPU idle.
+        $rows = [
+            self::row('coroutine', 1, 1, ['rps' => 1749.0, 'p99_ms' => 5.5, 'cpu_pct' => 36.0]),
+            self::row('coroutine', 1, 16, ['rps' => 6480.0, 'p99_ms' => 8.3, 'cpu_pct' => 52.5]),
+            self::row('coroutine', 1, 64, ['rps' => 3421.0, 'p99_ms' => 43.1, 'cpu_pct' => 39.3]),
+            self::row('coroutine', 1, 256, ['rps' => 3028.0, 'p99_ms' => 163.0, 'cpu_pct' => 36.3]),
+        ];
+        $advice = Recommendation::compute($rows, 100.0, 1, 'sql3.php');
+        self::assertFalse($advice->toArray()['blocking']['suspected']);
+        self::assertStringContainsString('something outside the server set the pace', \implode("\n", $advice->reasons));
+    }
+
+    public function testTheDetectorsLogLinesCountAsEvidence(): void
+    {
+        $log = "2026-11-23 weft: worker 123 started\n"
+            . "weft: coroutine blocked 52 ms in PDO::query() (no hook for this call)\n"
+            . "weft: coroutine blocked 12 ms in usleep()\n"
+            . "weft: blocked 40 ms in PDO::query()\n"
+            . "weft: the loop uses non-blocking sockets\n";
+        self::assertSame(['PDO::query' => 2, 'usleep' => 1], AppScenario::blockedCalls($log));
+
+        $row = self::row('coroutine', 1, 16, ['rps' => 3000.0, 'p99_ms' => 20.0, 'cpu_pct' => 90.0]);
+        $row->metrics['blocked'] = ['PDO::query' => 2];
+        $data = Recommendation::compute([$row], 100.0, 1, 'app.php')->toArray();
+        self::assertTrue($data['blocking']['suspected']);
+        self::assertSame(['PDO::query' => 2], $data['blocking']['calls']);
+    }
+
+    public function testTheClimbStopsAtTheKneeOrWhenLatencyGoesBad(): void
+    {
+        $scenario = new AppScenario(new Settings(quick: true), new AppTarget('/srv/app.php'));
+        $r1 = self::row('coroutine', 1, 1, ['rps' => 100.0, 'p99_ms' => 5.0]);
+        $r16 = self::row('coroutine', 1, 16, ['rps' => 1500.0, 'p99_ms' => 12.0]);
+        self::assertSame(16, $scenario->nextStep([$r1]));
+        self::assertSame(128, $scenario->nextStep([$r1, $r16]));
+        // No gain and p99 past the target: the knee is behind us.
+        $flat = self::row('coroutine', 1, 128, ['rps' => 1520.0, 'p99_ms' => 120.0]);
+        self::assertNull($scenario->nextStep([$r1, $r16, $flat]));
+        // Far past the target: stop even while throughput still rises.
+        $bad = self::row('coroutine', 1, 128, ['rps' => 3000.0, 'p99_ms' => 450.0]);
+        self::assertNull($scenario->nextStep([$r1, $r16, $bad]));
+        // Errors: stop.
+        $errors = self::row('coroutine', 1, 128, ['rps' => 3000.0, 'p99_ms' => 20.0]);
+        $errors->metrics['errors']['read'] = 500;
+        self::assertNull($scenario->nextStep([$r1, $r16, $errors]));
+        // The top of the ladder: stop.
+        $top = self::row('coroutine', 1, 512, ['rps' => 9000.0, 'p99_ms' => 20.0]);
+        self::assertNull($scenario->nextStep([$r1, $r16, $top]));
+    }
+
+    public function testTheRequestMixScriptCarriesTheValuesAsGiven(): void
+    {
+        $target = new AppTarget('/srv/app.php', ['/a', '/b?x=]]1'], 'POST', "{\"k\": \"]=]\"}\n", ['X-Token' => 'abc']);
+        self::assertTrue($target->needsScript());
+        $lua = $target->wrkScript();
+        self::assertStringContainsString("[[\n/a]]", $lua);
+        self::assertStringContainsString("[=[\n/b?x=]]1]=]", $lua);
+        self::assertStringContainsString("[[\n{\"k\": \"]=]\"}\n]]", $lua);
+        self::assertStringContainsString("headers[ [[\nX-Token]] ] = [[\nabc]]", $lua);
+        self::assertStringContainsString("[==[\n]]x]=]]==]", (new AppTarget('/srv/app.php', ['/'], 'POST', ']]x]=]'))->wrkScript());
+        self::assertFalse((new AppTarget('/srv/app.php'))->needsScript());
+        $this->expectException(\InvalidArgumentException::class);
+        new AppTarget('/srv/app.php', ['no-slash']);
+    }
+}
