@@ -80,21 +80,6 @@ final class Daemon
         }
     }
 
-    /**
-     * In a worker forked from the detached master: gives up descriptors 1 and 2, so that the worker's
-     * stdout and stderr can become its pipes to the master (Server\WorkerOutput), which logs what the
-     * application prints tagged with the worker instead of raw.
-     */
-    public static function releaseStdio(): void
-    {
-        foreach ([1, 2] as $fd) {
-            if (isset(self::$stdio[$fd]) && \is_resource(self::$stdio[$fd])) {
-                \fclose(self::$stdio[$fd]);
-            }
-            unset(self::$stdio[$fd]);
-        }
-    }
-
     /** @param resource $channel */
     private static function awaitOutcome(int $pid, mixed $channel, string $logFile, float $timeout): int
     {

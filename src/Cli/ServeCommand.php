@@ -174,7 +174,6 @@ final class ServeCommand
         $hooks = \array_values(\array_filter([
             $metricsServer,
             SystemdNotifier::fromEnvironment($logger),
-            $options->get('daemon') ? new DaemonStdio() : null,
         ]));
 
         $config = new ServerConfig(

@@ -11,29 +11,24 @@ use Weft\Loop\Driver;
  * tagged with the worker: what an application prints on its own (echo, var_dump, error_log(), PHP
  * warnings and notices) lands in the server log instead of interleaving untagged on the terminal.
  *
- * Before fork the master creates two FIFOs per worker in a private directory and opens their read ends.
- * In the child, descriptors 1 and 2 are closed and the FIFOs opened in their place (PHP has no dup2(),
- * but open() returns the lowest free descriptor, which is the one just closed), and PHP's `error_log`
- * setting points at the stderr FIFO: closing STDERR also closes the C library's stderr, which is where
- * PHP would otherwise send error_log() and logged warnings. FIFOs rather than socket pairs because
- * PHP's error_log opens its target by path for every message. The master, not the worker, reads, so a
- * worker that prints a lot in one go can never block on itself.
- *
- * In the worker, the STDOUT and STDERR constants refer to the closed originals afterwards; PHP-FPM
- * applications never had them, and `php://stdout` / `php://stderr` open the redirected descriptors.
+ * Before fork the master creates two FIFOs per worker in a private directory and opens their read
+ * ends; in the child, descriptors 1 and 2 are pointed at them with dup2(). FIFOs rather than socket
+ * pairs because they can be opened by path, which is also how PHP's error_log setting names a target.
+ * The master, not the worker, reads, so a worker that prints a lot in one go never blocks on itself.
  *
  * @internal used by Master
  */
 final class WorkerOutput
 {
     private const MAX_LINE = 8192;
+    /** open(2) flags (Linux). */
+    private const O_WRONLY = 01;
+    private const O_CLOEXEC = 02000000;
     /** What PHP puts before each line it writes to an error_log file. */
     private const ERROR_LOG_PREFIX = '/^\[\d{2}-[A-Za-z]{3}-\d{4} \d{2}:\d{2}:\d{2} [^\]]*\] /';
 
     /** @var array<string, array{path: string, read: ?resource, buffer: string, watcher: ?string}> */
     private array $streams = [];
-    /** @var list<resource> keeps the child's new descriptors 1 and 2 open */
-    private array $held = [];
     private ?Logger $logger = null;
     private ?Driver $driver = null;
     private int $pid = 0;
@@ -94,42 +89,67 @@ final class WorkerOutput
     }
 
     /**
-     * In the worker: descriptors 1 and 2 become the FIFOs.
+     * In the worker: descriptors 1 and 2 become the FIFOs, through dup2() (FFI): the STDOUT and STDERR
+     * constants, the C library's stderr and everything else that holds descriptor 1 or 2 keep working
+     * and now write to the master. Closing and reopening them instead would leave PHP's constants
+     * closed, and frameworks that write to STDOUT (Laravel's dumper) would fail to boot. Without FFI,
+     * only error_log() and PHP's logged warnings are redirected (by the error_log setting).
      *
      * @return list<string> the streams ("stdout", "stderr") that could not be redirected
      */
     public function redirect(Logger $logger): array
     {
+        // This runs in a just-forked child: nothing may escape from here into the master's code.
+        try {
+            return $this->redirectStreams($logger);
+        } catch (\Throwable) {
+            return ['stdout', 'stderr'];
+        }
+    }
+
+    /** @return list<string> */
+    private function redirectStreams(Logger $logger): array
+    {
         foreach ($this->streams as $stream) {
             \fclose($stream['read']);
-        }
-        // open() takes the lowest free descriptor: 0 must be taken for 1 and 2 to land where they should
-        // (a daemon closed stdin).
-        if (!\file_exists('/proc/self/fd/0')) {
-            $this->held[] = \fopen('/dev/null', 'r');
         }
         // The worker's own log lines keep going where they went (the terminal, the journal).
         $logger->detachFromStderr();
         $failed = [];
-        foreach (['stdout' => [\STDOUT, 1], 'stderr' => [\STDERR, 2]] as $name => [$constant, $number]) {
-            if (\is_resource($constant)) {
-                \fflush($constant);
-                \fclose($constant);
+        $libc = self::libc();
+        foreach (['stdout' => 1, 'stderr' => 2] as $name => $number) {
+            $fd = $libc?->open($this->streams[$name]['path'], self::O_WRONLY | self::O_CLOEXEC) ?? -1;
+            if ($fd < 0) {
+                $failed[] = $name;
+                continue;
             }
-            $stream = @\fopen($this->streams[$name]['path'], 'w');
-            if ($stream !== false) {
-                $this->held[] = $stream;
+            if ($number === 1 && \is_resource(\STDOUT)) {
+                \fflush(\STDOUT);
             }
-            // Descriptor $number may be held by something we cannot close (a daemon's stdio kept on the
-            // log file): then the open went elsewhere, and that stream's output stays where it goes.
-            if ($stream === false || @\readlink("/proc/self/fd/$number") !== $this->streams[$name]['path']) {
+            if ($libc->dup2($fd, $number) !== $number) {
                 $failed[] = $name;
             }
+            $libc->close($fd);
         }
-        // error_log() and PHP's logged warnings open the target by path: tagged in any case.
-        \ini_set('error_log', $this->streams['stderr']['path']);
+        if (\in_array('stderr', $failed, true)) {
+            // error_log() and PHP's logged warnings open their target by path: tagged in any case.
+            \ini_set('error_log', $this->streams['stderr']['path']);
+        }
         $this->streams = [];
         return $failed;
+    }
+
+    private static function libc(): ?\FFI
+    {
+        if (!\extension_loaded('ffi')) {
+            return null;
+        }
+        try {
+            return \FFI::cdef('int open(const char *pathname, int flags); int dup2(int oldfd, int newfd); int close(int fd);');
+        } catch (\Throwable) {
+            // ffi.enable=0, or no libc symbols: stay with what works without it.
+            return null;
+        }
     }
 
     /** In the master, after fork: read and log what the worker writes. */
