@@ -15,4 +15,35 @@ ZEND_TSRMLS_CACHE_EXTERN()
 /* weft_epoll.c; the method tables live in weft_arginfo.h, included by weft.c only. */
 zend_result weft_epoll_minit(const zend_function_entry *epoll_methods, const zend_function_entry *exception_methods);
 
+/* weft_hooks.c */
+zend_result weft_hooks_minit(const zend_function_entry *methods);
+zend_result weft_hooks_rshutdown(void);
+/* Swaps an internal function's handler (at MINIT/MSHUTDOWN only); returns the previous one, or NULL. */
+zif_handler weft_hooks_replace_function(const char *name, zif_handler handler);
+
+/* weft_hook_stream.c */
+zend_result weft_hook_stream_minit(void);
+void weft_hook_stream_mshutdown(void);
+
+/* weft_hook_sleep.c */
+zend_result weft_hook_sleep_minit(void);
+void weft_hook_sleep_mshutdown(void);
+
+/* weft_hook_exit.c */
+zend_result weft_hook_exit_minit(void);
+void weft_hook_exit_mshutdown(void);
+
+/* weft_hook_dns.c */
+zend_result weft_hook_dns_minit(void);
+void weft_hook_dns_mshutdown(void);
+/* Resolves a host name in a thread while the coroutine waits: the first address as text ("[v6]" for
+ * IPv6) into out. 1: done, 0: no address (or no thread: the caller does what it did without us),
+ * -1: cancelled (EG(exception) is set). Only after weft_hook_can_suspend(WEFT_HOOK_DNS). */
+int weft_dns_resolve_first(const char *host, size_t len, char *out, size_t outlen);
+
+/* weft_watchdog.c */
+zend_result weft_watchdog_minit(const zend_function_entry *methods);
+void weft_watchdog_rshutdown(void);
+void weft_watchdog_mshutdown(void);
+
 #endif /* PHP_WEFT_H */

@@ -1,6 +1,7 @@
 /*
  * The weft extension: the native pieces of the Weft application server.
- * Today: Weft\Ext\Epoll (weft_epoll.c), the event loop backend behind Weft\Loop\EpollDriver.
+ * Weft\Ext\Epoll (weft_epoll.c), the event loop backend behind Weft\Loop\EpollDriver; the hooks that make
+ * blocking PHP calls suspend the current coroutine (weft_hooks.c and the weft_hook_*.c files).
  */
 
 #ifdef HAVE_CONFIG_H
@@ -11,6 +12,7 @@
 #include "ext/standard/info.h"
 #include "php_weft.h"
 #include "weft_arginfo.h"
+#include "weft_curl.h"
 
 PHP_FUNCTION(weft_version)
 {
@@ -23,8 +25,34 @@ static PHP_MINIT_FUNCTION(weft)
 #if defined(ZTS) && defined(COMPILE_DL_WEFT)
 	ZEND_TSRMLS_CACHE_UPDATE();
 #endif
+	weft_curl_minit(module_number);
 	REGISTER_NS_STRING_CONSTANT("Weft\\Ext", "VERSION", PHP_WEFT_VERSION, CONST_PERSISTENT);
-	return weft_epoll_minit(class_Weft_Ext_Epoll_methods, class_Weft_Ext_EpollException_methods);
+	if (weft_epoll_minit(class_Weft_Ext_Epoll_methods, class_Weft_Ext_EpollException_methods) != SUCCESS
+		|| weft_hooks_minit(class_Weft_Ext_Hooks_methods) != SUCCESS
+		|| weft_hook_stream_minit() != SUCCESS
+		|| weft_hook_sleep_minit() != SUCCESS
+		|| weft_hook_exit_minit() != SUCCESS
+		|| weft_hook_dns_minit() != SUCCESS
+		|| weft_watchdog_minit(class_Weft_Ext_Watchdog_methods) != SUCCESS) {
+		return FAILURE;
+	}
+	return SUCCESS;
+}
+
+static PHP_MSHUTDOWN_FUNCTION(weft)
+{
+	weft_watchdog_mshutdown();
+	weft_hook_dns_mshutdown();
+	weft_hook_exit_mshutdown();
+	weft_hook_sleep_mshutdown();
+	weft_hook_stream_mshutdown();
+	return SUCCESS;
+}
+
+static PHP_RSHUTDOWN_FUNCTION(weft)
+{
+	weft_watchdog_rshutdown();
+	return weft_hooks_rshutdown();
 }
 
 static PHP_MINFO_FUNCTION(weft)
@@ -42,6 +70,8 @@ static PHP_MINFO_FUNCTION(weft)
 
 static const zend_module_dep weft_deps[] = {
 	ZEND_MOD_REQUIRED("spl")
+	ZEND_MOD_OPTIONAL("openssl") /* its transports (tcp, ssl, tls) must be registered before ours wrap them */
+	ZEND_MOD_OPTIONAL("curl") /* loaded first, so that its libcurl is there for the curl hook (weft_curl.c) */
 	ZEND_MOD_END
 };
 
@@ -52,9 +82,9 @@ zend_module_entry weft_module_entry = {
 	"weft",
 	ext_functions,
 	PHP_MINIT(weft),
+	PHP_MSHUTDOWN(weft),
 	NULL,
-	NULL,
-	NULL,
+	PHP_RSHUTDOWN(weft),
 	PHP_MINFO(weft),
 	PHP_WEFT_VERSION,
 	STANDARD_MODULE_PROPERTIES

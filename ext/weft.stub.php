@@ -46,7 +46,8 @@ namespace Weft\Ext {
         public function __construct() {}
 
         /**
-         * @param resource $stream any stream with a descriptor (sockets, pipes, pg_socket(), STDIN ...)
+         * @param resource|int $stream any stream with a descriptor (sockets, pipes, pg_socket(), STDIN ...),
+         *        or a raw descriptor number: its owner must remove() it before closing the descriptor
          * @throws EpollException EEXIST (key or descriptor already registered), EPERM (regular file), ...
          */
         public function add($stream, int $events, int $key): void {}
@@ -78,5 +79,75 @@ namespace Weft\Ext {
 
     final class EpollException extends \RuntimeException
     {
+    }
+
+    /**
+     * The switchboard of the hooks (ext/weft_hooks.h): blocking calls of PHP and its extensions that
+     * suspend the current coroutine instead of blocking the process. Weft\Hook\Hooks drives it.
+     *
+     * A hook suspends only when its kind is enabled, a waiter is installed, a Fiber is running and may
+     * switch (not in a GC destructor, not at shutdown); otherwise it runs the original code. The waiter
+     * is called as $wait(int $fd, int $events, float $timeout): ?int and $waitMany(array $fds, float
+     * $timeout): ?array (descriptor => READ|WRITE; empty: a sleep); it returns the ready events (0 or []
+     * on timeout), or null when there is no coroutine to suspend (the hook then blocks), and throws to
+     * cancel. Everything is dropped at the end of the request.
+     */
+    final class Hooks
+    {
+        public const STREAM = UNKNOWN; // PHP socket streams: tcp, unix, udp, ssl/tls
+        public const SLEEP = UNKNOWN;  // sleep, usleep, time_nanosleep
+        public const CURL = UNKNOWN;   // curl_exec, curl_multi_*
+        public const DNS = UNKNOWN;    // gethostbyname, gethostbynamel
+        public const EXIT = UNKNOWN;   // exit()/die() in a coroutine
+        public const ALL = UNKNOWN;
+        public const READ = UNKNOWN;   // waitFd() events
+        public const WRITE = UNKNOWN;
+
+        public static function install(\Closure $wait, \Closure $waitMany): void {}
+
+        /** Removes the waiter and disables every kind. */
+        public static function uninstall(): void {}
+
+        /** @return int the kinds enabled now: those asked for that this build can hook (available()) */
+        public static function enable(int $kinds): int {}
+
+        public static function enabled(): int {}
+
+        public static function available(): int {}
+
+        public static function canSuspend(int $kind): bool {}
+
+        /** weft_hook_wait_fd() as a hook calls it: ready events, 0 on timeout. */
+        public static function waitFd(int $fd, int $events, float $timeout = -1): int {}
+
+        /** weft_hook_wait_fds(): @param array<int, int> $fds @return array<int, int> the ready ones */
+        public static function waitFds(array $fds, float $timeout = -1): array {}
+    }
+
+    /**
+     * Thrown by exit()/die() inside a Weft coroutine while the exit hook is on: it ends that coroutine
+     * (the request it serves gets a 500), not the process. The code is exit()'s status (0 for a string).
+     */
+    final class ExitException extends \Error
+    {
+    }
+
+    /**
+     * A thread that notices when the process stops calling beat() for longer than $threshold seconds and
+     * then has the engine call $onBlocked(float $seconds, ?string $call, int $line) in the main thread at
+     * the next opcode boundary: debug_backtrace() there shows where PHP code held the process. $call and
+     * $line name the call that just returned, when the engine stopped right after one (a blocking
+     * internal function is noticed once it returns). Once per missed beat. Stopped at the end of the
+     * request; a forked child has no thread until start() is called there.
+     */
+    final class Watchdog
+    {
+        public static function start(float $threshold, \Closure $onBlocked): void {}
+
+        public static function beat(): void {}
+
+        public static function stop(): void {}
+
+        public static function isRunning(): bool {}
     }
 }

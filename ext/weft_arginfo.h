@@ -33,6 +33,50 @@ ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_Epoll_descriptorO
 	ZEND_ARG_TYPE_INFO(0, stream, IS_MIXED, 0)
 ZEND_END_ARG_INFO()
 
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_Hooks_install, 0, 2, IS_VOID, 0)
+	ZEND_ARG_OBJ_INFO(0, wait, Closure, 0)
+	ZEND_ARG_OBJ_INFO(0, waitMany, Closure, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_Hooks_uninstall, 0, 0, IS_VOID, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_Hooks_enable, 0, 1, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, kinds, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_Hooks_enabled, 0, 0, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Weft_Ext_Hooks_available arginfo_class_Weft_Ext_Hooks_enabled
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_Hooks_canSuspend, 0, 1, _IS_BOOL, 0)
+	ZEND_ARG_TYPE_INFO(0, kind, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_Hooks_waitFd, 0, 2, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, fd, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, events, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, timeout, IS_DOUBLE, 0, "-1")
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_Hooks_waitFds, 0, 1, IS_ARRAY, 0)
+	ZEND_ARG_TYPE_INFO(0, fds, IS_ARRAY, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, timeout, IS_DOUBLE, 0, "-1")
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_Watchdog_start, 0, 2, IS_VOID, 0)
+	ZEND_ARG_TYPE_INFO(0, threshold, IS_DOUBLE, 0)
+	ZEND_ARG_OBJ_INFO(0, onBlocked, Closure, 0)
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Weft_Ext_Watchdog_beat arginfo_class_Weft_Ext_Hooks_uninstall
+
+#define arginfo_class_Weft_Ext_Watchdog_stop arginfo_class_Weft_Ext_Hooks_uninstall
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_Watchdog_isRunning, 0, 0, _IS_BOOL, 0)
+ZEND_END_ARG_INFO()
+
 ZEND_FUNCTION(weft_version);
 ZEND_METHOD(Weft_Ext_Epoll, __construct);
 ZEND_METHOD(Weft_Ext_Epoll, add);
@@ -41,6 +85,18 @@ ZEND_METHOD(Weft_Ext_Epoll, remove);
 ZEND_METHOD(Weft_Ext_Epoll, wait);
 ZEND_METHOD(Weft_Ext_Epoll, count);
 ZEND_METHOD(Weft_Ext_Epoll, descriptorOf);
+ZEND_METHOD(Weft_Ext_Hooks, install);
+ZEND_METHOD(Weft_Ext_Hooks, uninstall);
+ZEND_METHOD(Weft_Ext_Hooks, enable);
+ZEND_METHOD(Weft_Ext_Hooks, enabled);
+ZEND_METHOD(Weft_Ext_Hooks, available);
+ZEND_METHOD(Weft_Ext_Hooks, canSuspend);
+ZEND_METHOD(Weft_Ext_Hooks, waitFd);
+ZEND_METHOD(Weft_Ext_Hooks, waitFds);
+ZEND_METHOD(Weft_Ext_Watchdog, start);
+ZEND_METHOD(Weft_Ext_Watchdog, beat);
+ZEND_METHOD(Weft_Ext_Watchdog, stop);
+ZEND_METHOD(Weft_Ext_Watchdog, isRunning);
 
 static const zend_function_entry ext_functions[] = {
 	ZEND_NS_NAMED_FE("Weft\\Ext", version, ZEND_FN(weft_version), arginfo_Weft_Ext_version)
@@ -59,5 +115,25 @@ static const zend_function_entry class_Weft_Ext_Epoll_methods[] = {
 };
 
 static const zend_function_entry class_Weft_Ext_EpollException_methods[] = {
+	ZEND_FE_END
+};
+
+static const zend_function_entry class_Weft_Ext_Hooks_methods[] = {
+	ZEND_ME(Weft_Ext_Hooks, install, arginfo_class_Weft_Ext_Hooks_install, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
+	ZEND_ME(Weft_Ext_Hooks, uninstall, arginfo_class_Weft_Ext_Hooks_uninstall, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
+	ZEND_ME(Weft_Ext_Hooks, enable, arginfo_class_Weft_Ext_Hooks_enable, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
+	ZEND_ME(Weft_Ext_Hooks, enabled, arginfo_class_Weft_Ext_Hooks_enabled, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
+	ZEND_ME(Weft_Ext_Hooks, available, arginfo_class_Weft_Ext_Hooks_available, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
+	ZEND_ME(Weft_Ext_Hooks, canSuspend, arginfo_class_Weft_Ext_Hooks_canSuspend, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
+	ZEND_ME(Weft_Ext_Hooks, waitFd, arginfo_class_Weft_Ext_Hooks_waitFd, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
+	ZEND_ME(Weft_Ext_Hooks, waitFds, arginfo_class_Weft_Ext_Hooks_waitFds, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
+	ZEND_FE_END
+};
+
+static const zend_function_entry class_Weft_Ext_Watchdog_methods[] = {
+	ZEND_ME(Weft_Ext_Watchdog, start, arginfo_class_Weft_Ext_Watchdog_start, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
+	ZEND_ME(Weft_Ext_Watchdog, beat, arginfo_class_Weft_Ext_Watchdog_beat, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
+	ZEND_ME(Weft_Ext_Watchdog, stop, arginfo_class_Weft_Ext_Watchdog_stop, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
+	ZEND_ME(Weft_Ext_Watchdog, isRunning, arginfo_class_Weft_Ext_Watchdog_isRunning, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
 	ZEND_FE_END
 };

@@ -47,7 +47,7 @@
 #define WEFT_EPOLL_MAX_EVENTS (1 << 20)
 
 typedef struct {
-	zend_resource *res;         /* the stream's resource, referenced while registered */
+	zend_resource *res;         /* the stream's resource, referenced while registered; NULL for a raw descriptor */
 	int fd;                     /* the descriptor registered for it */
 	uint32_t events;            /* interest as last set by add()/modify() */
 	bool recast;                /* not a plain descriptor stream: redo the select cast after reads (TLS) */
@@ -164,13 +164,17 @@ static weft_epoll_object *weft_epoll_usable(zval *this_zv, bool allow_foreign)
 static void weft_epoll_entry_dtor(zval *zv)
 {
 	weft_epoll_entry *entry = Z_PTR_P(zv);
-	zend_list_delete(entry->res);
+	if (entry->res != NULL) {
+		zend_list_delete(entry->res);
+	}
 	efree(entry);
 }
 
+/* Whether PHP code closed the entry's stream. A raw descriptor (add() with an int) is never "closed" from
+ * here: its owner (a hook of the extension) removes it before closing the descriptor. */
 static inline bool weft_resource_closed(const zend_resource *res)
 {
-	return res->type < 0;
+	return res != NULL && res->type < 0;
 }
 
 /* The descriptor stream_select() would use, or -1. */
@@ -323,7 +327,7 @@ PHP_METHOD(Weft_Ext_Epoll, add)
 	zend_long events, key;
 
 	ZEND_PARSE_PARAMETERS_START(3, 3)
-		Z_PARAM_RESOURCE(zstream)
+		Z_PARAM_ZVAL(zstream)
 		Z_PARAM_LONG(events)
 		Z_PARAM_LONG(key)
 	ZEND_PARSE_PARAMETERS_END();
@@ -332,15 +336,31 @@ PHP_METHOD(Weft_Ext_Epoll, add)
 	if (obj == NULL) {
 		RETURN_THROWS();
 	}
-	php_stream *stream;
-	php_stream_from_zval(stream, zstream);
+	php_stream *stream = NULL;
+	php_socket_t fd;
+	if (Z_TYPE_P(zstream) == IS_LONG) {
+		/* A raw descriptor (a hook waiting on a socket that has no stream resource, or whose stream PHP
+		 * code cannot reach): the caller owns it and removes it before closing it. */
+		if (Z_LVAL_P(zstream) < 0 || Z_LVAL_P(zstream) > INT_MAX) {
+			zend_argument_value_error(1, "must be a stream resource or a descriptor number >= 0");
+			RETURN_THROWS();
+		}
+		fd = (php_socket_t) Z_LVAL_P(zstream);
+	} else if (Z_TYPE_P(zstream) == IS_RESOURCE) {
+		php_stream_from_zval(stream, zstream);
+	} else {
+		zend_argument_type_error(1, "must be of type resource|int, %s given", zend_zval_type_name(zstream));
+		RETURN_THROWS();
+	}
 	if (!weft_epoll_check_events(events, 2)) {
 		RETURN_THROWS();
 	}
-	php_socket_t fd = weft_stream_fd(stream);
-	if (fd < 0) {
-		weft_epoll_throw(0, "Cannot watch a stream of type %s: it has no file descriptor", stream->ops->label);
-		RETURN_THROWS();
+	if (stream != NULL) {
+		fd = weft_stream_fd(stream);
+		if (fd < 0) {
+			weft_epoll_throw(0, "Cannot watch a stream of type %s: it has no file descriptor", stream->ops->label);
+			RETURN_THROWS();
+		}
 	}
 
 	weft_epoll_entry *existing = zend_hash_index_find_ptr(&obj->entries, (zend_ulong) key);
@@ -382,11 +402,13 @@ PHP_METHOD(Weft_Ext_Epoll, add)
 	}
 
 	weft_epoll_entry *entry = emalloc(sizeof(*entry));
-	entry->res = Z_RES_P(zstream);
-	GC_ADDREF(entry->res);
+	entry->res = stream != NULL ? Z_RES_P(zstream) : NULL;
+	if (entry->res != NULL) {
+		GC_ADDREF(entry->res);
+	}
 	entry->fd = (int) fd;
 	entry->events = (uint32_t) events;
-	entry->recast = weft_stream_needs_recast(stream);
+	entry->recast = stream != NULL && weft_stream_needs_recast(stream);
 	entry->seen_position = -1;
 	zend_hash_index_add_new_ptr(&obj->entries, (zend_ulong) key, entry);
 	weft_epoll_set_owner(obj, (int) fd, key);
@@ -496,8 +518,8 @@ static zend_long weft_epoll_check_entry(weft_epoll_entry *entry)
 	if (UNEXPECTED(weft_resource_closed(entry->res))) {
 		return WEFT_EPOLL_CLOSED | EPOLLHUP;
 	}
-	if (!(entry->events & EPOLLIN)) {
-		return 0;
+	if (entry->res == NULL || !(entry->events & EPOLLIN)) {
+		return 0; /* a raw descriptor has no PHP-side buffer */
 	}
 	php_stream *stream = (php_stream *) entry->res->ptr;
 	if (entry->recast && stream->position != entry->seen_position) {

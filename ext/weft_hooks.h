@@ -48,4 +48,11 @@ int weft_hook_wait_fd(int fd, int events, double timeout);
  */
 int weft_hook_wait_fds(struct pollfd *fds, int n, double timeout);
 
+/* A module that can hook a kind says so at MINIT (Weft\Ext\Hooks::available() lists it; enable()
+ * ignores kinds nobody declared). */
+void weft_hooks_declare_available(uint32_t kinds);
+
+/* The kinds enabled now (0 while no waiter is installed). */
+uint32_t weft_hooks_enabled_kinds(void);
+
 #endif

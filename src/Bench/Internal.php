@@ -53,6 +53,7 @@ final class Internal
             '_echo-server' => EchoBench::server($o('port')),
             '_echo-client' => EchoBench::client($o('port'), $o('connections'), $o('duration')),
             '_line-load' => LineLoad::run($o('host'), $o('port'), $o('pattern'), $o('clients'), $o('duration')),
+            '_ws-load' => \Weft\Bench\Load\WebSocketLoad::run($o('host'), $o('port'), $o('pattern'), $o('clients'), $o('duration')),
             '_http-load' => HttpLoad::run($o('host'), $o('port'), $o('path'), $o('connections'), $o('requests'), $o('timeout')),
             '_client' => self::client($arguments[0] ?? '', $o('url'), $o('duration')),
             default => throw new \InvalidArgumentException("unknown internal bench command '$name'"),

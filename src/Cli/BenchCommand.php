@@ -40,6 +40,7 @@ final class BenchCommand
         'line' => LineScenario::class,
         'preload' => PreloadScenario::class,
         'static' => \Weft\Bench\Scenario\StaticScenario::class,
+        'websocket' => \Weft\Bench\Scenario\WebSocketScenario::class,
         'framework' => \Weft\Bench\Scenario\FrameworkScenario::class,
     ];
 
@@ -56,6 +57,7 @@ final class BenchCommand
             'loops' => ['list', null, "override the matrix's loop backends (select, epoll)"],
             'ab' => ['bool', false, 'also load every HTTP row with ab -k (apache2-utils)'],
             'varied' => ['bool', false, 'hello: add rows whose requests vary path, query and a header (wrk Lua script)'],
+            'app' => ['list', null, 'upstream: the handlers to run (weft, curl, streams; default weft)'],
             'port-range' => ['string', null, 'servers listen only on ports in LOW-HIGH (default: any free port)'],
             'baseline' => ['string', null, 'also run every server row on another commit (or prepared checkout), interleaved, and report the ratios'],
             'help' => ['bool', false, 'show this help'],
@@ -359,6 +361,7 @@ final class BenchCommand
             loops: $choices('loops', ['select', 'epoll']),
             ab: $options->get('ab'),
             varied: $options->get('varied'),
+            apps: $choices('app', ['weft', 'curl', 'streams']),
             portRange: $portRange,
             baseline: $options->get('baseline'),
         );

@@ -153,6 +153,7 @@ final class ControlCommand
             "Weft %s on %s — master pid %d, %s mode, %s loop, up %s, %d worker restart(s), master RSS %s\n\n",
             $m['state'], $m['address'], $m['pid'], $m['mode'], $m['loop'], self::duration($m['uptime']), $m['restarts'], self::bytes($m['rss']),
         );
+        $out .= \Weft\Hook\WorkerHooks::render($status['workers']);
         $out .= \sprintf("%-5s %-8s %-9s %-9s %10s %8s %10s %9s %9s\n", 'slot', 'pid', 'state', 'uptime', 'requests', 'conns', 'coroutines', 'memory', 'rss');
         foreach ($status['workers'] as $w) {
             $out .= \sprintf(

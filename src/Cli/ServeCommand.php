@@ -6,6 +6,8 @@ namespace Weft\Cli;
 
 use Weft\Cli\Config\AvailableCpus;
 use Weft\Cli\Config\Configuration;
+use Weft\Hook\Hooks;
+use Weft\Hook\WorkerHooks;
 use Weft\Http\Compression\GzipOptions;
 use Weft\Http\Parser\Limits;
 use Weft\Http\Server\HttpProtocol;
@@ -59,6 +61,8 @@ final class ServeCommand
             'grace' => ['float', ServerConfig::DEFAULT_GRACE, 'seconds in-flight requests get on stop or reload'],
             'backlog' => ['int', ListenOptions::DEFAULT_BACKLOG, 'listen backlog (capped by net.core.somaxconn)'],
             'max-coroutines' => ['int', \Weft\Coroutine\Scheduler::DEFAULT_MAX_COROUTINES, 'coroutines per worker (each holds a Fiber)'],
+            'blocking-threshold' => ['float', \Weft\Hook\BlockingDetector::DEFAULT_THRESHOLD, 'coroutine mode: log the request and PHP stack of a call that holds a worker longer than this many seconds (0: off)'],
+            'hooks' => ['string', 'all', 'coroutine mode: blocking PHP calls that suspend the coroutine instead (all, none, or a list of ' . \implode(',', \array_keys(Hooks::KINDS)) . ')'],
             'memory-limit' => ['bytes', self::DEFAULT_MEMORY_LIMIT, "each worker's PHP memory_limit; a request beyond it fails and the worker is replaced (0: none)"],
             'worker-timeout' => ['float', ServerConfig::DEFAULT_WORKER_TIMEOUT, 'seconds a worker may go without reporting to the master before it is killed and replaced (0: never)'],
             'pid-file' => ['string', null, 'pid file (default: RUNDIR/weft-PORT.pid); the control socket is PIDFILE.sock'],
@@ -74,6 +78,8 @@ final class ServeCommand
             'gzip-min-length' => ['bytes', GzipOptions::DEFAULT_MIN_LENGTH, 'smallest response body to compress'],
             'gzip-types' => ['list', GzipOptions::DEFAULT_TYPES, 'media types to compress (patterns like text/*)'],
             'gzip-level' => ['int', GzipOptions::DEFAULT_LEVEL, 'gzip compression level, 1 (fast) to 9 (small)'],
+            'ws-max-message' => ['bytes', \Weft\WebSocket\WebSocketOptions::DEFAULT_MAX_MESSAGE, 'WebSocket: largest message (closed with 1009 beyond)'],
+            'ws-idle-timeout' => ['float', \Weft\WebSocket\WebSocketOptions::DEFAULT_IDLE_TIMEOUT, 'WebSocket: seconds without a frame either way before closing (1001)'],
             'opcache' => ['string', 'on', 'opcache (and the JIT in the resident modes)', ['on', 'off']],
             'preload' => ['string', null, 'fpm mode: opcache.preload script (see bin/weft preload)'],
             'metrics' => ['string', null, 'serve /health and /metrics (Prometheus) from the master on HOST:PORT (default: off)'],
@@ -117,7 +123,7 @@ final class ServeCommand
                 throw new UsageError("option '--$positive' must be at least 1");
             }
         }
-        foreach (['header-timeout', 'body-timeout', 'idle-timeout', 'send-timeout'] as $timeout) {
+        foreach (['header-timeout', 'body-timeout', 'idle-timeout', 'send-timeout', 'ws-idle-timeout'] as $timeout) {
             if ($options->get($timeout) <= 0) {
                 throw new UsageError("option '--$timeout' must be positive");
             }
@@ -134,6 +140,14 @@ final class ServeCommand
             } catch (\RuntimeException $e) {
                 throw new UsageError($e->getMessage());
             }
+        }
+        if ($options->get('blocking-threshold') < 0) {
+            throw new UsageError("option '--blocking-threshold' cannot be negative");
+        }
+        try {
+            $hooks = Hooks::parse($options->get('hooks'));
+        } catch (\InvalidArgumentException $e) {
+            throw new UsageError("option '--hooks': " . $e->getMessage());
         }
         $workerTimeout = $options->get('worker-timeout');
         if ($workerTimeout < 0 || ($workerTimeout > 0 && $workerTimeout < 2)) {
@@ -171,7 +185,7 @@ final class ServeCommand
         } catch (\InvalidArgumentException $e) {
             throw new UsageError($e->getMessage());
         }
-        $hooks = \array_values(\array_filter([
+        $masterHooks = \array_values(\array_filter([
             $metricsServer,
             SystemdNotifier::fromEnvironment($logger),
         ]));
@@ -193,8 +207,11 @@ final class ServeCommand
             maxCoroutines: $options->get('max-coroutines'),
             maxRequestTime: $options->get('max-request-time'),
             workerTimeout: $options->get('worker-timeout'),
-            hooks: $hooks,
+            masterHooks: $masterHooks,
             workerStats: $requestMetrics->snapshot(...),
+            // Sync mode runs one request at a time: nothing to switch to, so nothing is hooked.
+            hooks: $options->get('mode') === 'coroutine' ? $hooks : 0,
+            blockingThreshold: $options->get('blocking-threshold'),
         );
         $master = new Master($config, $logger);
         try {
@@ -210,6 +227,7 @@ final class ServeCommand
             \fwrite(\STDERR, "weft: cannot listen for --metrics on {$options->get('metrics')}: " . $e->getMessage() . "\n");
             return 1;
         }
+        WorkerHooks::announce($config, $logger);
         if ($options->get('daemon')) {
             return Daemon::start($pidFile, $logFile, static fn (\Closure $ready, \Closure $failed): int => $master->run($ready, $failed));
         }
@@ -261,6 +279,7 @@ final class ServeCommand
             sendTimeout: $options->get('send-timeout'),
             debug: $options->get('debug'),
             bodyTimeout: $options->get('body-timeout'),
+            upgrades: ['websocket' => self::webSocketOptions($options)],
         );
         $memoryLimit = $options->get('memory-limit');
         $sendTimeout = $options->get('send-timeout');
@@ -287,6 +306,19 @@ final class ServeCommand
             }
             return new HttpProtocol($metrics->wrap($application), $logger, $httpOptions);
         };
+    }
+
+    private static function webSocketOptions(Options $options): \Weft\WebSocket\WebSocketOptions
+    {
+        try {
+            return new \Weft\WebSocket\WebSocketOptions(
+                maxMessage: $options->get('ws-max-message'),
+                idleTimeout: $options->get('ws-idle-timeout'),
+                sendTimeout: $options->get('send-timeout'),
+            );
+        } catch (\InvalidArgumentException $e) {
+            throw new UsageError($e->getMessage());
+        }
     }
 
     /**

@@ -25,7 +25,7 @@ use Weft\Loop\Internal\Watcher;
  * After fork() the child must build its own driver (Loop::reset()): the extension refuses to wait on an
  * epoll instance inherited from the parent, which would share its registrations.
  */
-final class EpollDriver extends AbstractDriver
+final class EpollDriver extends AbstractDriver implements DescriptorDriver
 {
     private const EPERM = 1;
     private const MAX_EVENTS = 1024;
@@ -33,7 +33,7 @@ final class EpollDriver extends AbstractDriver
     private readonly Epoll $epoll;
     /** @var array<int, int> interest registered for each stream (by resource id) */
     private array $registered = [];
-    /** @var array<int, resource> */
+    /** @var array<int, resource|int> streams, and raw descriptors (DescriptorDriver) under -1 - fd */
     private array $streams = [];
     /** @var array<int, true> streams whose interest may have changed since their last epoll_ctl() */
     private array $dirty = [];
@@ -66,6 +66,16 @@ final class EpollDriver extends AbstractDriver
     public function canWatch(mixed $stream): bool
     {
         return Epoll::descriptorOf($stream) !== null;
+    }
+
+    public function onReadableFd(int $fd, \Closure $callback): string
+    {
+        return $this->addDescriptor(Watcher::READABLE, $fd, $callback);
+    }
+
+    public function onWritableFd(int $fd, \Closure $callback): string
+    {
+        return $this->addDescriptor(Watcher::WRITABLE, $fd, $callback);
     }
 
     public function cancel(string $id): void
@@ -147,7 +157,8 @@ final class EpollDriver extends AbstractDriver
         // Nothing left after applying the changes: the wait below is then a sleep a signal can end.
         $events = $this->epoll->wait($timeout ?? -1.0, self::MAX_EVENTS);
         foreach ($this->alwaysReady as $id => $_) {
-            $events[$id] = \is_resource($this->streams[$id]) ? $this->registered[$id] : Epoll::CLOSED;
+            $stream = $this->streams[$id];
+            $events[$id] = \is_resource($stream) || \is_int($stream) ? $this->registered[$id] : Epoll::CLOSED;
         }
 
         foreach ($events as $id => $flags) {
@@ -176,7 +187,7 @@ final class EpollDriver extends AbstractDriver
     private function register(int $id, mixed $stream): void
     {
         $interest = $this->interest($id);
-        if (!\is_resource($stream)) {
+        if (!\is_resource($stream) && !\is_int($stream)) {
             // Closed before its watcher was enabled again: the next dispatch wakes and cancels it.
             $this->alwaysReady[$id] = true;
         } else {

@@ -56,7 +56,7 @@ final class Connection
         private readonly ?string $remoteAddress,
         private readonly Connections $owner,
         private readonly Driver $driver,
-        private readonly Timeouts $timeouts,
+        private Timeouts $timeouts,
     ) {
         $this->readWatcher = $driver->onReadable($stream, $this->onReadable(...));
         $this->expire = $this->expired(...);
@@ -266,6 +266,19 @@ final class Connection
                     return;
                 }
                 $this->arm($phase, $this->timeouts->idle);
+        }
+    }
+
+    /**
+     * Protocol switch (HTTP -> WebSocket after a 101): the connection goes on under another Session and
+     * that protocol's timers. Reading, the writer and everything queued stay as they are.
+     */
+    public function upgrade(Session $session, Timeouts $timeouts): void
+    {
+        $this->session = $session;
+        $this->timeouts = $timeouts;
+        if ($this->armed !== self::NONE && $this->armed !== self::SENDING) {
+            $this->armed = self::STALE;
         }
     }
 

@@ -102,7 +102,7 @@ final class Master
             $this->pidFile?->release((int) \getmypid());
             return 1;
         }
-        foreach ($this->config->hooks as $hook) {
+        foreach ($this->config->masterHooks as $hook) {
             $hook->start(fn (): array => $this->status());
         }
 
@@ -119,12 +119,19 @@ final class Master
             'address' => $this->listener->address(), 'workers' => $this->config->workers,
             'mode' => $this->config->mode, 'loop' => $this->config->loop, 'pid' => \getmypid(),
         ]);
-        if ($onReady !== null || $this->config->hooks !== []) {
+        if ($onReady !== null || $this->config->masterHooks !== []) {
             $readyCheck = $this->driver->repeat(0.01, function (string $id) use ($onReady): void {
+                // Every slot must hold a ready worker: a slot whose worker crashed at boot is empty while
+                // it waits out its back-off, and an empty slot is not "serving".
+                $ready = 0;
                 foreach ($this->workers as $worker) {
                     if (!$worker->ready) {
                         return;
                     }
+                    $ready++;
+                }
+                if ($ready < $this->config->workers) {
+                    return;
                 }
                 $this->driver->cancel($id);
                 $this->everReady = true;
@@ -181,7 +188,7 @@ final class Master
             $other->output?->closeAll();
         }
         $this->control?->close();
-        foreach ($this->config->hooks as $hook) {
+        foreach ($this->config->masterHooks as $hook) {
             $hook->forked();
         }
         foreach ([\SIGTERM, \SIGINT, \SIGUSR1, \SIGCHLD, \SIGHUP] as $signal) {
@@ -276,7 +283,7 @@ final class Master
             }
             unset($this->workers[$pid]);
             $this->readChannel($worker);
-            foreach ($this->config->hooks as $hook) {
+            foreach ($this->config->masterHooks as $hook) {
                 $hook->workerExited($worker->stats);
             }
             if ($worker->watcher !== null) {
@@ -559,14 +566,14 @@ final class Master
 
     private function event(string $event): void
     {
-        foreach ($this->config->hooks as $hook) {
+        foreach ($this->config->masterHooks as $hook) {
             $hook->event($event);
         }
     }
 
     private function cleanup(): void
     {
-        foreach ($this->config->hooks as $hook) {
+        foreach ($this->config->masterHooks as $hook) {
             $hook->stop();
         }
         foreach ($this->signalWatchers as $id) {

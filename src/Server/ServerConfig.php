@@ -38,8 +38,12 @@ final class ServerConfig
         public readonly float $maxRequestTime = 0.0,
         /** Seconds a worker may go without reporting before it is killed and replaced (0: never). */
         public readonly float $workerTimeout = self::DEFAULT_WORKER_TIMEOUT,
+        /** Weft\Hook\Hooks kinds the workers enable (coroutine mode only; see --hooks) */
+        public readonly int $hooks = 0,
+        /** seconds a coroutine-mode worker may be held before the log names the call (0: off) */
+        public readonly float $blockingThreshold = 0.0,
         /** @var list<MasterHook> run in the master beside its loop (metrics endpoint, systemd notify) */
-        public readonly array $hooks = [],
+        public readonly array $masterHooks = [],
         /** @var null|\Closure(): array<string, mixed> figures merged into each worker's stats report */
         public readonly ?\Closure $workerStats = null,
     ) {

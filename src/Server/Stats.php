@@ -27,7 +27,7 @@ final class Stats
             'jit' => \function_exists('opcache_get_status') && (\opcache_get_status(false)['jit']['on'] ?? false),
             'updated' => \microtime(true),
             'running' => InFlight::oldest(),
-        ];
+        ] + \Weft\Hook\WorkerHooks::stats();
     }
 
     /** Resident set size of this process in bytes, from /proc (0 where there is no /proc). */

@@ -52,6 +52,7 @@ final class Worker
     public function run(): int
     {
         $this->driver = Loop::reset($this->config->loop);
+        \Weft\Hook\WorkerHooks::install($this->config, $this->logger);
         Scheduler::get()->setMaxCoroutines($this->config->maxCoroutines);
         Scheduler::get()->setUncaughtHandler(function (\Throwable $e, Coroutine $coroutine): void {
             $this->logger->error('Unhandled exception in coroutine #{id}: {message}', [

@@ -39,6 +39,7 @@ final class Response
     /** @var array<array-key, string|int|float|list<string|int|float>> */
     private array $headers;
     private ?\Closure $producer = null;
+    private ?Upgrade $upgrade = null;
 
     /**
      * @param array<string, string|int|float|list<string|int|float>> $headers
@@ -231,6 +232,24 @@ final class Response
     public function producer(): ?\Closure
     {
         return $this->producer;
+    }
+
+    /**
+     * A 101 that switches the connection to another protocol (WebSocket::upgrade() builds it): the
+     * server writes the head and hands the connection over to $upgrade.
+     *
+     * @param array<string, string|int|float|list<string|int|float>> $headers
+     */
+    public static function switchingProtocols(Upgrade $upgrade, array $headers = []): self
+    {
+        $response = new self(101, $headers);
+        $response->upgrade = $upgrade;
+        return $response;
+    }
+
+    public function upgrade(): ?Upgrade
+    {
+        return $this->upgrade;
     }
 
     private static function assertReason(string $reason): void

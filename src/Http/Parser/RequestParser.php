@@ -131,6 +131,16 @@ final class RequestParser
         return \strlen($this->buffer) - $this->offset + ($this->chunked?->bodyBytes() ?? 0);
     }
 
+    /** Hands over the unconsumed bytes (what follows a protocol upgrade's request) and forgets them. */
+    public function takeBuffered(): string
+    {
+        $rest = (string) substr($this->buffer, $this->offset);
+        $this->buffer = '';
+        $this->offset = 0;
+        $this->scanFrom = 0;
+        return $rest;
+    }
+
     private function nextHead(): ?Request
     {
         $buffer = $this->buffer;

@@ -29,6 +29,8 @@ final class HttpOptions
         public readonly float $sendTimeout = self::DEFAULT_SEND_TIMEOUT,
         public readonly bool $debug = false,
         public readonly float $bodyTimeout = self::DEFAULT_BODY_TIMEOUT,
+        /** @var array<string, object> server-wide options of upgraded protocols, by name ('websocket') */
+        public readonly array $upgrades = [],
     ) {
         $this->limits = $limits ?? new Limits();
         if ($headerTimeout <= 0 || $idleTimeout <= 0 || $sendTimeout <= 0 || $bodyTimeout <= 0) {

@@ -177,6 +177,10 @@ final class HttpSession implements Session
     {
         $connection = $this->connection;
         $response = $this->protocol->call->respond($request);
+        if ($response->upgrade() !== null) {
+            $this->switchProtocols($response);
+            return;
+        }
         if ($response->status() < 200) {
             // 1xx are interim answers (100 Continue is the server's own): as the final answer the
             // client would wait on for the real one. (fpm mode's emitter refuses them the same way.)
@@ -201,6 +205,17 @@ final class HttpSession implements Session
             return; // answered at once, inside pump(): it goes on with the next request and writes
         }
         $this->pump();
+    }
+
+    /**
+     * A 101 from the application (WebSocket::upgrade()): this session takes no further request; the
+     * connection, with the bytes read after the request, belongs to the new protocol from here on.
+     */
+    private function switchProtocols(Response $response): void
+    {
+        $this->done = true;
+        $this->busy = false;
+        $response->upgrade()->switchProtocols($this->connection, $response, $this->parser->takeBuffered(), $this->protocol->options->upgrades);
     }
 
     private function send(Request $request, Response $response, bool $keepAlive, bool $isHead): bool

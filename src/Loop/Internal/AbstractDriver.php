@@ -332,6 +332,22 @@ abstract class AbstractDriver implements Driver
         return $this->add($watcher);
     }
 
+    /**
+     * A watcher on a raw descriptor, for backends that can watch one directly (DescriptorDriver). Its
+     * stream id is negative (-1 - fd), so it never collides with a resource id; the callback receives
+     * the descriptor number where a stream watcher's receives the stream.
+     */
+    protected function addDescriptor(int $type, int $fd, \Closure $callback): string
+    {
+        if ($fd < 0) {
+            throw new \ValueError('A descriptor number must be >= 0');
+        }
+        $watcher = new Watcher($this->newId(), $type, $callback);
+        $watcher->stream = $fd;
+        $watcher->streamId = -1 - $fd;
+        return $this->add($watcher);
+    }
+
     private function add(Watcher $watcher): string
     {
         $this->watchers[$watcher->id] = $watcher;

@@ -20,7 +20,7 @@ final class Watcher
     public float $expiration = 0.0;
     public float $interval = 0.0;
     public int $signal = 0;
-    /** @var resource|null */
+    /** @var resource|int|null a stream, or a raw descriptor number (DescriptorDriver) */
     public mixed $stream = null;
     public int $streamId = 0;
     /** @internal TimerQueue bookkeeping: position in the heap (-1: not in it) and insertion order. */

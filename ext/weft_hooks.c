@@ -1,0 +1,490 @@
+/*
+ * The core of the hooks: which kinds are on, whether a hook may suspend right now, and the wait that
+ * suspends the current coroutine through the waiter Weft's PHP side installed (see weft_hooks.h).
+ * Also Weft\Ext\Hooks, the PHP-visible switchboard (see weft.stub.php).
+ *
+ * The waiter is PHP code (Weft\Hook\FdWaiter): it registers the descriptor with the loop, suspends the
+ * coroutine's Fiber and returns when the loop saw it ready, the timeout passed, or the coroutine was
+ * cancelled (it throws). Each Fiber has its own C stack, so suspending from deep inside an internal
+ * function (a stream op called by mysqlnd, say) is sound: the C frames below stay where they are until
+ * the Fiber is resumed.
+ *
+ * Process-wide state: the CLI and the server are NTS builds; under ZTS the hooks stay unavailable.
+ */
+
+#ifdef HAVE_CONFIG_H
+# include "config.h"
+#endif
+
+#include "php.h"
+#include "zend_closures.h"
+#include "zend_exceptions.h"
+#include "zend_fibers.h"
+#include "php_weft.h"
+#include "weft_hooks.h"
+
+#include <errno.h>
+#include <math.h>
+#include <poll.h>
+#include <time.h>
+
+static uint32_t weft_hooks_kinds = 0;       /* enabled kinds */
+static uint32_t weft_hooks_available = 0;   /* kinds this build can hook (modules add theirs at MINIT) */
+static bool weft_waiter_installed = false;
+static zval weft_waiter_one;                /* Closure(int $fd, int $events, float $timeout): ?int */
+static zval weft_waiter_many;               /* Closure(array $fds, float $timeout): ?array */
+static zend_fcall_info weft_waiter_one_fci;
+static zend_fcall_info_cache weft_waiter_one_fcc;
+static zend_fcall_info weft_waiter_many_fci;
+static zend_fcall_info_cache weft_waiter_many_fcc;
+
+static zend_class_entry *weft_ce_hooks;
+
+void weft_hooks_declare_available(uint32_t kinds)
+{
+#ifndef ZTS
+	weft_hooks_available |= kinds;
+#else
+	(void) kinds;
+#endif
+}
+
+uint32_t weft_hooks_enabled_kinds(void)
+{
+	return weft_waiter_installed ? weft_hooks_kinds : 0;
+}
+
+/* Whether the waiter may be called to suspend the current Fiber now, whatever the kind. */
+static bool weft_hook_can_switch(void)
+{
+	if (!weft_waiter_installed) {
+		return false;
+	}
+	zend_fiber *fiber = EG(active_fiber);
+	if (fiber == NULL || (fiber->flags & ZEND_FIBER_FLAG_DESTROYED)) {
+		return false;
+	}
+	/* GC destructors and shutdown forbid switching; an exception in flight cannot cross a call into PHP. */
+	if (zend_fiber_switch_blocked() || (EG(flags) & EG_FLAGS_IN_SHUTDOWN) || EG(exception) != NULL) {
+		return false;
+	}
+	return true;
+}
+
+bool weft_hook_can_suspend(uint32_t kind)
+{
+	return (weft_hooks_kinds & kind) != 0 && weft_hook_can_switch();
+}
+
+/*
+ * Engine state that belongs to the code running, not to the process, and that a suspension would leak
+ * into whatever runs next: the error mode (new PDO() sets EH_THROW with PDOException while it connects,
+ * so a warning in another coroutine would become a PDOException) and the error level (@ lowers it for
+ * its expression). weft_suspend_begin() puts the neutral values in place for the others, and
+ * weft_suspend_end() gives the resumed code its own back.
+ */
+typedef struct {
+	zend_error_handling handling;
+	int error_reporting;
+} weft_suspend_state;
+
+static int weft_base_error_reporting = E_ALL;
+
+static void weft_suspend_begin(weft_suspend_state *state)
+{
+	zend_save_error_handling(&state->handling);
+	state->error_reporting = EG(error_reporting);
+	EG(error_handling) = EH_NORMAL;
+	EG(exception_class) = NULL;
+	EG(error_reporting) = weft_base_error_reporting;
+}
+
+static void weft_suspend_end(weft_suspend_state *state)
+{
+	EG(error_handling) = state->handling.handling;
+	EG(exception_class) = state->handling.exception;
+	EG(error_reporting) = state->error_reporting;
+}
+
+static double weft_now(void)
+{
+	struct timespec ts;
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double) ts.tv_sec + (double) ts.tv_nsec / 1e9;
+}
+
+/* What the hook would have done without Weft: poll(2) in this thread, restarted after signals. */
+static int weft_block_poll(struct pollfd *fds, int n, double timeout)
+{
+	double deadline = timeout < 0 ? 0 : weft_now() + timeout;
+	while (true) {
+		int ms = -1;
+		if (timeout >= 0) {
+			double left = deadline - weft_now();
+			ms = left <= 0 ? 0 : (left * 1000.0 >= (double) INT_MAX ? INT_MAX : (int) ceil(left * 1000.0));
+		}
+		int r = poll(fds, (nfds_t) n, ms);
+		if (r >= 0 || errno != EINTR) {
+			return r;
+		}
+	}
+}
+
+static int weft_revents_to_events(short revents)
+{
+	int ready = 0;
+	if (revents & (POLLIN | POLLPRI | POLLERR | POLLHUP | POLLNVAL)) {
+		ready |= WEFT_WAIT_READ;
+	}
+	if (revents & (POLLOUT | POLLERR | POLLHUP)) {
+		ready |= WEFT_WAIT_WRITE;
+	}
+	return ready;
+}
+
+int weft_hook_wait_fd(int fd, int events, double timeout)
+{
+	if (zend_isnan(timeout)) {
+		timeout = -1;
+	}
+	if (weft_hook_can_switch()) {
+		zval args[3], ret;
+		ZVAL_LONG(&args[0], fd);
+		ZVAL_LONG(&args[1], events);
+		ZVAL_DOUBLE(&args[2], timeout);
+		ZVAL_UNDEF(&ret);
+		/* Copies on this Fiber's stack: another coroutine may call the waiter while this one is suspended. */
+		zend_fcall_info fci = weft_waiter_one_fci;
+		zend_fcall_info_cache fcc = weft_waiter_one_fcc;
+		fci.retval = &ret;
+		fci.params = args;
+		fci.param_count = 3;
+		weft_suspend_state state;
+		weft_suspend_begin(&state);
+		zend_result called = zend_call_function(&fci, &fcc);
+		weft_suspend_end(&state);
+		if (called != SUCCESS || EG(exception) != NULL) {
+			zval_ptr_dtor(&ret);
+			if (EG(exception) == NULL) {
+				zend_throw_error(NULL, "The Weft hook waiter could not be called");
+			}
+			return -1;
+		}
+		if (Z_TYPE(ret) == IS_LONG) {
+			zend_long ready = Z_LVAL(ret);
+			return ready < 0 ? 0 : (int) (ready & (WEFT_WAIT_READ | WEFT_WAIT_WRITE));
+		}
+		zval_ptr_dtor(&ret);
+		/* null: the waiter found no coroutine to suspend (a Fiber that is not Weft's): block below. */
+	}
+	struct pollfd pfd = {.fd = fd, .events = 0, .revents = 0};
+	pfd.events = (short) (((events & WEFT_WAIT_READ) ? POLLIN : 0) | ((events & WEFT_WAIT_WRITE) ? POLLOUT : 0));
+	int r = weft_block_poll(&pfd, 1, timeout);
+	if (r < 0) {
+		zend_throw_error(NULL, "poll() failed while waiting for descriptor %d: %s", fd, strerror(errno));
+		return -1;
+	}
+	return r == 0 ? 0 : weft_revents_to_events(pfd.revents);
+}
+
+int weft_hook_wait_fds(struct pollfd *fds, int n, double timeout)
+{
+	if (zend_isnan(timeout)) {
+		timeout = -1;
+	}
+	for (int i = 0; i < n; i++) {
+		fds[i].revents = 0;
+	}
+	if (weft_hook_can_switch()) {
+		zval args[2], ret;
+		array_init_size(&args[0], (uint32_t) n);
+		for (int i = 0; i < n; i++) {
+			if (fds[i].fd < 0) {
+				continue; /* poll(2) ignores negative descriptors */
+			}
+			zend_long ev = ((fds[i].events & (POLLIN | POLLPRI)) ? WEFT_WAIT_READ : 0) | ((fds[i].events & POLLOUT) ? WEFT_WAIT_WRITE : 0);
+			zval *seen = zend_hash_index_find(Z_ARRVAL(args[0]), (zend_ulong) fds[i].fd);
+			if (seen != NULL) {
+				Z_LVAL_P(seen) |= ev;
+			} else {
+				zval value;
+				ZVAL_LONG(&value, ev);
+				zend_hash_index_add_new(Z_ARRVAL(args[0]), (zend_ulong) fds[i].fd, &value);
+			}
+		}
+		ZVAL_DOUBLE(&args[1], timeout);
+		ZVAL_UNDEF(&ret);
+		zend_fcall_info fci = weft_waiter_many_fci;
+		zend_fcall_info_cache fcc = weft_waiter_many_fcc;
+		fci.retval = &ret;
+		fci.params = args;
+		fci.param_count = 2;
+		weft_suspend_state state;
+		weft_suspend_begin(&state);
+		zend_result called = zend_call_function(&fci, &fcc);
+		weft_suspend_end(&state);
+		zval_ptr_dtor(&args[0]);
+		if (called != SUCCESS || EG(exception) != NULL) {
+			zval_ptr_dtor(&ret);
+			if (EG(exception) == NULL) {
+				zend_throw_error(NULL, "The Weft hook waiter could not be called");
+			}
+			return -1;
+		}
+		if (Z_TYPE(ret) == IS_ARRAY) {
+			int count = 0;
+			for (int i = 0; i < n; i++) {
+				if (fds[i].fd < 0) {
+					continue;
+				}
+				zval *ready = zend_hash_index_find(Z_ARRVAL(ret), (zend_ulong) fds[i].fd);
+				if (ready == NULL || Z_TYPE_P(ready) != IS_LONG || Z_LVAL_P(ready) == 0) {
+					continue;
+				}
+				zend_long bits = Z_LVAL_P(ready);
+				short revents = 0;
+				if ((bits & WEFT_WAIT_READ) && (fds[i].events & (POLLIN | POLLPRI))) {
+					revents |= fds[i].events & (POLLIN | POLLPRI);
+				}
+				if ((bits & WEFT_WAIT_WRITE) && (fds[i].events & POLLOUT)) {
+					revents |= POLLOUT;
+				}
+				if (revents == 0) {
+					/* Ready for what it did not ask: a hang-up or an error, which poll reports as such. */
+					revents = POLLHUP;
+				}
+				fds[i].revents = revents;
+				count++;
+			}
+			zval_ptr_dtor(&ret);
+			return count;
+		}
+		zval_ptr_dtor(&ret);
+	}
+	int r = weft_block_poll(fds, n, timeout);
+	if (r < 0) {
+		zend_throw_error(NULL, "poll() failed: %s", strerror(errno));
+		return -1;
+	}
+	return r;
+}
+
+zif_handler weft_hooks_replace_function(const char *name, zif_handler handler)
+{
+	zend_function *fn = zend_hash_str_find_ptr(CG(function_table), name, strlen(name));
+	if (fn == NULL || fn->type != ZEND_INTERNAL_FUNCTION) {
+		return NULL;
+	}
+	zif_handler previous = fn->internal_function.handler;
+	fn->internal_function.handler = handler;
+	return previous;
+}
+
+/* ---------------------------------------------------------------------------------------------------- */
+/* Weft\Ext\Hooks */
+
+static void weft_waiter_release(void)
+{
+	if (weft_waiter_installed) {
+		weft_waiter_installed = false;
+		zval_ptr_dtor(&weft_waiter_one);
+		zval_ptr_dtor(&weft_waiter_many);
+		ZVAL_UNDEF(&weft_waiter_one);
+		ZVAL_UNDEF(&weft_waiter_many);
+	}
+}
+
+static bool weft_waiter_prepare(zval *callable, zend_fcall_info *fci, zend_fcall_info_cache *fcc)
+{
+	char *error = NULL;
+	if (zend_fcall_info_init(callable, 0, fci, fcc, NULL, &error) != SUCCESS) {
+		zend_throw_error(NULL, "Invalid waiter: %s", error != NULL ? error : "not callable");
+		if (error != NULL) {
+			efree(error);
+		}
+		return false;
+	}
+	if (error != NULL) {
+		efree(error);
+	}
+	return true;
+}
+
+PHP_METHOD(Weft_Ext_Hooks, install)
+{
+	zval *one, *many;
+
+	ZEND_PARSE_PARAMETERS_START(2, 2)
+		Z_PARAM_OBJECT_OF_CLASS(one, zend_ce_closure)
+		Z_PARAM_OBJECT_OF_CLASS(many, zend_ce_closure)
+	ZEND_PARSE_PARAMETERS_END();
+
+	weft_waiter_release();
+	ZVAL_COPY(&weft_waiter_one, one);
+	ZVAL_COPY(&weft_waiter_many, many);
+	if (!weft_waiter_prepare(&weft_waiter_one, &weft_waiter_one_fci, &weft_waiter_one_fcc)
+		|| !weft_waiter_prepare(&weft_waiter_many, &weft_waiter_many_fci, &weft_waiter_many_fcc)) {
+		zval_ptr_dtor(&weft_waiter_one);
+		zval_ptr_dtor(&weft_waiter_many);
+		ZVAL_UNDEF(&weft_waiter_one);
+		ZVAL_UNDEF(&weft_waiter_many);
+		RETURN_THROWS();
+	}
+	weft_waiter_installed = true;
+	/* The level the application runs at (install() is not called under @): what others see while a
+	 * coroutine that silenced a call is suspended in it. */
+	weft_base_error_reporting = EG(error_reporting);
+}
+
+PHP_METHOD(Weft_Ext_Hooks, uninstall)
+{
+	ZEND_PARSE_PARAMETERS_NONE();
+	weft_hooks_kinds = 0;
+	weft_waiter_release();
+}
+
+PHP_METHOD(Weft_Ext_Hooks, enable)
+{
+	zend_long kinds;
+
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_LONG(kinds)
+	ZEND_PARSE_PARAMETERS_END();
+
+	if (kinds < 0 || (kinds & ~(zend_long) WEFT_HOOK_ALL) != 0) {
+		zend_argument_value_error(1, "must be a combination of the Hooks::STREAM, SLEEP, CURL, DNS and EXIT flags");
+		RETURN_THROWS();
+	}
+	weft_hooks_kinds = (uint32_t) kinds & weft_hooks_available;
+	RETURN_LONG((zend_long) weft_hooks_kinds);
+}
+
+PHP_METHOD(Weft_Ext_Hooks, enabled)
+{
+	ZEND_PARSE_PARAMETERS_NONE();
+	RETURN_LONG((zend_long) weft_hooks_enabled_kinds());
+}
+
+PHP_METHOD(Weft_Ext_Hooks, available)
+{
+	ZEND_PARSE_PARAMETERS_NONE();
+	RETURN_LONG((zend_long) weft_hooks_available);
+}
+
+PHP_METHOD(Weft_Ext_Hooks, canSuspend)
+{
+	zend_long kind;
+
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_LONG(kind)
+	ZEND_PARSE_PARAMETERS_END();
+
+	RETURN_BOOL(weft_hook_can_suspend((uint32_t) kind));
+}
+
+PHP_METHOD(Weft_Ext_Hooks, waitFd)
+{
+	zend_long fd, events;
+	double timeout = -1.0;
+
+	ZEND_PARSE_PARAMETERS_START(2, 3)
+		Z_PARAM_LONG(fd)
+		Z_PARAM_LONG(events)
+		Z_PARAM_OPTIONAL
+		Z_PARAM_DOUBLE(timeout)
+	ZEND_PARSE_PARAMETERS_END();
+
+	if (fd < 0 || fd > INT_MAX) {
+		zend_argument_value_error(1, "must be a descriptor number >= 0");
+		RETURN_THROWS();
+	}
+	if (events <= 0 || (events & ~(zend_long) (WEFT_WAIT_READ | WEFT_WAIT_WRITE)) != 0) {
+		zend_argument_value_error(2, "must be Hooks::READ, Hooks::WRITE or both");
+		RETURN_THROWS();
+	}
+	int ready = weft_hook_wait_fd((int) fd, (int) events, timeout);
+	if (ready < 0) {
+		RETURN_THROWS();
+	}
+	RETURN_LONG(ready);
+}
+
+PHP_METHOD(Weft_Ext_Hooks, waitFds)
+{
+	HashTable *wanted;
+	double timeout = -1.0;
+
+	ZEND_PARSE_PARAMETERS_START(1, 2)
+		Z_PARAM_ARRAY_HT(wanted)
+		Z_PARAM_OPTIONAL
+		Z_PARAM_DOUBLE(timeout)
+	ZEND_PARSE_PARAMETERS_END();
+
+	uint32_t n = zend_hash_num_elements(wanted);
+	struct pollfd *fds = n > 0 ? safe_emalloc(n, sizeof(struct pollfd), 0) : NULL;
+	zend_ulong fd;
+	zend_string *skey;
+	zval *ev;
+	int i = 0;
+	ZEND_HASH_FOREACH_KEY_VAL(wanted, fd, skey, ev) {
+		if (skey != NULL || (zend_long) fd < 0 || fd > INT_MAX || Z_TYPE_P(ev) != IS_LONG) {
+			if (fds != NULL) {
+				efree(fds);
+			}
+			zend_argument_value_error(1, "must map descriptor numbers to Hooks::READ / Hooks::WRITE");
+			RETURN_THROWS();
+		}
+		fds[i].fd = (int) fd;
+		fds[i].events = (short) (((Z_LVAL_P(ev) & WEFT_WAIT_READ) ? POLLIN : 0) | ((Z_LVAL_P(ev) & WEFT_WAIT_WRITE) ? POLLOUT : 0));
+		fds[i].revents = 0;
+		i++;
+	} ZEND_HASH_FOREACH_END();
+
+	int ready = weft_hook_wait_fds(fds, (int) n, timeout);
+	if (ready < 0) {
+		if (fds != NULL) {
+			efree(fds);
+		}
+		RETURN_THROWS();
+	}
+	array_init(return_value);
+	for (int j = 0; j < (int) n; j++) {
+		if (fds[j].revents != 0) {
+			add_index_long(return_value, (zend_ulong) fds[j].fd, weft_revents_to_events(fds[j].revents));
+		}
+	}
+	if (fds != NULL) {
+		efree(fds);
+	}
+}
+
+zend_result weft_hooks_minit(const zend_function_entry *methods)
+{
+	zend_class_entry ce;
+	INIT_NS_CLASS_ENTRY(ce, "Weft\\Ext", "Hooks", methods);
+	weft_ce_hooks = zend_register_internal_class_ex(&ce, NULL);
+	weft_ce_hooks->ce_flags |= ZEND_ACC_FINAL | ZEND_ACC_NO_DYNAMIC_PROPERTIES | ZEND_ACC_NOT_SERIALIZABLE;
+
+#define WEFT_HOOKS_CONST(name, value) zend_declare_class_constant_long(weft_ce_hooks, name, sizeof(name) - 1, (zend_long) (value))
+	WEFT_HOOKS_CONST("STREAM", WEFT_HOOK_STREAM);
+	WEFT_HOOKS_CONST("SLEEP", WEFT_HOOK_SLEEP);
+	WEFT_HOOKS_CONST("CURL", WEFT_HOOK_CURL);
+	WEFT_HOOKS_CONST("DNS", WEFT_HOOK_DNS);
+	WEFT_HOOKS_CONST("EXIT", WEFT_HOOK_EXIT);
+	WEFT_HOOKS_CONST("ALL", WEFT_HOOK_ALL);
+	WEFT_HOOKS_CONST("READ", WEFT_WAIT_READ);
+	WEFT_HOOKS_CONST("WRITE", WEFT_WAIT_WRITE);
+#undef WEFT_HOOKS_CONST
+
+	ZVAL_UNDEF(&weft_waiter_one);
+	ZVAL_UNDEF(&weft_waiter_many);
+	return SUCCESS;
+}
+
+/* The waiter is request memory: drop it (and every hook with it) before the engine frees that memory. */
+zend_result weft_hooks_rshutdown(void)
+{
+	weft_hooks_kinds = 0;
+	weft_waiter_release();
+	return SUCCESS;
+}

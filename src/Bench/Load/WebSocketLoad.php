@@ -1,0 +1,212 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Bench\Load;
+
+use Weft\Coroutine\Timeout;
+use Weft\Coroutine\WaitGroup;
+use Weft\Socket\ConnectOptions;
+use Weft\Socket\Socket;
+use Weft\Socket\SocketException;
+use Weft\WebSocket\Frame;
+
+use function Weft\go;
+use function Weft\run;
+
+/**
+ * The WebSocket load client of `bin/weft bench websocket` (bin/weft bench _ws-load), a process of its
+ * own on the load CPU, written with Weft's coroutines and sockets:
+ *
+ * - echo: every client connects once (handshake), then sends "hello world" as a masked text frame and
+ *   reads the echo, over and over, like the line protocol's "many" pattern.
+ * - broadcast: every client connects; then, round after round, the first client sends one message and
+ *   the round lasts until the last client has received it (the server broadcasts it to all).
+ *
+ * @internal
+ */
+final class WebSocketLoad
+{
+    public const MESSAGE = 'hello world';
+    private const TIMEOUT = 10.0;
+    private const LATENCY_SAMPLE = 8;
+
+    private int $messages = 0;
+    /** @var array{connect: int, timeout: int, closed: int, mismatch: int} */
+    private array $errors = ['connect' => 0, 'timeout' => 0, 'closed' => 0, 'mismatch' => 0];
+    /** @var list<float> */
+    private array $latencies = [];
+    private readonly string $frame;
+    private readonly string $expected;
+
+    private function __construct(private readonly string $address)
+    {
+        $this->frame = Frame::encodeMasked(Frame::TEXT, self::MESSAGE);
+        $this->expected = Frame::encode(Frame::TEXT, self::MESSAGE);
+    }
+
+    /** @return array<string, mixed> */
+    public static function run(string $host, int $port, string $pattern, int $clients, float $seconds): array
+    {
+        $load = new self("$host:$port");
+        return run(static fn (): array => match ($pattern) {
+            'echo' => $load->echo($clients, $seconds),
+            'broadcast' => $load->broadcast($clients, \max(1, (int) $seconds)),
+            default => throw new \InvalidArgumentException("Unknown WebSocket load pattern '$pattern' (echo or broadcast)"),
+        });
+    }
+
+    /** @return array<string, mixed> */
+    private function echo(int $clients, float $seconds): array
+    {
+        $sockets = $this->connectAll($clients);
+        $start = \hrtime(true);
+        $deadline = $start + (int) ($seconds * 1e9);
+        $wg = new WaitGroup();
+        foreach ($sockets as $socket) {
+            $wg->add();
+            go(function () use ($socket, $deadline, $wg): void {
+                try {
+                    while (\hrtime(true) < $deadline && $this->exchange($socket)) {
+                    }
+                } finally {
+                    $socket->close();
+                    $wg->done();
+                }
+            });
+        }
+        $wg->wait();
+        return $this->result('echo', $clients, \count($sockets), (\hrtime(true) - $start) / 1e9);
+    }
+
+    /**
+     * @param int $rounds messages broadcast, one after the other
+     * @return array<string, mixed>
+     */
+    private function broadcast(int $clients, int $rounds): array
+    {
+        $sockets = $this->connectAll($clients);
+        $start = \hrtime(true);
+        $times = [];
+        for ($round = 0; $round < $rounds && $sockets !== []; $round++) {
+            $payload = "round $round";
+            $expected = Frame::encode(Frame::TEXT, $payload);
+            $wg = new WaitGroup();
+            $last = 0;
+            foreach ($sockets as $socket) {
+                $wg->add();
+                go(function () use ($socket, $expected, $wg, &$last): void {
+                    try {
+                        $got = $socket->readExactly(\strlen($expected), self::TIMEOUT);
+                        if ($got !== $expected) {
+                            $this->errors['mismatch']++;
+                            return;
+                        }
+                        $this->messages++;
+                        $last = \max($last, \hrtime(true));
+                    } catch (Timeout) {
+                        $this->errors['timeout']++;
+                    } catch (SocketException) {
+                        $this->errors['closed']++;
+                    } finally {
+                        $wg->done();
+                    }
+                });
+            }
+            $sent = \hrtime(true);
+            $sockets[0]->write(Frame::encodeMasked(Frame::TEXT, $payload), self::TIMEOUT);
+            $wg->wait();
+            $times[] = ($last - $sent) / 1e6;
+        }
+        foreach ($sockets as $socket) {
+            $socket->close();
+        }
+        $result = $this->result('broadcast', $clients, \count($sockets), (\hrtime(true) - $start) / 1e9);
+        \sort($times);
+        $result['rounds'] = \count($times);
+        $result['round_ms'] = $times;
+        $result['last_p50_ms'] = $times === [] ? null : $times[\intdiv(\count($times), 2)];
+        $result['last_max_ms'] = $times === [] ? null : \end($times);
+        return $result;
+    }
+
+    /** @return list<Socket> */
+    private function connectAll(int $clients): array
+    {
+        $sockets = [];
+        $wg = new WaitGroup();
+        for ($i = 0; $i < $clients; $i++) {
+            $wg->add();
+            go(function () use (&$sockets, $wg): void {
+                try {
+                    $socket = Socket::connect($this->address, ConnectOptions::defaults()->withConnectTimeout(self::TIMEOUT)->withTcpNoDelay(true));
+                    $key = \base64_encode(\random_bytes(16));
+                    $socket->write("GET / HTTP/1.1\r\nHost: {$this->address}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: $key\r\nSec-WebSocket-Version: 13\r\n\r\n", self::TIMEOUT);
+                    $status = $socket->readLine(1024, self::TIMEOUT);
+                    while (($line = $socket->readLine(8192, self::TIMEOUT)) !== null && $line !== '') {
+                    }
+                    if ($status === null || !\str_starts_with($status, 'HTTP/1.1 101')) {
+                        $this->errors['connect']++;
+                        $socket->close();
+                        return;
+                    }
+                    $sockets[] = $socket;
+                } catch (SocketException|Timeout) {
+                    $this->errors['connect']++;
+                } finally {
+                    $wg->done();
+                }
+            });
+        }
+        $wg->wait();
+        return $sockets;
+    }
+
+    private function exchange(Socket $socket): bool
+    {
+        $sent = \hrtime(true);
+        try {
+            $socket->write($this->frame, self::TIMEOUT);
+            $reply = $socket->readExactly(\strlen($this->expected), self::TIMEOUT);
+        } catch (Timeout) {
+            $this->errors['timeout']++;
+            return false;
+        } catch (SocketException) {
+            $this->errors['closed']++;
+            return false;
+        }
+        if ($reply !== $this->expected) {
+            $this->errors['mismatch']++;
+            return false;
+        }
+        $this->messages++;
+        if ($this->messages % self::LATENCY_SAMPLE === 0) {
+            $this->latencies[] = (\hrtime(true) - $sent) / 1e6;
+        }
+        return true;
+    }
+
+    /** @return array<string, mixed> */
+    private function result(string $pattern, int $clients, int $connected, float $seconds): array
+    {
+        \sort($this->latencies);
+        $percentile = function (float $p): ?float {
+            $n = \count($this->latencies);
+            return $n === 0 ? null : $this->latencies[\min($n - 1, (int) \floor($p * $n))];
+        };
+        return [
+            'pattern' => $pattern,
+            'clients' => $clients,
+            'connections' => $connected,
+            'messages' => $this->messages,
+            'seconds' => $seconds,
+            'messages_per_second' => $seconds > 0 ? $this->messages / $seconds : 0.0,
+            'p50_ms' => $percentile(0.50),
+            'p90_ms' => $percentile(0.90),
+            'p99_ms' => $percentile(0.99),
+            'max_ms' => $this->latencies === [] ? null : \end($this->latencies),
+            'errors' => $this->errors,
+            'loop' => \Weft\Loop\Loop::get()->name(),
+        ];
+    }
+}

@@ -1,0 +1,151 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Hook;
+
+use Psr\Log\LoggerInterface;
+use Weft\Coroutine\Scheduler;
+use Weft\Ext\Watchdog;
+use Weft\Http\Message\Request;
+use Weft\Loop\Driver;
+
+/**
+ * Finds what holds a coroutine-mode worker: a call that blocks (one no hook covers, or any call with
+ * the hooks off) or a long computation keeps every other request on the worker waiting.
+ *
+ * A repeating loop timer measures the loop's lag (how late it fires: the worst is in `bin/weft status`)
+ * and beats the extension's watchdog thread. When no beat came for longer than the threshold, the
+ * watchdog has the engine call back here, in the code that holds the worker, which is then logged with
+ * the request it serves and its PHP stack, at most once per site per interval. Without the extension
+ * only the lag is measured.
+ */
+final class BlockingDetector
+{
+    public const DEFAULT_THRESHOLD = 0.05;
+    private const REPORT_INTERVAL = 60.0;
+    private const STACK_FRAMES = 8;
+
+    private ?string $timer = null;
+    private float $worstLag = 0.0;
+    private float $worstEver = 0.0;
+    /** @var array<string, float> site => when it was last logged */
+    private array $reported = [];
+    /** @var array<string, int> site => reports suppressed since */
+    private array $suppressed = [];
+    private int $blocked = 0;
+
+    public function __construct(
+        private readonly LoggerInterface $logger,
+        private readonly float $threshold = self::DEFAULT_THRESHOLD,
+        private readonly float $interval = self::REPORT_INTERVAL,
+    ) {
+        if ($threshold <= 0) {
+            throw new \InvalidArgumentException('The blocking threshold must be positive');
+        }
+    }
+
+    public function start(Driver $driver): void
+    {
+        $this->stop($driver);
+        $period = \max(0.005, $this->threshold / 2);
+        $expected = \hrtime(true) / 1e9 + $period;
+        $native = \class_exists(Watchdog::class, false);
+        $this->timer = $driver->repeat($period, function () use (&$expected, $period, $native): void {
+            $now = \hrtime(true) / 1e9;
+            $lag = \max(0.0, $now - $expected);
+            $expected = $now + $period;
+            $this->worstLag = \max($this->worstLag, $lag);
+            $this->worstEver = \max($this->worstEver, $lag);
+            if ($native) {
+                Watchdog::beat();
+            }
+        });
+        $driver->unreference($this->timer);
+        if ($native) {
+            // A beat may come up to one period before the block starts.
+            Watchdog::start($this->threshold + $period, $this->onBlocked(...));
+        }
+    }
+
+    public function stop(Driver $driver): void
+    {
+        if ($this->timer !== null) {
+            $driver->cancel($this->timer);
+            $this->timer = null;
+        }
+        if (\class_exists(Watchdog::class, false)) {
+            Watchdog::stop();
+        }
+    }
+
+    /**
+     * The worst loop lag since the last call (then reset) and since the start, in milliseconds, and how
+     * many times the watchdog caught the worker held.
+     *
+     * @return array{lag_ms: float, lag_max_ms: float, blocked: int}
+     */
+    public function stats(): array
+    {
+        $stats = ['lag_ms' => \round($this->worstLag * 1000, 1), 'lag_max_ms' => \round($this->worstEver * 1000, 1), 'blocked' => $this->blocked];
+        $this->worstLag = 0.0;
+        return $stats;
+    }
+
+    /** Called by the watchdog, inside the code that holds the worker. */
+    private function onBlocked(float $seconds, ?string $call, int $line): void
+    {
+        $this->blocked++;
+        $trace = \debug_backtrace(\DEBUG_BACKTRACE_PROVIDE_OBJECT, 64);
+        // [0] is this method, called from the blocked code: its file and line are where that code is.
+        $file = $trace[0]['file'] ?? '?';
+        $line = $line > 0 ? $line : ($trace[0]['line'] ?? 0);
+        $site = $file . ':' . $line;
+        $now = \hrtime(true) / 1e9;
+        if (isset($this->reported[$site]) && $now - $this->reported[$site] < $this->interval) {
+            $this->suppressed[$site] = ($this->suppressed[$site] ?? 0) + 1;
+            return;
+        }
+        $this->reported[$site] = $now;
+        $suppressed = $this->suppressed[$site] ?? 0;
+        unset($this->suppressed[$site]);
+
+        $this->logger->warning(
+            'A blocking call held the worker for {ms} ms (threshold {threshold} ms){request}: {call}{site}{again}; stack: {stack}',
+            [
+                'ms' => (int) \round($seconds * 1000),
+                'threshold' => (int) \round($this->threshold * 1000),
+                'request' => self::describeRequest($trace),
+                'call' => $call !== null ? $call . '() at ' : 'at ',
+                'site' => $site,
+                'again' => $suppressed > 0 ? " (and {$suppressed} more time(s) here since it was last logged)" : '',
+                'stack' => self::describeStack($trace),
+            ],
+        );
+    }
+
+    /** @param list<array<string, mixed>> $trace */
+    private static function describeRequest(array $trace): string
+    {
+        foreach ($trace as $frame) {
+            foreach ($frame['args'] ?? [] as $arg) {
+                if ($arg instanceof Request) {
+                    return ' in ' . $arg->method() . ' ' . $arg->path();
+                }
+            }
+        }
+        $coroutine = Scheduler::get()->current;
+        return $coroutine !== null ? " in coroutine #{$coroutine->id}" : ' outside any coroutine';
+    }
+
+    /** @param list<array<string, mixed>> $trace */
+    private static function describeStack(array $trace): string
+    {
+        $frames = [];
+        foreach (\array_slice($trace, 1, self::STACK_FRAMES) as $frame) {
+            $function = isset($frame['class']) ? $frame['class'] . $frame['type'] . $frame['function'] : $frame['function'];
+            $frames[] = $function . '()' . (isset($frame['file']) ? ' ' . \basename($frame['file']) . ':' . $frame['line'] : '');
+        }
+        return $frames === [] ? '(top level)' : \implode(' < ', $frames);
+    }
+}

@@ -1,0 +1,101 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Hook;
+
+use Psr\Log\LoggerInterface;
+use Weft\Loop\Loop;
+use Weft\Server\ServerConfig;
+
+/**
+ * The hooks as the server uses them: enabled in each coroutine-mode worker right after fork (before the
+ * application loads, so connections it opens at boot are hooked too), announced once at start-up, and
+ * reported to `bin/weft status` with the loop lag the blocking-call detector measures.
+ */
+final class WorkerHooks
+{
+    private static ?BlockingDetector $detector = null;
+
+    /**
+     * In a worker, after fork: turns on the configured kinds (0: off) and, in coroutine mode, the
+     * blocking-call detector.
+     */
+    public static function install(ServerConfig $config, LoggerInterface $logger): void
+    {
+        if ($config->hooks === 0) {
+            Hooks::disable();
+        } else {
+            Hooks::enable($config->hooks);
+        }
+        self::$detector = null;
+        if ($config->mode === 'coroutine' && $config->blockingThreshold > 0) {
+            self::$detector = new BlockingDetector($logger, $config->blockingThreshold);
+            self::$detector->start(Loop::get());
+        }
+    }
+
+    /** The start-up line: which calls suspend, and a warning when the extension cannot hook them. */
+    public static function announce(ServerConfig $config, LoggerInterface $logger): void
+    {
+        if ($config->mode !== 'coroutine') {
+            return;
+        }
+        if ($config->hooks === 0) {
+            $logger->info('Hooks off (--hooks none): ordinary blocking calls (PDO, mysqli, phpredis, file_get_contents, curl, sleep) block the worker while they wait');
+            return;
+        }
+        if (!Hooks::isSupported()) {
+            $logger->warning(
+                'The weft extension is not loaded: ordinary blocking calls (PDO, mysqli, phpredis, file_get_contents, curl, sleep) '
+                . 'block the whole worker and every request on it; Weft\'s own clients and Weft\\sleep() do not. '
+                . 'Build it with: bash scripts/build-ext.sh',
+            );
+            return;
+        }
+        $active = $config->hooks & Hooks::available();
+        $missing = Hooks::ALL & ~$active;
+        $logger->info('Hooks on: {active} (these blocking PHP calls suspend the coroutine); not hooked: {missing}', [
+            'active' => Hooks::describe($active),
+            'missing' => Hooks::describe($missing),
+        ]);
+        $curl = Hooks::KINDS['curl'];
+        if (($config->hooks & $curl) !== 0 && ($active & $curl) === 0 && \extension_loaded('curl') && \defined('Weft\\Ext\\CURL_HOOK')) {
+            // The extension says why (its start-up check failed, or WEFT_CURL_HOOK=off).
+            $logger->warning('curl is not hooked ({why}): curl_exec() and curl_multi_select() block the worker while they wait', [
+                'why' => (string) \constant('Weft\\Ext\\CURL_HOOK'),
+            ]);
+        }
+    }
+
+    /** @return array<string, string|int|float> this worker's figures for `bin/weft status` */
+    public static function stats(): array
+    {
+        return ['hooks' => Hooks::describe()] + (self::$detector?->stats() ?? []);
+    }
+
+    /** @param list<array<string, mixed>> $workers as `bin/weft status` receives them */
+    public static function render(array $workers): string
+    {
+        $out = '';
+        $lags = [];
+        foreach ($workers as $worker) {
+            if ($out === '' && isset($worker['hooks'])) {
+                $out = 'Hooks: ' . $worker['hooks'] . "\n";
+            }
+            if (isset($worker['lag_max_ms'])) {
+                $lags[] = \sprintf(
+                    'worker %s: %s ms (worst %s ms, held %d time(s))',
+                    $worker['slot'] ?? '?',
+                    $worker['lag_ms'],
+                    $worker['lag_max_ms'],
+                    $worker['blocked'] ?? 0,
+                );
+            }
+        }
+        if ($lags !== []) {
+            $out .= 'Loop lag (last interval): ' . \implode('; ', $lags) . "\n";
+        }
+        return $out === '' ? '' : $out . "\n";
+    }
+}

@@ -1,0 +1,21 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Http\Message;
+
+use Weft\Server\Connection;
+
+/**
+ * What a 101 response switches the connection to (WebSocket). The HTTP session writes nothing for such
+ * a response: it hands the connection over, with whatever bytes followed the request.
+ */
+interface Upgrade
+{
+    /**
+     * @param Response $response the 101, as the application's layers left it (extra headers included)
+     * @param string $buffered bytes the client sent after the upgrade request
+     * @param array<string, object> $defaults server-wide options by protocol name (HttpOptions::$upgrades)
+     */
+    public function switchProtocols(Connection $connection, Response $response, string $buffered, array $defaults): void;
+}

@@ -1,0 +1,194 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\WebSocket;
+
+/**
+ * The server side of RFC 6455 framing, pure: bytes in, complete messages and control frames out, or a
+ * ProtocolError carrying the close code. Enforces masking (clients must mask), reserved bits and
+ * opcodes, control-frame rules (final, at most 125 bytes, allowed between fragments), fragment order,
+ * the message size limit (checked from a frame's header, before its payload is buffered) and strict
+ * UTF-8 in text messages and close reasons, checked fragment by fragment.
+ *
+ * next() returns [opcode, payload]: TEXT or BINARY for a whole message, PING, PONG, or CLOSE (payload
+ * already checked: empty, or a sendable code and a UTF-8 reason).
+ */
+final class Decoder
+{
+    private string $buffer = '';
+    private int $offset = 0;
+    /** TEXT or BINARY while a fragmented message is in progress, else -1. */
+    private int $fragmented = -1;
+    private string $fragments = '';
+    /** Bytes of $fragments already known to be valid UTF-8 (a character boundary). */
+    private int $checked = 0;
+
+    public function __construct(public readonly int $maxMessage)
+    {
+        if ($maxMessage < 1) {
+            throw new \InvalidArgumentException('The WebSocket message limit must be at least 1 byte');
+        }
+    }
+
+    public function push(string $bytes): void
+    {
+        if ($this->offset === 0) {
+            $this->buffer .= $bytes;
+            return;
+        }
+        $this->buffer = \substr($this->buffer, $this->offset) . $bytes;
+        $this->offset = 0;
+    }
+
+    /** Nothing of a frame or of a fragmented message is held. */
+    public function isEmpty(): bool
+    {
+        return $this->fragmented === -1 && \strlen($this->buffer) === $this->offset;
+    }
+
+    /**
+     * @return array{int, string}|null
+     * @throws ProtocolError
+     */
+    public function next(): ?array
+    {
+        while (true) {
+            $buffer = $this->buffer;
+            $offset = $this->offset;
+            $available = \strlen($buffer) - $offset;
+            if ($available < 2) {
+                return null;
+            }
+            $first = \ord($buffer[$offset]);
+            $second = \ord($buffer[$offset + 1]);
+            $opcode = $first & 0x0F;
+            if (($first & 0x70) !== 0) {
+                throw ProtocolError::protocol('reserved bits set without a negotiated extension');
+            }
+            if (($second & 0x80) === 0) {
+                throw ProtocolError::protocol('client frames must be masked');
+            }
+            $length = $second & 0x7F;
+            $head = 6;
+            if ($length === 126) {
+                if ($available < 4) {
+                    return null;
+                }
+                $length = (\ord($buffer[$offset + 2]) << 8) | \ord($buffer[$offset + 3]);
+                $head = 8;
+            } elseif ($length === 127) {
+                if ($available < 10) {
+                    return null;
+                }
+                $length = \unpack('J', $buffer, $offset + 2)[1];
+                if ($length < 0) {
+                    throw ProtocolError::protocol('frame length with the most significant bit set');
+                }
+                $head = 14;
+            }
+            if ($opcode >= 0x8) {
+                if ($opcode > Frame::PONG) {
+                    throw ProtocolError::protocol("reserved control opcode $opcode");
+                }
+                if (($first & 0x80) === 0) {
+                    throw ProtocolError::protocol('fragmented control frame');
+                }
+                if ($length > 125) {
+                    throw ProtocolError::protocol('control frame payload over 125 bytes');
+                }
+            } elseif ($opcode > Frame::BINARY) {
+                throw ProtocolError::protocol("reserved data opcode $opcode");
+            } elseif ($opcode === Frame::CONTINUATION) {
+                if ($this->fragmented === -1) {
+                    throw ProtocolError::protocol('continuation frame without a message to continue');
+                }
+                if (\strlen($this->fragments) + $length > $this->maxMessage) {
+                    throw ProtocolError::tooBig($this->maxMessage);
+                }
+            } else {
+                if ($this->fragmented !== -1) {
+                    throw ProtocolError::protocol('a new message started inside a fragmented one');
+                }
+                if ($length > $this->maxMessage) {
+                    throw ProtocolError::tooBig($this->maxMessage);
+                }
+            }
+            if ($available < $head + $length) {
+                return null;
+            }
+            $payload = $length === 0 ? '' : \substr($buffer, $offset + $head, $length) ^ \str_repeat(\substr($buffer, $offset + $head - 4, 4), ($length >> 2) + 1);
+            $offset += $head + $length;
+            if ($offset === \strlen($buffer)) {
+                $this->buffer = '';
+                $this->offset = 0;
+            } else {
+                $this->offset = $offset;
+            }
+
+            if ($opcode >= 0x8) {
+                if ($opcode === Frame::CLOSE) {
+                    self::checkClose($payload);
+                }
+                return [$opcode, $payload];
+            }
+            $fin = ($first & 0x80) !== 0;
+            if ($opcode !== Frame::CONTINUATION) {
+                if ($fin) {
+                    if ($opcode === Frame::TEXT && !Utf8::valid($payload)) {
+                        throw ProtocolError::invalidUtf8('a text message');
+                    }
+                    return [$opcode, $payload];
+                }
+                $this->fragmented = $opcode;
+                $this->fragments = $payload;
+                $this->checked = 0;
+            } else {
+                $this->fragments .= $payload;
+            }
+            if ($this->fragmented === Frame::TEXT) {
+                $this->checkFragments($fin);
+            }
+            if ($fin) {
+                $message = [$this->fragmented, $this->fragments];
+                $this->fragmented = -1;
+                $this->fragments = '';
+                return $message;
+            }
+        }
+    }
+
+    /** Checks the text received so far, up to a character cut by the fragment boundary. */
+    private function checkFragments(bool $final): void
+    {
+        $tail = $final ? 0 : Utf8::incompleteTail($this->fragments);
+        if ($tail < 0) {
+            throw ProtocolError::invalidUtf8('a text message');
+        }
+        $end = \strlen($this->fragments) - $tail;
+        if ($end > $this->checked) {
+            if (!Utf8::valid(\substr($this->fragments, $this->checked, $end - $this->checked))) {
+                throw ProtocolError::invalidUtf8('a text message');
+            }
+            $this->checked = $end;
+        }
+    }
+
+    private static function checkClose(string $payload): void
+    {
+        $length = \strlen($payload);
+        if ($length === 0) {
+            return;
+        }
+        if ($length === 1) {
+            throw ProtocolError::protocol('close frame with a one-byte payload');
+        }
+        $code = (\ord($payload[0]) << 8) | \ord($payload[1]);
+        if (!CloseCode::isSendable($code)) {
+            throw ProtocolError::protocol("close code $code is not allowed on the wire");
+        }
+        if ($length > 2 && !Utf8::valid(\substr($payload, 2))) {
+            throw ProtocolError::invalidUtf8('a close reason');
+        }
+    }
+}
