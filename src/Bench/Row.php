@@ -83,6 +83,7 @@ final class Row
                 'workers' => "w=$value",
                 'concurrency' => "c=$value",
                 'delay' => "delay {$value}s",
+                'hooks' => "hooks $value",
                 default => (string) $value,
             };
         }

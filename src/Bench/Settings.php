@@ -15,6 +15,7 @@ final class Settings
      * @param list<int>|null $concurrency
      * @param list<string>|null $modes
      * @param list<string>|null $loops
+     * @param list<string>|null $apps the application variants of a scenario (`--app`), null: its default
      * @param array{0: int, 1: int}|null $portRange the only ports servers may listen on (null: any free one)
      * @param ?string $baseline the --baseline REF as given, when the run compares two builds
      */
@@ -27,6 +28,7 @@ final class Settings
         public readonly ?array $loops = null,
         public readonly bool $ab = false,
         public readonly bool $varied = false,
+        public readonly ?array $apps = null,
         public readonly ?array $portRange = null,
         public readonly ?string $baseline = null,
     ) {
@@ -62,6 +64,7 @@ final class Settings
             'loops' => $this->loops,
             'ab' => $this->ab,
             'varied' => $this->varied,
+            'apps' => $this->apps,
             'port_range' => $this->portRange,
             'baseline' => $this->baseline,
         ];
