@@ -12,6 +12,7 @@
 #include "ext/standard/info.h"
 #include "php_weft.h"
 #include "weft_arginfo.h"
+#include "weft_curl.h"
 
 PHP_FUNCTION(weft_version)
 {
@@ -24,6 +25,7 @@ static PHP_MINIT_FUNCTION(weft)
 #if defined(ZTS) && defined(COMPILE_DL_WEFT)
 	ZEND_TSRMLS_CACHE_UPDATE();
 #endif
+	weft_curl_minit(module_number);
 	REGISTER_NS_STRING_CONSTANT("Weft\\Ext", "VERSION", PHP_WEFT_VERSION, CONST_PERSISTENT);
 	if (weft_epoll_minit(class_Weft_Ext_Epoll_methods, class_Weft_Ext_EpollException_methods) != SUCCESS
 		|| weft_hooks_minit(class_Weft_Ext_Hooks_methods) != SUCCESS
@@ -69,6 +71,7 @@ static PHP_MINFO_FUNCTION(weft)
 static const zend_module_dep weft_deps[] = {
 	ZEND_MOD_REQUIRED("spl")
 	ZEND_MOD_OPTIONAL("openssl") /* its transports (tcp, ssl, tls) must be registered before ours wrap them */
+	ZEND_MOD_OPTIONAL("curl") /* loaded first, so that its libcurl is there for the curl hook (weft_curl.c) */
 	ZEND_MOD_END
 };
 

@@ -113,15 +113,19 @@ final class Scheduler
         }
         $coroutine->fiber = $fiber;
         $this->current = $coroutine;
+        // catch and rethrow rather than finally: PHP's tracing JIT does not compile finally blocks
+        // (FAST_CALL), and this runs for every request; a function it cannot trace stays interpreted.
         try {
             if ($fiber->isStarted()) {
                 $fiber->resume($coroutine);
             } else {
                 $fiber->start($coroutine);
             }
-        } finally {
+        } catch (\Throwable $e) {
             $this->current = $parent;
+            throw $e;
         }
+        $this->current = $parent;
         return $coroutine;
     }
 

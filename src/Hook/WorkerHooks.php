@@ -59,6 +59,13 @@ final class WorkerHooks
             'active' => Hooks::describe($active),
             'missing' => Hooks::describe($missing),
         ]);
+        $curl = Hooks::KINDS['curl'];
+        if (($config->hooks & $curl) !== 0 && ($active & $curl) === 0 && \extension_loaded('curl') && \defined('Weft\\Ext\\CURL_HOOK')) {
+            // The extension says why (its start-up check failed, or WEFT_CURL_HOOK=off).
+            $logger->warning('curl is not hooked ({why}): curl_exec() and curl_multi_select() block the worker while they wait', [
+                'why' => (string) \constant('Weft\\Ext\\CURL_HOOK'),
+            ]);
+        }
     }
 
     /** @return array<string, string|int|float> this worker's figures for `bin/weft status` */

@@ -139,9 +139,12 @@ final class LineSession implements Session
                 }
                 $server->flush();
             } while ($stalled && !$server->congested() && !$server->isClosed());
-        } finally {
+        } catch (\Throwable $e) {
+            // Not finally: the tracing JIT does not compile finally blocks (see Scheduler::spawn()).
             $this->pumping = false;
+            throw $e;
         }
+        $this->pumping = false;
     }
 
     private function finish(): void

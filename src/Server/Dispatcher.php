@@ -128,28 +128,40 @@ final class Dispatcher
         if ($hold) {
             \pcntl_sigprocmask(\SIG_BLOCK, self::HELD_SIGNALS);
         }
+        // No finally below: the tracing JIT does not compile finally blocks (see Scheduler::spawn()), and
+        // this runs for every request. Every exit goes through done().
         try {
             $session->serve($request);
         } catch (\Throwable $e) {
             // serve() answers every failure of the application itself; this is a failure of ours.
-            $this->logger->error('Serving {request} failed: {class}: {message}', [
-                'request' => $session->describe($request), 'class' => $e::class, 'message' => $e->getMessage(), 'exception' => $e,
-            ]);
-        } finally {
-            if ($hold) {
-                \pcntl_sigprocmask(\SIG_UNBLOCK, self::HELD_SIGNALS);
+            try {
+                $this->logger->error('Serving {request} failed: {class}: {message}', [
+                    'request' => $session->describe($request), 'class' => $e::class, 'message' => $e->getMessage(), 'exception' => $e,
+                ]);
+            } catch (\Throwable $e) {
+                $this->done($key, $hold);
+                throw $e;
             }
-            unset($this->running[$key]);
-            $this->deadlines?->disarm($key);
-            $this->active--;
-            $this->calls++;
-            if ($this->listener !== null) {
-                ($this->listener)($this->calls);
-            }
-            if ($this->queue !== []) {
-                [$nextSession, $nextRequest] = \array_shift($this->queue);
-                $this->dispatch($nextSession, $nextRequest);
-            }
+        }
+        $this->done($key, $hold);
+    }
+
+    /** The call under $key has ended: its bookkeeping, then the next queued call in sync mode. */
+    private function done(int $key, bool $hold): void
+    {
+        if ($hold) {
+            \pcntl_sigprocmask(\SIG_UNBLOCK, self::HELD_SIGNALS);
+        }
+        unset($this->running[$key]);
+        $this->deadlines?->disarm($key);
+        $this->active--;
+        $this->calls++;
+        if ($this->listener !== null) {
+            ($this->listener)($this->calls);
+        }
+        if ($this->queue !== []) {
+            [$nextSession, $nextRequest] = \array_shift($this->queue);
+            $this->dispatch($nextSession, $nextRequest);
         }
     }
 }

@@ -17,11 +17,19 @@ use Weft\Bench\Row;
 /**
  * BENCH.md 3: every request calls an upstream that answers after a delay. The scenario starts its own
  * delay server (examples/delay-server.php, on the load CPU: it stands for a remote API).
+ *
+ * `--app` picks the handler (BENCH.md 7): `weft` (default) calls through Weft's HTTP client
+ * (examples/upstream.php); `curl` and `streams` are the same call written as plain PHP code has it,
+ * with curl_exec() (examples/upstream-curl.php) and file_get_contents() (examples/upstream-streams.php),
+ * which suspend only through the extension's hooks: their coroutine rows come twice, hooks on and
+ * hooks off (`--hooks none`, the blocking baseline).
  */
 final class UpstreamScenario extends HttpScenario
 {
     private const CONCURRENCY = 100;
     private const WITHIN = 0.05;
+    /** The handler of each `--app`. */
+    private const APPS = ['weft' => 'upstream.php', 'curl' => 'upstream-curl.php', 'streams' => 'upstream-streams.php'];
 
     public function name(): string
     {
@@ -73,24 +81,58 @@ final class UpstreamScenario extends HttpScenario
 
     public function unavailable(Environment $env): ?string
     {
-        return parent::unavailable($env) ?? self::missingFiles($env, ['upstream.php', 'delay-server.php']);
+        return parent::unavailable($env) ?? self::missingFiles($env, ['delay-server.php', ...\array_map(static fn (string $app): string => self::APPS[$app] ?? $app, $this->apps())]);
+    }
+
+    /** @return list<string> the apps asked for (`--app`), default the Weft client's */
+    private function apps(): array
+    {
+        return $this->settings->apps ?? ['weft'];
     }
 
     public function rows(Environment $env): array
     {
         $s = $this->settings;
         $rows = [];
-        foreach (\array_values(\array_intersect($s->modes ?? ['sync', 'coroutine'], ['sync', 'coroutine'])) as $mode) {
-            $workers = $s->workers ?? ($mode === 'sync' ? ($s->quick ? [2, 20] : [2, 20, 200]) : ($s->quick ? [2] : [2, 20]));
-            foreach ($s->loops ?? self::defaultLoops($env) as $loop) {
-                foreach ($workers as $w) {
-                    foreach ($s->concurrency ?? [self::CONCURRENCY] as $c) {
-                        $rows[] = new Row($this->name(), ['mode' => $mode, 'loop' => $loop, 'workers' => $w, 'concurrency' => $c, 'delay' => $this->delay()]);
+        $named = $s->apps !== null;
+        foreach ($this->apps() as $app) {
+            // The plain-PHP handlers are about the hooks: coroutine mode, 2 workers, unless asked otherwise.
+            $plain = $app !== 'weft';
+            foreach (\array_values(\array_intersect($s->modes ?? ($plain ? ['coroutine'] : ['sync', 'coroutine']), ['sync', 'coroutine'])) as $mode) {
+                $workers = $s->workers ?? ($plain ? [2] : ($mode === 'sync' ? ($s->quick ? [2, 20] : [2, 20, 200]) : ($s->quick ? [2] : [2, 20])));
+                foreach ($s->loops ?? self::defaultLoops($env) as $loop) {
+                    foreach ($workers as $w) {
+                        foreach ($s->concurrency ?? [self::CONCURRENCY] as $c) {
+                            $params = ['mode' => $mode, 'loop' => $loop, 'workers' => $w, 'concurrency' => $c, 'delay' => $this->delay()];
+                            if (!$named) {
+                                $rows[] = new Row($this->name(), $params);
+                                continue;
+                            }
+                            foreach ($plain && $mode === 'coroutine' ? ['on', 'off'] : [null] as $hooks) {
+                                $row = new Row($this->name(), $params + ['app' => $app, 'hooks' => $hooks]);
+                                if (!isset(self::APPS[$app])) {
+                                    $row->skip(\sprintf('unknown app "%s" (upstream has %s)', $app, \implode(', ', \array_keys(self::APPS))));
+                                }
+                                $rows[] = $row;
+                            }
+                        }
                     }
                 }
             }
         }
         return $this->preSkipAll($rows, $env);
+    }
+
+    protected function preSkip(Row $row, Environment $env): ?string
+    {
+        $app = $row->param('app');
+        if ($app === 'curl' && !\extension_loaded('curl')) {
+            return 'the curl extension is not loaded (Debian: php8.2-curl)';
+        }
+        if ($row->param('hooks') === 'on' && $env->extensionPath() === null) {
+            return 'the hooks need the weft extension (bash scripts/build-ext.sh)';
+        }
+        return parent::preSkip($row, $env);
     }
 
     public function estimate(Row $row): float
@@ -121,7 +163,12 @@ final class UpstreamScenario extends HttpScenario
                 // An answer faster than the delay did not come from the upstream.
                 return $took >= $delay * 0.9 ? null : \sprintf('answered in %.2f s, before the upstream\'s %.1f s delay', $took, $delay);
             };
-            $server = $this->startServer($row, $env, self::exampleFile($env, 'upstream.php'), self::serveArguments($row), ['UPSTREAM_URL' => "http://127.0.0.1:{$upstream->port}/"]);
+            $arguments = self::serveArguments($row);
+            if ($row->param('hooks') !== null) {
+                \array_push($arguments, '--hooks', $row->param('hooks') === 'on' ? 'all' : 'none');
+            }
+            $app = self::APPS[(string) ($row->param('app') ?? 'weft')];
+            $server = $this->startServer($row, $env, self::exampleFile($env, $app), $arguments, ['UPSTREAM_URL' => "http://127.0.0.1:{$upstream->port}/"]);
             if ($server === null) {
                 return;
             }
@@ -145,6 +192,7 @@ final class UpstreamScenario extends HttpScenario
     public function columns(): array
     {
         return [
+            ...($this->settings->apps !== null ? [Column::param('app', 'app'), Column::param('hooks', 'hooks')] : []),
             Column::param('mode', 'mode'),
             Column::param('loop', 'loop'),
             Column::param('workers', 'workers'),
@@ -186,7 +234,19 @@ final class UpstreamScenario extends HttpScenario
                 $row->label(), Format::rate($workersBound), Format::number((float) $row->param('delay'), 0), Format::rate($row->number('rps')), (int) \round($row->number('rps') / $workersBound * 100),
             );
         }
-        $out[] = Findings::workersLine($ok, ['mode', 'loop', 'concurrency']);
+        foreach (['curl', 'streams'] as $app) {
+            // The same plain-PHP handler with the hooks on and off, side by side.
+            $on = Findings::ok($ok, ['app' => $app, 'hooks' => 'on']);
+            $off = Findings::ok($ok, ['app' => $app, 'hooks' => 'off']);
+            if ($on !== [] && $off !== []) {
+                $best = static fn (array $rows): float => \max(\array_map(static fn (Row $r): float => (float) $r->number('rps'), $rows));
+                $out[] = \sprintf(
+                    '%s handler (unchanged blocking code): %s req/s with the hooks on, %s req/s with them off (%s x).',
+                    $app, Format::rate($best($on)), Format::rate($best($off)), $best($off) > 0 ? Format::number($best($on) / $best($off), 1) : '∞',
+                );
+            }
+        }
+        $out[] = Findings::workersLine($ok, ['mode', 'loop', 'concurrency', 'app', 'hooks']);
         $out[] = Findings::errorsLine($rows);
         return $out;
     }
@@ -194,7 +254,8 @@ final class UpstreamScenario extends HttpScenario
     public function checks(array $rows): array
     {
         $claim = \sprintf('coroutine mode within %d %% of the bound with zero timeouts', (int) (self::WITHIN * 100));
-        $co = Findings::ok($rows, ['mode' => 'coroutine']);
+        // A hooks-off row is the blocking baseline: it is not expected to reach the bound.
+        $co = \array_values(\array_filter(Findings::ok($rows, ['mode' => 'coroutine']), static fn (Row $r): bool => $r->param('hooks') !== 'off'));
         if ($co === []) {
             return [Check::unknown($claim, 'no coroutine row ran')];
         }

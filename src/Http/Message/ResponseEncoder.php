@@ -31,12 +31,17 @@ final class ResponseEncoder
         'server' => self::SERVER,
         'date' => self::DATE,
     ];
+    /** The lengths of the MANAGED names: a field of another length needs no lower-casing to be told apart. */
+    private const MANAGED_LENGTHS = [14 => true, 17 => true, 10 => true, 6 => true, 4 => true];
     private const FIELDS = '/\A(?:' . HeaderBlock::TOKEN . '++: [^\x00-\x08\x0a-\x1f\x7f]*+\r\n)*+\z/';
 
     /** @var array<int, string> */
     private array $lines11 = [];
     /** @var array<int, string> */
     private array $lines10 = [];
+    /** The Date field for the last date value seen: it changes once a second, not per response. */
+    private string $date = '';
+    private string $dateField = '';
     private readonly string $serverField;
 
     /** @param string $serverName value of the Server field; "" sends none */
@@ -145,11 +150,14 @@ final class ResponseEncoder
         $length = null;
         $coding = null;
         $server = $this->serverField;
-        $dateField = 'Date: ' . $date . "\r\n";
+        if ($date !== $this->date) {
+            $this->date = $date;
+            $this->dateField = 'Date: ' . $date . "\r\n";
+        }
+        $dateField = $this->dateField;
         foreach ($response->headerFields() as $name => $value) {
             $name = (string) $name;
-            $managed = self::MANAGED[strtolower($name)] ?? 0;
-            if ($managed !== 0) {
+            if (isset(self::MANAGED_LENGTHS[\strlen($name)]) && ($managed = self::MANAGED[strtolower($name)] ?? 0) !== 0) {
                 if ($managed === self::CONTENT_LENGTH) {
                     $length = (string) (\is_array($value) ? ($value[0] ?? '') : $value);
                     continue;

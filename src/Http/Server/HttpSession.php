@@ -167,9 +167,12 @@ final class HttpSession implements Session
                 }
                 $connection->flush();
             } while ($stalled && !$connection->congested() && !$connection->isClosed());
-        } finally {
+        } catch (\Throwable $e) {
+            // Not finally: the tracing JIT does not compile finally blocks (see Scheduler::spawn()).
             $this->pumping = false;
+            throw $e;
         }
+        $this->pumping = false;
     }
 
     /** Runs in the request's own coroutine. @param Request $request */
