@@ -34,6 +34,7 @@ PACKAGES=(
     wrk apache2-utils
     python3-websockets  # the WebSocket tests' independent client (/usr/bin/python3)
     unzip git procps util-linux composer
+    prometheus   # promtool and a Prometheus server check and scrape /metrics in the tests (19 MB; its service stays off)
 )
 
 WITH_JAVA=0
@@ -172,6 +173,10 @@ else
     restore_policy
     trap - EXIT
     stop_system_services
+    # The tests run their own Prometheus; the package's service must not start at the next boot.
+    if command -v systemctl >/dev/null 2>&1; then
+        systemctl disable prometheus.service >/dev/null 2>&1 || true
+    fi
 
     for p in "${PACKAGES[@]}"; do
         pkg_installed "$p" || die "package $p is still not installed"

@@ -107,3 +107,12 @@ function current(): ?Coroutine
 {
     return Scheduler::get()->current;
 }
+
+/**
+ * The server's PSR-3 logger: records go to the server log (--log-file, --log-format, --log-level),
+ * tagged with the worker. Outside a server, a logger that writes to stderr.
+ */
+function logger(): \Psr\Log\LoggerInterface
+{
+    return Server\ServerLog::get();
+}

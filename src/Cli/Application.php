@@ -13,6 +13,7 @@ final class Application
         'serve' => 'Run an application: HTTP or line protocol, in coroutine, sync or fpm mode',
         'stop' => 'Stop a running server gracefully (SIGTERM to its master)',
         'reload' => 'Reload a running server: new workers load the app afresh, old ones drain (SIGUSR1)',
+        'config' => 'Print the effective serve configuration and where each value comes from (file, WEFT_* env, command line)',
         'status' => "Show a running server's workers: pid, uptime, requests, connections, coroutines, memory",
         'bench' => 'Run the benchmark scenarios (core, hello, sleep, sql3, upstream, line, preload, all)',
         'preload' => 'Write an opcache.preload script for an application (for fpm mode)',
@@ -28,6 +29,7 @@ final class Application
             return match ($command) {
                 'serve' => (new ServeCommand())->run($args),
                 'stop', 'reload', 'status' => (new ControlCommand($command))->run($args),
+                'config' => (new ConfigCommand())->run($args),
                 'bench' => (new BenchCommand())->run($args),
                 'preload' => (new PreloadCommand())->run($args),
                 'fuzz' => (new FuzzCommand())->run($args),

@@ -25,6 +25,7 @@ final class ControlCommand
         $spec = [
             'pid-file' => ['string', null, 'pid file of the server (default: RUNDIR/weft-PORT.pid)'],
             'port' => ['int', 8080, 'port of the server, to find its default pid file'],
+            'config' => ['string', null, "the server's configuration file, to find its pid file (also WEFT_CONFIG, WEFT_PID_FILE, WEFT_PORT)"],
             'help' => ['bool', false, 'show this help'],
         ];
         if ($command === 'stop') {
@@ -52,7 +53,8 @@ final class ControlCommand
             throw new UsageError("unexpected argument '{$options->arguments[0]}'");
         }
         try {
-            $pidFile = new PidFile($options->get('pid-file') ?? RuntimeFiles::defaultPidFile($options->get('port')));
+            // Found as `serve` would place it: --pid-file / --port here, then WEFT_* and the configuration file.
+            $pidFile = new PidFile(Config\Configuration::pidFileOf($args));
             $pid = $pidFile->read();
         } catch (UnsafePath $e) {
             \fwrite(\STDERR, 'weft: refusing the pid file: ' . $e->getMessage() . "\n");

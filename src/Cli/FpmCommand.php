@@ -73,8 +73,11 @@ final class FpmCommand
             throw new UsageError($e->getMessage());
         }
 
-        $supervise = static function (?\Closure $onReady) use ($settings, $pidFile): int {
-            $logger = new Logger($settings->logFile);
+        $supervise = static function (?\Closure $onReady) use ($settings, $pidFile, $options): int {
+            $logger = new Logger($settings->logFile, $options->get('log-level'), $options->get('log-format'));
+            // php-fpm keeps the environment (clear_env = no): its front controller logs alike.
+            \putenv('WEFT_LOG_LEVEL=' . $options->get('log-level'));
+            \putenv('WEFT_LOG_FORMAT=' . $options->get('log-format'));
             return (new Supervisor($settings, $logger, self::absolute($pidFile)))->run($onReady);
         };
         if ($options->get('daemon')) {

@@ -114,6 +114,12 @@ final class PhpRuntime
     /** @param list<string> $argv */
     private static function opcacheOff(array $argv): bool
     {
+        // --opcache may also come from WEFT_OPCACHE or a --config file: ask the configuration layers.
+        try {
+            return Config\Configuration::resolve(\array_slice($argv, 2), ServeCommand::spec())->options->get('opcache') === 'off';
+        } catch (\Throwable) {
+            // A bad option is reported by serve itself, after the restart; fall back to the plain scan.
+        }
         foreach ($argv as $i => $arg) {
             if ($arg === '--opcache=off' || ($arg === '--opcache' && ($argv[$i + 1] ?? '') === 'off')) {
                 return true;

@@ -4,6 +4,8 @@ declare(strict_types=1);
 
 namespace Weft\Cli;
 
+use Weft\Cli\Config\AvailableCpus;
+use Weft\Cli\Config\Configuration;
 use Weft\Hook\Hooks;
 use Weft\Hook\WorkerHooks;
 use Weft\Http\Compression\GzipOptions;
@@ -15,9 +17,13 @@ use Weft\Line\LineCodec;
 use Weft\Line\LineProtocol;
 use Weft\Loop\DriverFactory;
 use Weft\Mode\AppLoader;
+use Weft\Observe\MetricsServer;
+use Weft\Observe\RequestMetrics;
+use Weft\Observe\SystemdNotifier;
 use Weft\Server\AlreadyRunning;
 use Weft\Server\InFlight;
 use Weft\Server\Logger;
+use Weft\Server\ServerLog;
 use Weft\Server\Master;
 use Weft\Server\PidFile;
 use Weft\Server\RuntimeFiles;
@@ -37,7 +43,7 @@ final class ServeCommand
         return [
             'host' => ['string', '127.0.0.1', 'address to listen on'],
             'port' => ['int', 8080, 'port to listen on (0: any free port)'],
-            'workers' => ['int', self::cpus(), 'worker processes (fpm mode: the php-fpm pool size)'],
+            'workers' => ['int', self::cpus(), 'worker processes (fpm mode: the php-fpm pool size); default: the CPUs this process may use'],
             'mode' => ['string', 'coroutine', 'how requests run', ['coroutine', 'sync', 'fpm']],
             'protocol' => ['string', 'http', 'wire protocol', ['http', 'line']],
             'loop' => ['string', 'auto', 'event loop backend', DriverFactory::BACKENDS],
@@ -61,6 +67,8 @@ final class ServeCommand
             'worker-timeout' => ['float', ServerConfig::DEFAULT_WORKER_TIMEOUT, 'seconds a worker may go without reporting to the master before it is killed and replaced (0: never)'],
             'pid-file' => ['string', null, 'pid file (default: RUNDIR/weft-PORT.pid); the control socket is PIDFILE.sock'],
             'log-file' => ['string', null, 'log file (default: stderr; with --daemon: RUNDIR/weft-PORT.log)'],
+            'log-level' => ['string', 'info', 'least severe level logged', \array_keys(Logger::LEVELS)],
+            'log-format' => ['string', 'text', 'server log format: text, or json (one object per line)', Logger::FORMATS],
             'daemon' => ['bool', false, 'run in the background'],
             'debug' => ['bool', false, 'show exception traces in 500 responses'],
             'static' => ['string', null, 'serve files from this directory before the application'],
@@ -74,6 +82,8 @@ final class ServeCommand
             'ws-idle-timeout' => ['float', \Weft\WebSocket\WebSocketOptions::DEFAULT_IDLE_TIMEOUT, 'WebSocket: seconds without a frame either way before closing (1001)'],
             'opcache' => ['string', 'on', 'opcache (and the JIT in the resident modes)', ['on', 'off']],
             'preload' => ['string', null, 'fpm mode: opcache.preload script (see bin/weft preload)'],
+            'metrics' => ['string', null, 'serve /health and /metrics (Prometheus) from the master on HOST:PORT (default: off)'],
+            'config' => ['string', null, 'configuration file: weft.php returning an array, or weft.ini (also WEFT_CONFIG)'],
             'help' => ['bool', false, 'show this help'],
         ];
     }
@@ -81,7 +91,17 @@ final class ServeCommand
     /** @param list<string> $args */
     public function run(array $args): int
     {
-        $options = Options::parse($args, self::spec());
+        // CLI > WEFT_* environment > --config file > defaults, for every option in spec().
+        $configuration = Configuration::resolve($args, self::spec());
+        try {
+            return $this->serve($configuration->options);
+        } catch (UsageError $e) {
+            throw $configuration->explain($e);
+        }
+    }
+
+    private function serve(Options $options): int
+    {
         if ($options->get('help')) {
             echo "Usage: bin/weft serve APP.php [options]\n\n" . Options::help(self::spec()) . "\n";
             return 0;
@@ -147,17 +167,31 @@ final class ServeCommand
             if ($options->get('static') !== null) {
                 throw new UsageError("option '--static' is not available in fpm mode (nginx there can serve files itself)");
             }
+            if ($options->get('metrics') !== null) {
+                throw new UsageError("option '--metrics' is not available in fpm mode (bin/weft status shows php-fpm's and nginx's figures)");
+            }
             return (new FpmCommand())->run($app, $options, $pidFile, $logFile);
         }
 
         try {
-            $logger = new Logger($logFile);
+            $logger = new Logger($logFile, $options->get('log-level'), $options->get('log-format'));
         } catch (\RuntimeException $e) {
             \fwrite(\STDERR, 'weft: ' . $e->getMessage() . "\n");
             return 1;
         }
+        $requestMetrics = new RequestMetrics();
+        try {
+            $metricsServer = $options->get('metrics') !== null ? new MetricsServer($options->get('metrics'), $logger) : null;
+        } catch (\InvalidArgumentException $e) {
+            throw new UsageError($e->getMessage());
+        }
+        $masterHooks = \array_values(\array_filter([
+            $metricsServer,
+            SystemdNotifier::fromEnvironment($logger),
+        ]));
+
         $config = new ServerConfig(
-            handlerFactory: self::handlerFactory($app, $options, $logger),
+            handlerFactory: self::handlerFactory($app, $options, $logger, $requestMetrics),
             host: $options->get('host'),
             port: $port,
             workers: $options->get('workers'),
@@ -173,6 +207,8 @@ final class ServeCommand
             maxCoroutines: $options->get('max-coroutines'),
             maxRequestTime: $options->get('max-request-time'),
             workerTimeout: $options->get('worker-timeout'),
+            masterHooks: $masterHooks,
+            workerStats: $requestMetrics->snapshot(...),
             // Sync mode runs one request at a time: nothing to switch to, so nothing is hooked.
             hooks: $options->get('mode') === 'coroutine' ? $hooks : 0,
             blockingThreshold: $options->get('blocking-threshold'),
@@ -182,6 +218,13 @@ final class ServeCommand
             $master->bind();
         } catch (ListenException $e) {
             \fwrite(\STDERR, "weft: cannot listen on port $port: " . $e->getMessage() . "\n");
+            return 1;
+        }
+        try {
+            // Bound before the fork too, so a busy port stops the start rather than logging later.
+            $metricsServer?->bind();
+        } catch (ListenException $e) {
+            \fwrite(\STDERR, "weft: cannot listen for --metrics on {$options->get('metrics')}: " . $e->getMessage() . "\n");
             return 1;
         }
         WorkerHooks::announce($config, $logger);
@@ -215,7 +258,7 @@ final class ServeCommand
     }
 
     /** @return \Closure(): \Weft\Server\Protocol */
-    private static function handlerFactory(string $app, Options $options, Logger $logger): \Closure
+    private static function handlerFactory(string $app, Options $options, Logger $logger, RequestMetrics $metrics): \Closure
     {
         $protocol = $options->get('protocol');
         $maxLine = $options->get('max-line');
@@ -240,20 +283,28 @@ final class ServeCommand
         );
         $memoryLimit = $options->get('memory-limit');
         $sendTimeout = $options->get('send-timeout');
-        return static function () use ($sendTimeout, $app, $protocol, $maxLine, $httpOptions, $logger, $memoryLimit, $static, $gzip) {
+        return static function () use ($sendTimeout, $app, $protocol, $maxLine, $httpOptions, $logger, $memoryLimit, $metrics, $static, $gzip) {
             // In the worker, after fork: its own limits, and the code as it is on disk now.
             InFlight::reset();
             \ini_set('memory_limit', $memoryLimit > 0 ? (string) $memoryLimit : '-1');
             self::reportFatalErrors($logger, $memoryLimit);
             AppLoader::forgetChangedScripts();
+            // Before the application loads: SIGUSR2 reopens the log (the master forwards it).
+            $loop = \Weft\Loop\Loop::get();
+            $loop->unreference($loop->onSignal(\SIGUSR2, static function () use ($logger): void {
+                $logger->reopen();
+                $logger->info('Log file reopened (SIGUSR2)');
+            }));
+            ServerLog::install($logger);
             $application = \Weft\Mode\HttpLayers::wrap(AppLoader::load($app), $static, $gzip);
+            $metrics->watchLoop($loop);
             if ($protocol === 'line') {
                 if (!$application instanceof \Closure) {
                     throw new \Weft\Mode\AppError('A line-protocol application must return a closure fn (string $line, Connection $c): ?string');
                 }
                 return new LineProtocol($application, $logger, $maxLine, sendTimeout: $sendTimeout);
             }
-            return new HttpProtocol($application, $logger, $httpOptions);
+            return new HttpProtocol($metrics->wrap($application), $logger, $httpOptions);
         };
     }
 
@@ -322,10 +373,9 @@ final class ServeCommand
         return [$static, $gzip];
     }
 
+    /** The CPUs this process may run on (affinity and cgroup quota), not the machine's: see AvailableCpus. */
     public static function cpus(): int
     {
-        $cpuinfo = @\file_get_contents('/proc/cpuinfo');
-        $count = $cpuinfo === false ? 0 : \substr_count($cpuinfo, "\nprocessor") + (\str_starts_with($cpuinfo, 'processor') ? 1 : 0);
-        return \max(1, $count);
+        return AvailableCpus::count();
     }
 }

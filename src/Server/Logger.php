@@ -7,22 +7,37 @@ namespace Weft\Server;
 use Psr\Log\AbstractLogger;
 use Psr\Log\LogLevel;
 
-/** One line per record: "2026-11-21T10:00:00.123+00:00 [worker 1234] error: message {context}". */
+/**
+ * The server's PSR-3 logger: one record per line (an exception adds its indented trace in text).
+ *
+ * text: "2026-11-21T10:00:00.123+00:00 [worker 1234] error: message"
+ * json: {"time":"…","level":"error","role":"worker","pid":1234,"message":"…","context":{…},"exception":{…}}
+ *
+ * The file is reopened on reopen() (SIGUSR2, for logrotate) and after fork, so every process writes to
+ * the file that is at the path now, not to a renamed one.
+ */
 final class Logger extends AbstractLogger
 {
-    private const LEVELS = [
+    public const LEVELS = [
         LogLevel::DEBUG => 0, LogLevel::INFO => 1, LogLevel::NOTICE => 2, LogLevel::WARNING => 3,
         LogLevel::ERROR => 4, LogLevel::CRITICAL => 5, LogLevel::ALERT => 6, LogLevel::EMERGENCY => 7,
     ];
+    public const FORMATS = ['text', 'json'];
 
     /** @var resource */
     private mixed $stream;
     private string $role = 'master';
     private readonly int $minimum;
 
-    public function __construct(?string $file = null, string $level = LogLevel::INFO)
-    {
+    public function __construct(
+        private ?string $file = null,
+        string $level = LogLevel::INFO,
+        private readonly string $format = 'text',
+    ) {
         $this->minimum = self::LEVELS[$level] ?? throw new \InvalidArgumentException("Unknown log level '$level'");
+        if (!\in_array($format, self::FORMATS, true)) {
+            throw new \InvalidArgumentException("Unknown log format '$format' (text or json)");
+        }
         $this->open($file);
     }
 
@@ -36,25 +51,85 @@ final class Logger extends AbstractLogger
     {
         $this->role = $role;
         if ($file !== null) {
+            $this->file = $file;
             $this->open($file);
         }
     }
 
+    /**
+     * Opens the log file again: after logrotate renamed it, lines go to the new file at the path. A file
+     * that cannot be opened keeps the old stream (and says so in it), rather than losing the log.
+     */
+    public function reopen(): void
+    {
+        if ($this->file === null) {
+            return;
+        }
+        $old = $this->stream;
+        try {
+            $this->open($this->file);
+        } catch (\RuntimeException $e) {
+            $this->stream = $old;
+            $this->error('Cannot reopen the log: {message}', ['message' => $e->getMessage()]);
+            return;
+        }
+        if ($old !== $this->stream && \is_resource($old) && $old !== \STDERR) {
+            \fclose($old);
+        }
+    }
+
+    /**
+     * Keeps writing to this process's stderr after the descriptor itself is redirected (a worker's
+     * stderr goes to the master, which tags it): writes go to a duplicate of the descriptor taken now.
+     */
+    public function detachFromStderr(): void
+    {
+        if ($this->file === null && $this->stream === \STDERR) {
+            $this->stream = \fopen('php://stderr', 'a') ?: \STDERR;
+        }
+    }
+
+    public function isEnabled(string $level): bool
+    {
+        return (self::LEVELS[$level] ?? 4) >= $this->minimum;
+    }
+
     public function log($level, \Stringable|string $message, array $context = []): void
+    {
+        $this->record((string) $level, (string) $message, $context, $this->role, (int) \getmypid());
+    }
+
+    /** A record on behalf of another process (a worker's stdout or stderr, read by the master). */
+    public function logFor(string $role, int $pid, string $level, string $message, array $context = []): void
+    {
+        $this->record($level, $message, $context, $role, $pid);
+    }
+
+    private function record(string $level, string $message, array $context, string $role, int $pid): void
     {
         if ((self::LEVELS[$level] ?? 4) < $this->minimum) {
             return;
         }
-        $line = \sprintf(
-            "%s [%s %d] %s: %s",
-            (new \DateTimeImmutable())->format('Y-m-d\TH:i:s.vP'),
-            $this->role,
-            \getmypid(),
-            $level,
-            self::interpolate((string) $message, $context),
-        );
-        if (isset($context['exception']) && $context['exception'] instanceof \Throwable) {
-            $line .= "\n" . $context['exception'];
+        $time = (new \DateTimeImmutable())->format('Y-m-d\TH:i:s.vP');
+        $exception = isset($context['exception']) && $context['exception'] instanceof \Throwable ? $context['exception'] : null;
+        if ($this->format === 'json') {
+            $fields = ['time' => $time, 'level' => $level, 'role' => $role, 'pid' => $pid, 'message' => self::interpolate($message, $context)];
+            $extra = self::scalars($context);
+            if ($extra !== []) {
+                $fields['context'] = $extra;
+            }
+            if ($exception !== null) {
+                $fields['exception'] = ExceptionTrace::describe($exception);
+            }
+            $line = \json_encode($fields, \JSON_UNESCAPED_SLASHES | \JSON_UNESCAPED_UNICODE | \JSON_INVALID_UTF8_SUBSTITUTE | \JSON_PARTIAL_OUTPUT_ON_ERROR);
+        } else {
+            $text = self::interpolate($message, $context);
+            $line = \sprintf('%s [%s] %s: %s', $time, $pid > 0 ? "$role $pid" : $role, $level, $text);
+            if ($exception !== null) {
+                // Once: when the message already quotes the exception, the trace does not repeat it.
+                $named = $exception->getMessage() !== '' && \str_contains($text, $exception->getMessage());
+                $line .= "\n" . ExceptionTrace::text($exception, !$named);
+            }
         }
         @\fwrite($this->stream, $line . "\n");
     }
@@ -62,7 +137,8 @@ final class Logger extends AbstractLogger
     private function open(?string $file): void
     {
         if ($file === null) {
-            $this->stream = \STDERR;
+            // php-fpm has no STDERR constant.
+            $this->stream = \defined('STDERR') ? \STDERR : (\fopen('php://stderr', 'a') ?: throw new \RuntimeException('Cannot open stderr'));
             return;
         }
         if (\str_contains($file, '://')) {
@@ -73,12 +149,39 @@ final class Logger extends AbstractLogger
             $this->stream = $stream;
             return;
         }
+        // A FIFO of ours (fpm mode's log pipe, read by the supervisor) holds nothing: open it as it is.
+        $stat = @\lstat($file);
+        if ($stat !== false && ($stat['mode'] & 0170000) === 0010000 && $stat['uid'] === \posix_geteuid()) {
+            $stream = @\fopen($file, 'a');
+            if ($stream === false) {
+                throw new \RuntimeException("Cannot open the log pipe '$file': " . (\error_get_last()['message'] ?? 'unknown error'));
+            }
+            $this->stream = $stream;
+            return;
+        }
         // The log holds request targets and exception messages: 0640, never through a planted symlink.
         try {
             $this->stream = RuntimeFiles::openLog($file);
         } catch (UnsafePath $e) {
             throw new \RuntimeException("Cannot open the log file '$file': " . $e->getMessage(), 0, $e);
         }
+    }
+
+    /** @return array<string, scalar|null> the context values a JSON record can carry as they are */
+    private static function scalars(array $context): array
+    {
+        $out = [];
+        foreach ($context as $key => $value) {
+            if ($key === 'exception') {
+                continue;
+            }
+            if ($value === null || \is_scalar($value)) {
+                $out[(string) $key] = $value;
+            } elseif ($value instanceof \Stringable) {
+                $out[(string) $key] = (string) $value;
+            }
+        }
+        return $out;
     }
 
     private static function interpolate(string $message, array $context): string

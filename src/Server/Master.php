@@ -50,6 +50,7 @@ final class Master
     /** @var list<string> */
     private array $signalWatchers = [];
     private int $restarts = 0;
+    private int $reloads = 0;
     /** @var null|\Closure(string): void told why the first generation could not boot */
     private ?\Closure $onStartFailed = null;
     private bool $everReady = false;
@@ -101,8 +102,11 @@ final class Master
             $this->pidFile?->release((int) \getmypid());
             return 1;
         }
+        foreach ($this->config->masterHooks as $hook) {
+            $hook->start(fn (): array => $this->status());
+        }
 
-        foreach ([\SIGTERM => 'stop', \SIGINT => 'stop', \SIGUSR1 => 'reload', \SIGCHLD => 'reap', \SIGHUP => 'reload'] as $signal => $action) {
+        foreach ([\SIGTERM => 'stop', \SIGINT => 'stop', \SIGUSR1 => 'reload', \SIGCHLD => 'reap', \SIGHUP => 'reload', \SIGUSR2 => 'reopenLogs'] as $signal => $action) {
             $this->signalWatchers[] = $this->driver->onSignal($signal, fn () => $this->{$action}());
         }
         for ($slot = 1; $slot <= $this->config->workers; $slot++) {
@@ -115,7 +119,7 @@ final class Master
             'address' => $this->listener->address(), 'workers' => $this->config->workers,
             'mode' => $this->config->mode, 'loop' => $this->config->loop, 'pid' => \getmypid(),
         ]);
-        if ($onReady !== null) {
+        if ($onReady !== null || $this->config->masterHooks !== []) {
             $readyCheck = $this->driver->repeat(0.01, function (string $id) use ($onReady): void {
                 // Every slot must hold a ready worker: a slot whose worker crashed at boot is empty while
                 // it waits out its back-off, and an empty slot is not "serving".
@@ -131,7 +135,10 @@ final class Master
                 }
                 $this->driver->cancel($id);
                 $this->everReady = true;
-                $onReady($this->listener->address());
+                if ($onReady !== null) {
+                    $onReady($this->listener->address());
+                }
+                $this->event(MasterHook::READY);
             });
             $this->driver->unreference($readyCheck);
         }
@@ -150,36 +157,50 @@ final class Master
             return;
         }
         [$masterEnd, $workerEnd] = $pair;
+        $output = WorkerOutput::create();
         $pid = \pcntl_fork();
         if ($pid === -1) {
+            $output?->closeAll();
             $this->logger->error('fork() failed for worker {slot}: {error}', ['slot' => $slot, 'error' => \pcntl_strerror(\pcntl_get_last_error())]);
             \fclose($masterEnd);
             \fclose($workerEnd);
             return;
         }
         if ($pid === 0) {
-            $this->becomeWorker($slot, $masterEnd, $workerEnd);
+            $this->becomeWorker($slot, $masterEnd, $workerEnd, $output);
         }
+        $output?->attach($this->driver, $this->logger, $pid);
         \fclose($workerEnd);
         \stream_set_blocking($masterEnd, false);
         $worker = new WorkerProcess($pid, $slot, $this->generation, \microtime(true), $masterEnd);
         $worker->watcher = $this->driver->onReadable($masterEnd, fn () => $this->readChannel($worker));
         $this->driver->unreference($worker->watcher);
+        $worker->output = $output;
         $this->workers[$pid] = $worker;
     }
 
     /** In the child: drop everything that is the master's, run the worker, never return. */
-    private function becomeWorker(int $slot, mixed $masterEnd, mixed $workerEnd): never
+    private function becomeWorker(int $slot, mixed $masterEnd, mixed $workerEnd, ?WorkerOutput $output): never
     {
         \fclose($masterEnd);
         foreach ($this->workers as $other) {
             @\fclose($other->channel);
+            $other->output?->closeAll();
         }
         $this->control?->close();
+        foreach ($this->config->masterHooks as $hook) {
+            $hook->forked();
+        }
         foreach ([\SIGTERM, \SIGINT, \SIGUSR1, \SIGCHLD, \SIGHUP] as $signal) {
             \pcntl_signal($signal, \SIG_DFL);
         }
+        // Before the log is reopened for this process, which would take descriptor 1 or 2 if free.
+        $notRedirected = $output?->redirect($this->logger) ?? [];
         $this->logger->setRole('worker', $this->config->logFile);
+        foreach ($notRedirected as $stream) {
+            // Its descriptor is held by something else (a daemon's stdio); error_log() and PHP's warnings are still tagged.
+            $this->logger->notice("This worker's {stream} is not redirected to the log", ['stream' => $stream]);
+        }
         $code = Worker::EXIT_OK;
         try {
             $worker = new Worker($this->config, $this->listener, new Socket($workerEnd), $this->logger, $slot);
@@ -246,6 +267,8 @@ final class Master
         }
         $this->reloading = false;
         $this->reloadOutcomes[$this->reloadsRequested] = null;
+        $this->reloads++;
+        $this->event(MasterHook::RELOADED);
         $this->logger->info('Reload: {new} new worker(s) ready, {old} old worker(s) draining', [
             'new' => $this->config->workers, 'old' => $old,
         ]);
@@ -259,12 +282,17 @@ final class Master
                 continue;
             }
             unset($this->workers[$pid]);
+            $this->readChannel($worker);
+            foreach ($this->config->masterHooks as $hook) {
+                $hook->workerExited($worker->stats);
+            }
             if ($worker->watcher !== null) {
                 $this->driver->cancel($worker->watcher);
                 // Its last words (a boot failure's reason) may still be unread.
                 $this->readChannel($worker);
             }
             @\fclose($worker->channel);
+            $worker->output?->close();
             $lived = \microtime(true) - $worker->started;
             $how = \pcntl_wifsignaled($status)
                 ? 'killed by signal ' . \pcntl_wtermsig($status)
@@ -331,6 +359,7 @@ final class Master
         }
         $this->generation--;
         $this->reloading = false;
+        $this->event(MasterHook::RELOADED);
     }
 
     private function reload(): void
@@ -341,10 +370,21 @@ final class Master
         $this->reloading = true;
         $this->reloadsRequested++;
         $this->generation++;
+        $this->event(MasterHook::RELOADING);
         $this->logger->info('Reload: starting {n} new worker(s)', ['n' => $this->config->workers]);
         for ($slot = 1; $slot <= $this->config->workers; $slot++) {
             $this->spawn($slot);
         }
+    }
+
+    /** SIGUSR2 (logrotate's postrotate): the master and every worker open the log file afresh. */
+    private function reopenLogs(): void
+    {
+        $this->logger->reopen();
+        foreach ($this->workers as $worker) {
+            \posix_kill($worker->pid, \SIGUSR2);
+        }
+        $this->logger->info('Log file reopened (SIGUSR2), {n} worker(s) told', ['n' => \count($this->workers)]);
     }
 
     private function stop(): void
@@ -353,6 +393,7 @@ final class Master
             return;
         }
         $this->stopping = true;
+        $this->event(MasterHook::STOPPING);
         $this->logger->info('Stopping: {n} worker(s) finish in-flight work (grace {grace} s)', [
             'n' => \count($this->workers), 'grace' => $this->config->grace,
         ]);
@@ -396,6 +437,7 @@ final class Master
                 'workers' => $this->config->workers,
                 'uptime' => \round(\microtime(true) - $this->started, 1),
                 'restarts' => $this->restarts,
+                'reloads' => $this->reloads,
                 'rss' => Stats::rss(),
                 'state' => $this->stopping ? 'stopping' : ($this->reloading ? 'reloading' : 'running'),
             ],
@@ -522,8 +564,18 @@ final class Master
         $this->pidFile->claim((int) \getmypid());
     }
 
+    private function event(string $event): void
+    {
+        foreach ($this->config->masterHooks as $hook) {
+            $hook->event($event);
+        }
+    }
+
     private function cleanup(): void
     {
+        foreach ($this->config->masterHooks as $hook) {
+            $hook->stop();
+        }
         foreach ($this->signalWatchers as $id) {
             $this->driver->cancel($id);
         }

@@ -42,6 +42,10 @@ final class ServerConfig
         public readonly int $hooks = 0,
         /** seconds a coroutine-mode worker may be held before the log names the call (0: off) */
         public readonly float $blockingThreshold = 0.0,
+        /** @var list<MasterHook> run in the master beside its loop (metrics endpoint, systemd notify) */
+        public readonly array $masterHooks = [],
+        /** @var null|\Closure(): array<string, mixed> figures merged into each worker's stats report */
+        public readonly ?\Closure $workerStats = null,
     ) {
         if ($workers < 1) {
             throw new \InvalidArgumentException('--workers must be at least 1');

@@ -190,6 +190,9 @@ final class Worker
     {
         $stats = Stats::collect($this->connections?->count() ?? 0, $this->dispatcher->calls(), $this->started, $this->dispatcher->mode(), $this->driver->name());
         $stats['slot'] = $this->slot;
+        if ($this->config->workerStats !== null) {
+            $stats += ($this->config->workerStats)();
+        }
         return $stats;
     }
 }

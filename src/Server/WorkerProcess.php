@@ -19,6 +19,8 @@ final class WorkerProcess
     public ?string $bootError = null;
     /** Set when the liveness check gave up on it: why. */
     public ?string $timedOut = null;
+    /** The worker's stdout and stderr, logged by the master. */
+    public ?WorkerOutput $output = null;
 
     /** @param resource $channel the master's end of the socket pair */
     public function __construct(

@@ -72,6 +72,12 @@ final class FpmSettings
         return (\str_contains($host, ':') ? "[$host]" : $host) . ':' . $this->port;
     }
 
+    /** The FIFO php-fpm's workers log to; the supervisor reads it (see LogPipe). */
+    public function logPipe(): string
+    {
+        return $this->path('log.fifo');
+    }
+
     public function path(string $name): string
     {
         return $this->runtimeDir . '/' . $name;

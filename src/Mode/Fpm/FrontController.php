@@ -23,6 +23,9 @@ use Weft\Server\Logger;
  */
 final class FrontController
 {
+    /** What an application prints outside its response is logged, but not without bound. */
+    private const MAX_PRINTED_LINES = 100;
+
     private readonly SapiEmitter $emitter;
     private ?LoggerInterface $logger = null;
 
@@ -53,6 +56,7 @@ final class FrontController
         $length = (int) ($server['CONTENT_LENGTH'] ?? 0);
         $request = SapiRequestFactory::fromGlobals($server, $length > 0 ? $body() : '');
         $call = new ApplicationCall($application, fn (): LoggerInterface => $this->logger($server), $debug);
+        \Weft\Server\ServerLog::install($this->logger($server));
         // What the application prints is not its response (as in the other modes, where it goes to
         // the worker's stdout): here it would go out ahead of the status and header fields.
         $level = \ob_get_level();
@@ -65,10 +69,14 @@ final class FrontController
                 $printed = \ob_get_clean() . $printed;
             }
             if ($printed !== '') {
-                $this->logger($server)->warning('{method} {target}: the application printed {bytes} byte(s) outside its response: {start}', [
-                    'method' => $server['REQUEST_METHOD'] ?? '', 'target' => $server['REQUEST_URI'] ?? '',
-                    'bytes' => \strlen($printed), 'start' => \addcslashes(\substr($printed, 0, 80), "\0..\37"),
-                ]);
+                // As in the other modes, where the master logs a worker's stdout: one record per line.
+                $lines = \explode("\n", \rtrim($printed, "\n"));
+                foreach (\array_slice($lines, 0, self::MAX_PRINTED_LINES) as $line) {
+                    $this->logger($server)->info('stdout: {line}', ['line' => \addcslashes(\rtrim($line, "\r"), "\0..\10\13..\37"), 'stream' => 'stdout']);
+                }
+                if (\count($lines) > self::MAX_PRINTED_LINES) {
+                    $this->logger($server)->info('stdout: ({n} more lines)', ['n' => \count($lines) - self::MAX_PRINTED_LINES]);
+                }
             }
         }
         $isHead = $request->method() === 'HEAD';
@@ -94,7 +102,8 @@ final class FrontController
     private function logger(array $server): LoggerInterface
     {
         if ($this->logger === null) {
-            $logger = new Logger((string) ($server['WEFT_LOG'] ?? '') ?: 'php://stderr');
+            // clear_env = no: the supervisor's WEFT_LOG_LEVEL / WEFT_LOG_FORMAT (serve's options) reach here.
+            $logger = new Logger((string) ($server['WEFT_LOG'] ?? '') ?: 'php://stderr', \getenv('WEFT_LOG_LEVEL') ?: 'info', \getenv('WEFT_LOG_FORMAT') ?: 'text');
             $logger->setRole('fpm worker');
             $this->logger = $logger;
         }

@@ -145,9 +145,8 @@ final class NginxConfig
         if ($s->autoload !== '') {
             $params['WEFT_AUTOLOAD'] = self::quote($s->autoload);
         }
-        if ($s->logFile !== null) {
-            $params['WEFT_LOG'] = self::quote($s->logFile);
-        }
+        // The front controller logs straight to the log file, or to the supervisor through its FIFO.
+        $params['WEFT_LOG'] = self::quote($s->logFile ?? $s->logPipe());
         if ($s->debug) {
             $params['WEFT_DEBUG'] = '1';
         }

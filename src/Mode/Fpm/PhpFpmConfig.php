@@ -102,7 +102,8 @@ final class PhpFpmConfig
         }
         // The response goes out as the handler built it: no "Content-Type: text/html" added to one
         // that has none, no ";charset=UTF-8" appended to text/* types, no user-level buffer.
-        return $ini + ['default_mimetype' => '', 'default_charset' => '', 'output_buffering' => '0'];
+        // error_log() and PHP's warnings go to the supervisor's FIFO, which tags them (see LogPipe).
+        return $ini + ['default_mimetype' => '', 'default_charset' => '', 'output_buffering' => '0', 'error_log' => $s->logPipe()];
     }
 
     private static function quote(string $value): string

@@ -39,11 +39,13 @@ final class Supervisor
     private string $state = 'starting';
     private int $stopSignals = 0;
     private bool $reloadRequested = false;
+    private bool $reopenRequested = false;
     private float $started = 0.0;
     /** @var resource|null */
     private mixed $control = null;
     /** @var resource|null */
     private mixed $output = null;
+    private ?LogPipe $logPipe = null;
     private bool $ownsPidFile = false;
     private readonly InternalClient $client;
 
@@ -203,6 +205,7 @@ final class Supervisor
         }
         $this->output = $output;
         RuntimeDirectory::create($this->settings->runtimeDir);
+        $this->logPipe = LogPipe::create($this->settings->logPipe());
         \file_put_contents($this->settings->path('nginx.conf'), NginxConfig::render($this->settings));
         \file_put_contents($this->settings->path('php-fpm.conf'), PhpFpmConfig::render($this->settings));
     }
@@ -263,9 +266,17 @@ final class Supervisor
     {
         while ($this->stopSignals === 0) {
             $read = [$this->control];
+            if ($this->logPipe !== null) {
+                $read[] = $this->logPipe->resource();
+            }
             $write = $except = null;
-            if (@\stream_select($read, $write, $except, 0, 250_000) > 0) {
+            if (@\stream_select($read, $write, $except, 0, 250_000) > 0 && \in_array($this->control, $read, true)) {
                 $this->serveControl();
+            }
+            $this->logPipe?->drain($this->logger, $this->output);
+            if ($this->reopenRequested) {
+                $this->reopenRequested = false;
+                $this->reopenLogs();
             }
             if ($this->reloadRequested) {
                 $this->reloadRequested = false;
@@ -327,6 +338,28 @@ final class Supervisor
         $this->processes['php-fpm']?->signal(\SIGUSR2);
     }
 
+    /**
+     * SIGUSR2 (logrotate): the supervisor reopens --log-file and php-fpm its error_log (SIGUSR1); the
+     * front controller opens the file per request anyway. nginx keeps its stderr, the old file, until
+     * it restarts: it logs only its own errors there.
+     */
+    private function reopenLogs(): void
+    {
+        $this->logger->reopen();
+        if ($this->settings->logFile !== null) {
+            $output = @\fopen($this->settings->logFile, 'a');
+            if ($output !== false) {
+                $old = $this->output;
+                $this->output = $output;
+                if (\is_resource($old) && $old !== \STDERR) {
+                    \fclose($old);
+                }
+            }
+        }
+        $this->processes['php-fpm']?->signal(\SIGUSR1);
+        $this->logger->info('Log file reopened (SIGUSR2)');
+    }
+
     private function shutdown(): void
     {
         $this->state = 'stopping';
@@ -354,6 +387,9 @@ final class Supervisor
             }
             $this->processes[$name] = null;
         }
+        $this->logPipe?->drain($this->logger, $this->output);
+        $this->logPipe?->close();
+        $this->logPipe = null;
     }
 
     private function installSignals(): void
@@ -369,6 +405,9 @@ final class Supervisor
         \pcntl_signal(\SIGINT, $stop);
         \pcntl_signal(\SIGUSR1, $reload);
         \pcntl_signal(\SIGHUP, $reload);
+        \pcntl_signal(\SIGUSR2, function (): void {
+            $this->reopenRequested = true;
+        });
         // Only to interrupt the wait in loop() at once when nginx or php-fpm dies.
         \pcntl_signal(\SIGCHLD, static function (): void {
         });

@@ -142,9 +142,11 @@ final class FrontControllerTest extends TestCase
         $this->handle($app);
         self::assertSame($level, \ob_get_level());
         self::assertSame('the response', $this->output->body());
-        self::assertSame('warning', $this->logged[0][0]);
-        self::assertSame(6, $this->logged[0][2]['bytes']);
-        self::assertSame('stray\\n', $this->logged[0][2]['start']);
+        // One record per printed line, as the other modes log a worker's stdout.
+        self::assertCount(1, $this->logged);
+        self::assertSame('info', $this->logged[0][0]);
+        self::assertSame('stdout: {line}', $this->logged[0][1]);
+        self::assertSame(['line' => 'stray', 'stream' => 'stdout'], $this->logged[0][2]);
     }
 
     public function testAStreamedResponseWithAnInvalidHeaderIsA500(): void

@@ -1,0 +1,17 @@
+<?php
+
+// /etc/weft/weft.php: the configuration of `bin/weft serve` (WEFT_CONFIG or --config). Keys are the
+// options of `bin/weft serve --help`; an unknown key is an error. WEFT_* variables and command-line
+// flags override what is here; `bin/weft config --config /etc/weft/weft.php` shows the result.
+
+return [
+    'app' => '/srv/app/public/index.php',   // relative paths are relative to this file
+    'host' => '127.0.0.1',                   // behind nginx (deploy/nginx/weft-lb.conf)
+    'port' => 8081,
+    // 'workers' => 4,                       // default: the CPUs this service may use (affinity, CPUQuota=)
+    'max-requests' => 100000,
+    'grace' => 10,
+    'metrics' => '127.0.0.1:9100',           // /health and /metrics
+    'log-format' => 'json',
+    'log-level' => 'info',
+];

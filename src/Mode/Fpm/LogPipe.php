@@ -1,0 +1,79 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Mode\Fpm;
+
+use Weft\Server\Logger;
+
+/**
+ * The fpm-mode log channel: a FIFO in the runtime folder that php-fpm's workers write to (the front
+ * controller's log records, and PHP's own error_log() and warnings through the pool's `error_log`),
+ * read by the supervisor. It replaces php-fpm's "catch_workers_output", which holds worker output back
+ * until its buffer fills or the worker exits and then keeps only the end of it: exception lines
+ * arrived late and cut at the front.
+ *
+ * Records a FIFO write of up to PIPE_BUF (4096) bytes cannot interleave with another worker's.
+ */
+final class LogPipe
+{
+    private const ERROR_LOG_LINE = '/^\[\d{2}-[A-Za-z]{3}-\d{4} \d{2}:\d{2}:\d{2}[^\]]*\] (.*)$/s';
+
+    private string $buffer = '';
+
+    /** @param resource $read */
+    private function __construct(public readonly string $path, private readonly mixed $read)
+    {
+    }
+
+    public static function create(string $path): ?self
+    {
+        @\unlink($path);
+        if (!\function_exists('posix_mkfifo') || !@\posix_mkfifo($path, 0600)) {
+            return null;
+        }
+        // Read-write: opening never blocks, and the FIFO never reads as ended between writers.
+        $read = @\fopen($path, 'r+');
+        if ($read === false) {
+            return null;
+        }
+        \stream_set_blocking($read, false);
+        return new self($path, $read);
+    }
+
+    /** @return resource */
+    public function resource(): mixed
+    {
+        return $this->read;
+    }
+
+    /**
+     * Forwards complete lines: Weft's own records (and their indented trace lines) as they are, PHP's
+     * error_log lines as records of the fpm workers.
+     *
+     * @param resource $output
+     */
+    public function drain(Logger $logger, mixed $output): void
+    {
+        while (($chunk = @\fread($this->read, 65536)) !== false && $chunk !== '') {
+            $this->buffer .= $chunk;
+        }
+        while (($end = \strpos($this->buffer, "\n")) !== false) {
+            $line = \substr($this->buffer, 0, $end);
+            $this->buffer = (string) \substr($this->buffer, $end + 1);
+            if (\preg_match(self::ERROR_LOG_LINE, $line, $m)) {
+                $logger->logFor('fpm worker', 0, 'warning', 'stderr: ' . $m[1], ['stream' => 'stderr']);
+            } elseif ($line !== '') {
+                @\fwrite($output, $line . "\n");
+            }
+        }
+    }
+
+    public function close(): void
+    {
+        if (\is_resource($this->read)) {
+            \fclose($this->read);
+        }
+        @\unlink($this->path);
+    }
+}

@@ -1,0 +1,143 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Observe;
+
+use Psr\Log\LoggerInterface;
+use Weft\Server\MasterHook;
+use Weft\Socket\Listener;
+use Weft\Socket\ListenOptions;
+use Weft\Socket\Socket;
+
+use function Weft\go;
+
+/**
+ * `--metrics HOST:PORT`: the master answers GET /health and GET /metrics on a port of its own, from the
+ * figures the workers report to it every second. It lives in the master, not in a worker, so a scrape
+ * works while workers start, drain or crash, and never queues behind application requests.
+ *
+ * It is deliberately tiny HTTP: one request per connection, a head of at most 8 KB read within 5 s,
+ * `Connection: close`. Scrapers and load-balancer health checks need nothing more.
+ */
+final class MetricsServer implements MasterHook
+{
+    private const MAX_HEAD = 8192;
+    private const TIMEOUT = 5.0;
+
+    private ?Listener $listener = null;
+    private readonly Prometheus $prometheus;
+
+    public function __construct(private readonly string $address, private readonly LoggerInterface $logger)
+    {
+        if (!self::valid($address)) {
+            throw new \InvalidArgumentException("option '--metrics' expects HOST:PORT (like 127.0.0.1:9100), got '$address'");
+        }
+        $this->prometheus = new Prometheus();
+    }
+
+    /** "127.0.0.1:9100", "[::1]:9100", "localhost:0": a host and a port from 0 to 65535. */
+    public static function valid(string $address): bool
+    {
+        return \preg_match('/^(\[[0-9a-fA-F:.]+\]|[A-Za-z0-9.-]+):(\d{1,5})$/', $address, $m) === 1 && (int) $m[2] <= 65535;
+    }
+
+    /** Binds before the master forks, so a busy port is a start-up error, not a log line. */
+    public function bind(): string
+    {
+        $this->listener ??= Listener::listen($this->address, ListenOptions::defaults()->withBacklog(128));
+        return $this->listener->address();
+    }
+
+    public function start(\Closure $status): void
+    {
+        $this->bind();
+        $listener = $this->listener;
+        $this->logger->info('Metrics on http://{address}/metrics, health on /health', ['address' => $listener->address()]);
+        go(function () use ($listener, $status): void {
+            while (true) {
+                try {
+                    $client = $listener->accept();
+                } catch (\Throwable) {
+                    return; // closed by stop()
+                }
+                go(fn () => $this->serve($client, $status));
+            }
+        });
+    }
+
+    public function event(string $event): void
+    {
+    }
+
+    public function workerExited(array $stats): void
+    {
+        $this->prometheus->retire($stats);
+    }
+
+    public function stop(): void
+    {
+        $this->listener?->close();
+    }
+
+    public function forked(): void
+    {
+        // A worker must not keep the port: after a master crash it would block the next start's bind.
+        if ($this->listener !== null) {
+            @\fclose($this->listener->resource());
+        }
+    }
+
+    private function serve(Socket $client, \Closure $status): void
+    {
+        try {
+            $line = $client->readLine(self::MAX_HEAD, self::TIMEOUT);
+            // Read (and drop) the rest of the head, so the client never sees a reset for unread data.
+            $read = \strlen((string) $line);
+            while (($header = $client->readLine(self::MAX_HEAD, self::TIMEOUT)) !== null && $header !== '') {
+                $read += \strlen($header);
+                if ($read > self::MAX_HEAD) {
+                    $client->write(self::response(431, 'text/plain', "Request header too large\n"), self::TIMEOUT);
+                    return;
+                }
+            }
+            $client->write($this->answer((string) $line, $status), self::TIMEOUT);
+        } catch (\Throwable) {
+            // A client that leaves or stalls gets nothing more; the master carries on.
+        } finally {
+            $client->close();
+        }
+    }
+
+    private function answer(string $requestLine, \Closure $status): string
+    {
+        if (!\preg_match('#^([A-Z]+) (\S+) HTTP/1\.[01]$#', $requestLine, $m)) {
+            return self::response(400, 'text/plain', "Bad Request\n");
+        }
+        [, $method, $target] = $m;
+        $path = \parse_url($target, \PHP_URL_PATH) ?: $target;
+        if ($method !== 'GET' && $method !== 'HEAD') {
+            return self::response(405, 'text/plain', "Method Not Allowed\n", ['Allow' => 'GET, HEAD']);
+        }
+        $head = $method === 'HEAD';
+        return match ($path) {
+            '/metrics' => self::response(200, Prometheus::CONTENT_TYPE, $this->prometheus->render($status()), [], $head),
+            '/health' => (function () use ($status, $head): string {
+                $health = Health::check($status());
+                return self::response($health->healthy ? 200 : 503, 'application/json', $health->json(), $health->healthy ? [] : ['Retry-After' => '1'], $head);
+            })(),
+            default => self::response(404, 'text/plain', "Not Found: try /metrics or /health\n", [], $head),
+        };
+    }
+
+    /** @param array<string, string> $headers */
+    private static function response(int $status, string $type, string $body, array $headers = [], bool $head = false): string
+    {
+        $reasons = [200 => 'OK', 400 => 'Bad Request', 404 => 'Not Found', 405 => 'Method Not Allowed', 431 => 'Request Header Fields Too Large', 503 => 'Service Unavailable'];
+        $lines = ["HTTP/1.1 $status " . ($reasons[$status] ?? ''), "Content-Type: $type", 'Content-Length: ' . \strlen($body), 'Cache-Control: no-store', 'Connection: close'];
+        foreach ($headers as $name => $value) {
+            $lines[] = "$name: $value";
+        }
+        return \implode("\r\n", $lines) . "\r\n\r\n" . ($head ? '' : $body);
+    }
+}

@@ -1,0 +1,124 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Observe;
+
+use Psr\Http\Server\RequestHandlerInterface;
+use Weft\Http\Message\BadRequest;
+use Weft\Http\Message\Request;
+use Weft\Http\Message\Response;
+use Weft\Http\Psr\PsrHandlerAdapter;
+use Weft\Loop\Driver;
+use Weft\Server\RequestTimeout;
+
+/**
+ * A worker's request figures for /metrics: responses by status class, a duration histogram, and the
+ * event loop's lag. Created once in the master and inherited by each worker at fork, so every worker
+ * starts from zero and no static state is needed; the worker reports snapshot() with its other stats.
+ *
+ * The duration is the application's: from the call to the returned response (for a streamed response,
+ * to its head). Errors the HTTP parser answers by itself (400, 408, 413, 431) never reach the
+ * application and are not counted here.
+ */
+final class RequestMetrics
+{
+    /** Seconds; the classic Prometheus client buckets, shifted to the millisecond range servers live in. */
+    public const BUCKETS = [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0];
+    private const LAG_INTERVAL = 0.25;
+
+    /** @var array<string, int> status class => responses */
+    private array $statuses = ['1xx' => 0, '2xx' => 0, '3xx' => 0, '4xx' => 0, '5xx' => 0];
+    /** @var list<int> per bucket, not cumulative (made cumulative when rendered) */
+    private array $buckets;
+    private int $count = 0;
+    private float $sum = 0.0;
+    private float $lagMax = 0.0;
+    /** Seconds the loop was late in total: a counter, so spikes between two scrapes still show (rate()). */
+    private float $lagTotal = 0.0;
+    private ?string $lagTimer = null;
+
+    public function __construct()
+    {
+        $this->buckets = \array_fill(0, \count(self::BUCKETS) + 1, 0);
+    }
+
+    /** The application, measured. A PSR-15 handler is adapted first, so both kinds are measured alike. */
+    public function wrap(\Closure|RequestHandlerInterface $application): \Closure
+    {
+        $call = $application instanceof RequestHandlerInterface ? (new PsrHandlerAdapter($application))(...) : $application;
+        return function (Request $request) use ($call): mixed {
+            $started = \hrtime(true);
+            try {
+                $response = $call($request);
+            } catch (BadRequest $e) {
+                $this->record(400, $started);
+                throw $e;
+            } catch (RequestTimeout $e) {
+                $this->record(504, $started);
+                throw $e;
+            } catch (\Throwable $e) {
+                $this->record(500, $started);
+                throw $e;
+            }
+            $this->record($response instanceof Response ? $response->status() : 500, $started);
+            return $response;
+        };
+    }
+
+    /**
+     * Samples the loop's lag: how late a repeating timer fires. A handler that computes for 200 ms
+     * without waiting shows up here as 0.2 s, which no request figure shows directly.
+     */
+    public function watchLoop(Driver $driver): void
+    {
+        $expected = \hrtime(true) / 1e9 + self::LAG_INTERVAL;
+        $this->lagTimer = $driver->repeat(self::LAG_INTERVAL, function () use (&$expected): void {
+            $now = \hrtime(true) / 1e9;
+            $lag = $now - $expected;
+            $this->lagMax = \max($this->lagMax, $lag);
+            // Only lateness beyond timer jitter counts as a stall.
+            if ($lag > 0.005) {
+                $this->lagTotal += $lag;
+            }
+            $expected = $now + self::LAG_INTERVAL;
+        });
+        $driver->unreference($this->lagTimer);
+    }
+
+    /**
+     * What the worker reports; the loop lag is the largest since the previous report.
+     *
+     * @return array{statuses: array<string, int>, duration: array{buckets: list<int>, count: int, sum: float}, loop_lag: float, loop_lag_total: float}
+     */
+    public function snapshot(): array
+    {
+        $lag = $this->lagMax;
+        $this->lagMax = 0.0;
+        return [
+            'statuses' => $this->statuses,
+            'duration' => ['buckets' => $this->buckets, 'count' => $this->count, 'sum' => $this->sum],
+            'loop_lag' => \round(\max(0.0, $lag), 6),
+            'loop_lag_total' => \round($this->lagTotal, 6),
+        ];
+    }
+
+    private function record(int $status, int $started): void
+    {
+        $seconds = (\hrtime(true) - $started) / 1e9;
+        $class = \intdiv($status, 100) . 'xx';
+        if (isset($this->statuses[$class])) {
+            $this->statuses[$class]++;
+        }
+        $this->count++;
+        $this->sum += $seconds;
+        $bucket = 0;
+        foreach (self::BUCKETS as $bucket => $bound) {
+            if ($seconds <= $bound) {
+                $this->buckets[$bucket]++;
+                return;
+            }
+        }
+        $this->buckets[\count(self::BUCKETS)]++;
+    }
+}
