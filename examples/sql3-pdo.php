@@ -10,13 +10,17 @@ declare(strict_types=1);
  *
  *   bin/weft serve examples/sql3-pdo.php --workers 2
  *   DATABASE_URL   mysql://weft:weft@127.0.0.1:13306/weft (default)
- *   DB_IDLE        PDO connections a worker keeps between requests (default 16)
+ *   DB_POOL        PDO connections a worker opens at most (default 16)
  *
- * A PDO connection serves one request at a time: each request takes one from a small per-worker list
- * of idle connections (or opens one) and gives it back when it is done. (PDO::ATTR_PERSISTENT is not
- * the way to share connections between coroutines: persistent connections are not hooked and block.)
+ * A PDO connection serves one request at a time: each request takes one from a small per-worker pool
+ * (opening one while fewer than DB_POOL are open, else waiting for one to come back: a Weft Channel
+ * holds the idle ones, and waiting on it suspends only this request) and gives it back when it is done.
+ * Opening a connection per request instead costs a TCP and auth handshake each time, and hundreds of
+ * concurrent requests would open hundreds of connections. (PDO::ATTR_PERSISTENT is not the way to
+ * share connections between coroutines: persistent connections are not hooked and block.)
  */
 
+use Weft\Coroutine\Channel;
 use Weft\Http\Message\Request;
 use Weft\Http\Message\Response;
 
@@ -31,11 +35,24 @@ $connect = static function (): PDO {
 };
 
 return static function (Request $request) use ($connect): Response {
-    /** @var list<PDO> $idle */
-    static $idle = [];
+    static $idle = null;
+    static $open = 0;
     static $seeded = false;
+    $size = \max(1, (int) (\getenv('DB_POOL') ?: 16));
+    $idle ??= new Channel($size);
 
-    $pdo = \array_pop($idle) ?? $connect();
+    if ($idle->count() === 0 && $open < $size) {
+        $open++;
+        try {
+            $pdo = $connect();
+        } catch (\Throwable $e) {
+            $open--;
+            throw $e;
+        }
+    } else {
+        /** @var PDO $pdo */
+        $pdo = $idle->receive();
+    }
     try {
         if (!$seeded) {
             $seeded = true;
@@ -49,11 +66,12 @@ return static function (Request $request) use ($connect): Response {
         $point->fetchAll();
         $rows = $pdo->query('SELECT * FROM test LIMIT 5')->fetchAll(PDO::FETCH_ASSOC);
     } catch (\Throwable $e) {
-        $pdo = null; // a connection that failed mid-request is not reused
+        $pdo = null; // a connection that failed mid-request is not reused: its slot opens a new one
+        $open--;
         throw $e;
     } finally {
-        if ($pdo !== null && \count($idle) < (int) (\getenv('DB_IDLE') ?: 16)) {
-            $idle[] = $pdo;
+        if ($pdo !== null) {
+            $idle->send($pdo);
         }
     }
 

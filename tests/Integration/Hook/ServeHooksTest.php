@@ -96,9 +96,17 @@ final class ServeHooksTest extends TestCase
         self::assertStringContainsString('exit() was called inside a coroutine with "bye"', $server->output());
     }
 
-    public function testTheSql3PdoExampleAnswersConcurrentRequests(): void
+    /** @return iterable<string, array{string}> */
+    public static function poolSizes(): iterable
     {
-        $server = new ServerProcess([\dirname(__DIR__, 3) . '/examples/sql3-pdo.php', '--workers', '1']);
+        yield 'a connection each' => ['16'];
+        yield 'requests wait for one of two' => ['2'];
+    }
+
+    #[\PHPUnit\Framework\Attributes\DataProvider('poolSizes')]
+    public function testTheSql3PdoExampleAnswersConcurrentRequests(string $poolSize): void
+    {
+        $server = new ServerProcess([\dirname(__DIR__, 3) . '/examples/sql3-pdo.php', '--workers', '1'], ['DB_POOL' => $poolSize]);
         try {
             $clients = [];
             for ($i = 0; $i < 8; $i++) {
