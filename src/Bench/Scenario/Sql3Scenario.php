@@ -43,7 +43,7 @@ final class Sql3Scenario extends HttpScenario
             . 'against MariaDB (' . self::url() . ') and returns the last result as JSON. Published (1 CPU, ab -n 10000): resident '
             . 'sync with 8 workers 839 / 684 / 689 req/s at concurrency 100 / 300 / 500; with 50 workers 771 / 305 / 379 (slower, '
             . 'with 3-second tails); coroutine with 8 workers 834 / 838 / 824. `--app pdo` runs examples/sql3-pdo.php instead: '
-            . 'the same queries with plain PDO (a small per-worker list of idle connections), which suspend in coroutine mode '
+            . 'the same queries with plain PDO (a small per-worker pool of connections), which suspend in coroutine mode '
             . 'only through the extension\'s hooks.';
     }
 
