@@ -34,6 +34,7 @@ final class BlockingDetector
     /** @var array<string, int> site => reports suppressed since */
     private array $suppressed = [];
     private int $blocked = 0;
+    private float $lastBusyReport = -\INF;
 
     public function __construct(
         private readonly LoggerInterface $logger,
@@ -95,13 +96,27 @@ final class BlockingDetector
     /** Called by the watchdog, inside the code that holds the worker. */
     private function onBlocked(float $seconds, ?string $call, int $line): void
     {
-        $this->blocked++;
         $trace = \debug_backtrace(\DEBUG_BACKTRACE_PROVIDE_OBJECT, 64);
         // [0] is this method, called from the blocked code: its file and line are where that code is.
         $file = $trace[0]['file'] ?? '?';
         $line = $line > 0 ? $line : ($trace[0]['line'] ?? 0);
         $site = $file . ':' . $line;
         $now = \hrtime(true) / 1e9;
+        if (self::inWeftCore($file)) {
+            // The watchdog caught Weft's own code (the loop, a suspension, the connection core): no single
+            // call held the worker; it was busy with many requests at once (a burst of connections, say).
+            // That is load, not a blocking call: logged as lag, and not counted as blocked.
+            if ($now - $this->lastBusyReport >= $this->interval) {
+                $this->lastBusyReport = $now;
+                $this->logger->notice(
+                    'The worker\'s loop ran {ms} ms late (threshold {threshold} ms) while busy in Weft itself at {site}: '
+                    . 'many requests at once, not one call holding it',
+                    ['ms' => (int) \round($seconds * 1000), 'threshold' => (int) \round($this->threshold * 1000), 'site' => \basename($file) . ':' . $line],
+                );
+            }
+            return;
+        }
+        $this->blocked++;
         if (isset($this->reported[$site]) && $now - $this->reported[$site] < $this->interval) {
             $this->suppressed[$site] = ($this->suppressed[$site] ?? 0) + 1;
             return;
@@ -122,6 +137,25 @@ final class BlockingDetector
                 'stack' => self::describeStack($trace),
             ],
         );
+    }
+
+    /**
+     * Whether a file is part of Weft's core (loop, coroutines, sockets, server, HTTP session, hooks):
+     * code that only runs the requests, never an application's call. (A client of Weft's, such as the
+     * PostgreSQL one, can block on its own, and is reported like application code.)
+     */
+    private static function inWeftCore(string $file): bool
+    {
+        static $roots = null;
+        $src = \dirname(__DIR__) . \DIRECTORY_SEPARATOR;
+        $roots ??= \array_map(static fn (string $dir): string => $src . $dir . \DIRECTORY_SEPARATOR,
+            ['Loop', 'Coroutine', 'Socket', 'Server', 'Hook', 'Http', 'WebSocket']);
+        foreach ($roots as $root) {
+            if (\str_starts_with($file, $root)) {
+                return true;
+            }
+        }
+        return $file === $src . 'functions.php';
     }
 
     /** @param list<array<string, mixed>> $trace */
