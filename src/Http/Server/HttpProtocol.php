@@ -9,6 +9,7 @@ use Psr\Log\LoggerInterface;
 use Weft\Http\Message\Response;
 use Weft\Http\Message\ResponseEncoder;
 use Weft\Http\Parser\RequestParser;
+use Weft\Observe\AccessLog;
 use Weft\Server\Connection;
 use Weft\Server\Protocol;
 use Weft\Server\Session;
@@ -30,6 +31,8 @@ final class HttpProtocol implements Protocol
         \Closure|RequestHandlerInterface $application,
         public readonly LoggerInterface $logger,
         public readonly HttpOptions $options = new HttpOptions(),
+        /** --access-log; null (the default) costs one null check per request. */
+        public readonly ?AccessLog $accessLog = null,
     ) {
         $this->call = new ApplicationCall($application, fn (): LoggerInterface => $this->logger, $options->debug);
         $this->encoder = new ResponseEncoder();
@@ -69,7 +72,7 @@ final class HttpProtocol implements Protocol
         return $this->date;
     }
 
-    private static function host(?string $address): ?string
+    public static function host(?string $address): ?string
     {
         if ($address === null) {
             return null;
