@@ -325,7 +325,7 @@ final class ServeCommand
                 }
                 return new LineProtocol($application, $logger, $maxLine, sendTimeout: $sendTimeout);
             }
-            return new HttpProtocol($metrics->wrap($application), $logger, $httpOptions, $accessLog);
+            return new HttpProtocol($application, $logger, $httpOptions, $accessLog, $metrics);
         };
     }
 

@@ -10,6 +10,7 @@ use Weft\Http\Message\Response;
 use Weft\Http\Message\ResponseEncoder;
 use Weft\Http\Parser\RequestParser;
 use Weft\Observe\AccessLog;
+use Weft\Observe\RequestMetrics;
 use Weft\Server\Connection;
 use Weft\Server\Protocol;
 use Weft\Server\Session;
@@ -23,6 +24,8 @@ final class HttpProtocol implements Protocol
 {
     public readonly ApplicationCall $call;
     public readonly ResponseEncoder $encoder;
+    /** Whether a finished request is recorded anywhere: when not, its handling is not even timed. */
+    public readonly bool $observed;
     private readonly Timeouts $timeouts;
     private int $dateSecond = 0;
     private string $date = '';
@@ -33,7 +36,10 @@ final class HttpProtocol implements Protocol
         public readonly HttpOptions $options = new HttpOptions(),
         /** --access-log; null (the default) costs one null check per request. */
         public readonly ?AccessLog $accessLog = null,
+        /** The /metrics request figures, recorded at the same point as the access log line. */
+        public readonly ?RequestMetrics $metrics = null,
     ) {
+        $this->observed = $accessLog !== null || $metrics !== null;
         $this->call = new ApplicationCall($application, fn (): LoggerInterface => $this->logger, $options->debug);
         $this->encoder = new ResponseEncoder();
         $this->timeouts = new Timeouts(

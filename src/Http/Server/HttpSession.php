@@ -170,7 +170,7 @@ final class HttpSession implements Session
                         $this->done = true;
                         $unavailable = new Response(503, ['Content-Type' => 'text/plain; charset=utf-8', 'Retry-After' => '1'], "Service unavailable: too many requests in flight\n");
                         $connection->write($this->protocol->encoder->encode($unavailable, $request->version(), false, $request->method() === 'HEAD', $this->protocol->date()));
-                        $this->access($request, 503, $request->method() === 'HEAD' ? 0 : \strlen($unavailable->body()), 0);
+                        $this->protocol->accessLog?->record(HttpProtocol::host($connection->remoteAddress()), $request->method(), $request->target(), $request->version(), 503, $request->method() === 'HEAD' ? 0 : \strlen($unavailable->body()), 0.0, $request->header('referer'), $request->header('user-agent'));
                         $connection->closeAfterFlush();
                     }
                 }
@@ -188,11 +188,11 @@ final class HttpSession implements Session
     public function serve(mixed $request): void
     {
         $connection = $this->connection;
-        $started = $this->protocol->accessLog === null ? 0 : \hrtime(true);
+        $started = $this->protocol->observed ? \hrtime(true) : 0;
         $response = $this->protocol->call->respond($request);
         if ($response->upgrade() !== null) {
             if ($started !== 0) {
-                $this->access($request, $response->status(), 0, $started);
+                $this->finished($request, $response->status(), 0, $started);
             }
             $this->switchProtocols($response);
             return;
@@ -219,7 +219,7 @@ final class HttpSession implements Session
             }
         }
         if ($started !== 0) {
-            $this->access($request, $this->status, $this->sent, $started, $this->complete && !$connection->isClosed());
+            $this->finished($request, $this->status, $this->sent, $started, $this->complete && !$connection->isClosed());
         }
         if (!$keepAlive) {
             $this->done = true;
@@ -232,9 +232,16 @@ final class HttpSession implements Session
         $this->pump();
     }
 
-    /** One access log line; $started is hrtime() at the start of handling, 0 for the server's own refusals. */
-    private function access(Request $request, int $status, int $bytes, int $started, bool $complete = true): void
+    /**
+     * The one point where a request the application answered is complete (its last byte queued, or the
+     * connection gone): the /metrics figures and the access log line are recorded here, and only here.
+     *
+     * @param int $started hrtime() at the start of the request's handling
+     */
+    private function finished(Request $request, int $status, int $bytes, int $started, bool $complete = true): void
     {
+        $seconds = (\hrtime(true) - $started) / 1e9;
+        $this->protocol->metrics?->record($status, $seconds);
         $this->protocol->accessLog?->record(
             HttpProtocol::host($this->connection->remoteAddress()),
             $request->method(),
@@ -242,7 +249,7 @@ final class HttpSession implements Session
             $request->version(),
             $status,
             $bytes,
-            $started === 0 ? 0.0 : (\hrtime(true) - $started) / 1e9,
+            $seconds,
             $request->header('referer'),
             $request->header('user-agent'),
             $complete,
