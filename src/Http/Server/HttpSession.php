@@ -274,7 +274,8 @@ final class HttpSession implements Session
         try {
             $body = $response->body();
             $this->status = $response->status();
-            $this->sent = $isHead ? 0 : \strlen($body);
+            // What the encoder sends of it: no body for HEAD, 204 and 304.
+            $this->sent = $isHead || $this->status === 204 || $this->status === 304 ? 0 : \strlen($body);
             if (\strlen($body) > self::SEPARATE_BODY && $encoder->framing($response, $version, $isHead) === BodyFraming::ContentLength) {
                 $this->connection->write($encoder->encodeHead($response, $version, $keepAlive, $isHead, $this->protocol->date()));
                 $this->connection->write($body);
