@@ -103,7 +103,7 @@ namespace Weft\Ext {
         public const READ = UNKNOWN;   // waitFd() events
         public const WRITE = UNKNOWN;
 
-        public static function install(\Closure $wait, \Closure $waitMany): void {}
+        public static function install(\Closure $wait, \Closure $waitMany, ?\Closure $forget = null): void {}
 
         /** Removes the waiter and disables every kind. */
         public static function uninstall(): void {}

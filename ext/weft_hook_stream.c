@@ -53,6 +53,8 @@ typedef struct {
 	bool persistent;
 	bool nonblocking;                /* the descriptor is O_NONBLOCK because of us */
 	bool closed_by_other;            /* fclose() by another coroutine while owner was suspended */
+	bool kept;                       /* waited with WEFT_WAIT_KEEP: the waiter must forget the fd at close */
+	bool crypto_touched;             /* TLS was (or may have been) enabled on it: see weft_stream_set_option */
 } weft_stream_hook;
 
 /* proto => original factory; written at MINIT only. */
@@ -191,7 +193,9 @@ static int weft_stream_wait(php_stream *stream, weft_stream_hook *h, int fd, int
 {
 	h->owner = EG(active_fiber);
 	stream->in_free += 2;
-	int ready = weft_hook_wait_fd(fd, events, timeout);
+	/* The close of this stream tells the waiter (weft_stream_close), so it may keep its watcher. */
+	h->kept = true;
+	int ready = weft_hook_wait_fd(fd, events | WEFT_WAIT_KEEP, timeout);
 	stream->in_free -= 2;
 	h->owner = NULL;
 	if (h->closed_by_other) {
@@ -333,6 +337,13 @@ static int weft_stream_cast(php_stream *stream, int castas, void **ret)
 static int weft_stream_close(php_stream *stream, int close_handle)
 {
 	weft_stream_hook *h = weft_hook_of(stream);
+	if (h->kept) {
+		/* Before the descriptor goes: its number may come back for another file. */
+		php_netstream_data_t *sock = (php_netstream_data_t *) stream->abstract;
+		if (sock != NULL && sock->socket >= 0) {
+			weft_hook_forget_fd(sock->socket);
+		}
+	}
 	/* From here on the stream is the original's again: _php_stream_free() may look at ops after close. */
 	stream->ops = h->orig;
 	int r = h->orig->close(stream, close_handle);
@@ -513,6 +524,9 @@ static int weft_stream_set_option(php_stream *stream, int option, int value, voi
 	if (option == PHP_STREAM_OPTION_CRYPTO_API && ptrparam != NULL) {
 		php_stream_xport_crypto_param *cparam = (php_stream_xport_crypto_param *) ptrparam;
 		bool refused;
+		if (cparam->op == STREAM_XPORT_CRYPTO_OP_ENABLE) {
+			h->crypto_touched = true;
+		}
 		if (cparam->op == STREAM_XPORT_CRYPTO_OP_ENABLE && cparam->inputs.activate) {
 			if (weft_stream_may_suspend(stream, h, sock, &refused)) {
 				return weft_stream_enable_crypto(stream, h, option, value, cparam);
@@ -582,8 +596,22 @@ static int weft_stream_set_option(php_stream *stream, int option, int value, voi
 		&& option != PHP_STREAM_OPTION_CHECK_LIVENESS && option != PHP_STREAM_OPTION_READ_BUFFER
 		&& option != PHP_STREAM_OPTION_WRITE_BUFFER) {
 		weft_stream_restore_blocking(h, sock);
+		return weft_orig_set_option(stream, h, option, value, ptrparam);
 	}
-	return weft_orig_set_option(stream, h, option, value, ptrparam);
+	if (h->orig->set_option == NULL) {
+		return PHP_STREAM_OPTION_RETURN_NOTIMPL;
+	}
+	/* Without TLS these are answered without touching the descriptor's mode (tcp:// is openssl's
+	 * transport too, but its liveness check is then a plain poll and MSG_PEEK), so the cached
+	 * "non-blocking" holds: phpredis checks liveness before every command, and forgetting it would cost
+	 * fcntl() calls per command. With TLS on, openssl's check may set the mode again: forget there. */
+	stream->ops = h->orig;
+	int r = h->orig->set_option(stream, option, value, ptrparam);
+	stream->ops = &h->ops;
+	if (h->crypto_touched) {
+		weft_stream_forget_mode(stream, h);
+	}
+	return r;
 }
 
 /* ---------------------------------------------------------------------------------------------------- */
@@ -630,6 +658,8 @@ static void weft_stream_wrap(php_stream *stream, uint32_t crypto)
 	h->persistent = false;
 	h->nonblocking = false;
 	h->closed_by_other = false;
+	h->kept = false;
+	h->crypto_touched = crypto != 0;
 	h->ops.read = weft_stream_read;
 	h->ops.write = weft_stream_write;
 	h->ops.close = weft_stream_close;

@@ -37,6 +37,11 @@ static zend_fcall_info weft_waiter_one_fci;
 static zend_fcall_info_cache weft_waiter_one_fcc;
 static zend_fcall_info weft_waiter_many_fci;
 static zend_fcall_info_cache weft_waiter_many_fcc;
+/* Optional third closure of install(): drops what the waiter kept for a descriptor (WEFT_WAIT_KEEP). */
+static zval weft_waiter_forget;
+static zend_fcall_info weft_waiter_forget_fci;
+static zend_fcall_info_cache weft_waiter_forget_fcc;
+static bool weft_waiter_forget_set = false;
 
 static zend_class_entry *weft_ce_hooks;
 
@@ -150,7 +155,7 @@ int weft_hook_wait_fd(int fd, int events, double timeout)
 	if (weft_hook_can_switch()) {
 		zval args[3], ret;
 		ZVAL_LONG(&args[0], fd);
-		ZVAL_LONG(&args[1], events);
+		ZVAL_LONG(&args[1], events & (WEFT_WAIT_READ | WEFT_WAIT_WRITE | (weft_waiter_forget_set ? WEFT_WAIT_KEEP : 0)));
 		ZVAL_DOUBLE(&args[2], timeout);
 		ZVAL_UNDEF(&ret);
 		/* Copies on this Fiber's stack: another coroutine may call the waiter while this one is suspended. */
@@ -185,6 +190,35 @@ int weft_hook_wait_fd(int fd, int events, double timeout)
 		return -1;
 	}
 	return r == 0 ? 0 : weft_revents_to_events(pfd.revents);
+}
+
+void weft_hook_forget_fd(int fd)
+{
+	if (!weft_waiter_installed || !weft_waiter_forget_set || !EG(active)) {
+		return;
+	}
+	zval arg, ret;
+	ZVAL_LONG(&arg, fd);
+	ZVAL_UNDEF(&ret);
+	zend_fcall_info fci = weft_waiter_forget_fci;
+	zend_fcall_info_cache fcc = weft_waiter_forget_fcc;
+	fci.retval = &ret;
+	fci.params = &arg;
+	fci.param_count = 1;
+	/* A close may run while an exception propagates (a destructor, a failed op): set it aside, or the
+	 * call would not happen and a stale watcher would outlive the descriptor. */
+	bool pending = EG(exception) != NULL;
+	if (pending) {
+		zend_exception_save();
+	}
+	zend_call_function(&fci, &fcc);
+	zval_ptr_dtor(&ret);
+	if (EG(exception) != NULL) {
+		zend_clear_exception();
+	}
+	if (pending) {
+		zend_exception_restore();
+	}
 }
 
 int weft_hook_wait_fds(struct pollfd *fds, int n, double timeout)
@@ -292,6 +326,11 @@ static void weft_waiter_release(void)
 		ZVAL_UNDEF(&weft_waiter_one);
 		ZVAL_UNDEF(&weft_waiter_many);
 	}
+	if (weft_waiter_forget_set) {
+		weft_waiter_forget_set = false;
+		zval_ptr_dtor(&weft_waiter_forget);
+		ZVAL_UNDEF(&weft_waiter_forget);
+	}
 }
 
 static bool weft_waiter_prepare(zval *callable, zend_fcall_info *fci, zend_fcall_info_cache *fcc)
@@ -312,11 +351,13 @@ static bool weft_waiter_prepare(zval *callable, zend_fcall_info *fci, zend_fcall
 
 PHP_METHOD(Weft_Ext_Hooks, install)
 {
-	zval *one, *many;
+	zval *one, *many, *forget = NULL;
 
-	ZEND_PARSE_PARAMETERS_START(2, 2)
+	ZEND_PARSE_PARAMETERS_START(2, 3)
 		Z_PARAM_OBJECT_OF_CLASS(one, zend_ce_closure)
 		Z_PARAM_OBJECT_OF_CLASS(many, zend_ce_closure)
+		Z_PARAM_OPTIONAL
+		Z_PARAM_OBJECT_OF_CLASS_OR_NULL(forget, zend_ce_closure)
 	ZEND_PARSE_PARAMETERS_END();
 
 	weft_waiter_release();
@@ -329,6 +370,19 @@ PHP_METHOD(Weft_Ext_Hooks, install)
 		ZVAL_UNDEF(&weft_waiter_one);
 		ZVAL_UNDEF(&weft_waiter_many);
 		RETURN_THROWS();
+	}
+	if (forget != NULL) {
+		ZVAL_COPY(&weft_waiter_forget, forget);
+		if (!weft_waiter_prepare(&weft_waiter_forget, &weft_waiter_forget_fci, &weft_waiter_forget_fcc)) {
+			zval_ptr_dtor(&weft_waiter_one);
+			zval_ptr_dtor(&weft_waiter_many);
+			zval_ptr_dtor(&weft_waiter_forget);
+			ZVAL_UNDEF(&weft_waiter_one);
+			ZVAL_UNDEF(&weft_waiter_many);
+			ZVAL_UNDEF(&weft_waiter_forget);
+			RETURN_THROWS();
+		}
+		weft_waiter_forget_set = true;
 	}
 	weft_waiter_installed = true;
 	/* The level the application runs at (install() is not called under @): what others see while a

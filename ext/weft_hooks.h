@@ -27,6 +27,12 @@
 /* Events for weft_hook_wait_fd(). */
 #define WEFT_WAIT_READ  0x01
 #define WEFT_WAIT_WRITE 0x02
+/*
+ * With READ or WRITE: fd belongs to a hooked stream that calls weft_hook_forget_fd() before it closes
+ * it, so the waiter may keep its loop watcher (and the kernel's registration) between waits instead of
+ * adding and removing it for each one.
+ */
+#define WEFT_WAIT_KEEP  0x04
 
 /* Whether a hook of this kind may suspend the current coroutine right now (see above). Cheap. */
 bool weft_hook_can_suspend(uint32_t kind);
@@ -47,6 +53,13 @@ int weft_hook_wait_fd(int fd, int events, double timeout);
  * 0 on timeout, -1 with EG(exception) set. n == 0 is a plain sleep of `timeout` seconds.
  */
 int weft_hook_wait_fds(struct pollfd *fds, int n, double timeout);
+
+/*
+ * fd, waited on with WEFT_WAIT_KEEP, is about to be closed: the waiter drops what it kept for it (its
+ * number may come back for another file). Call while fd is still open. Never throws; keeps a pending
+ * exception.
+ */
+void weft_hook_forget_fd(int fd);
 
 /* A module that can hook a kind says so at MINIT (Weft\Ext\Hooks::available() lists it; enable()
  * ignores kinds nobody declared). */

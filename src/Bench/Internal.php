@@ -5,6 +5,7 @@ declare(strict_types=1);
 namespace Weft\Bench;
 
 use Weft\Bench\Core\CoreMicro;
+use Weft\Bench\Core\HookOverhead;
 use Weft\Bench\Core\EchoBench;
 use Weft\Bench\Load\HttpLoad;
 use Weft\Bench\Load\LineLoad;
@@ -48,7 +49,8 @@ final class Internal
                 'spawn' => CoreMicro::spawn($o('count') ?: 1_000_000, $o('batches')),
                 'sleepers' => CoreMicro::sleepers($o('count') ?: 10_000, 1.0),
                 'pingpong' => CoreMicro::pingPong($o('count') ?: 500_000),
-                default => throw new \InvalidArgumentException('_core needs spawn, sleepers or pingpong'),
+                'hook-pdo', 'hook-redis' => HookOverhead::run(\substr($arguments[0], 5), $o('url'), $o('count') ?: 5_000, $o('batches')),
+                default => throw new \InvalidArgumentException('_core needs spawn, sleepers, pingpong, hook-pdo or hook-redis'),
             },
             '_echo-server' => EchoBench::server($o('port')),
             '_echo-client' => EchoBench::client($o('port'), $o('connections'), $o('duration')),

@@ -57,7 +57,7 @@ final class BenchCommand
             'loops' => ['list', null, "override the matrix's loop backends (select, epoll)"],
             'ab' => ['bool', false, 'also load every HTTP row with ab -k (apache2-utils)'],
             'varied' => ['bool', false, 'hello: add rows whose requests vary path, query and a header (wrk Lua script)'],
-            'app' => ['list', null, 'upstream: the handlers to run (weft, curl, streams; default weft)'],
+            'app' => ['list', null, 'the handlers to run: upstream weft, curl, streams (default weft); sql3 weft, pdo (default weft); sleep weft, usleep (default weft)'],
             'port-range' => ['string', null, 'servers listen only on ports in LOW-HIGH (default: any free port)'],
             'baseline' => ['string', null, 'also run every server row on another commit (or prepared checkout), interleaved, and report the ratios'],
             'help' => ['bool', false, 'show this help'],
@@ -361,7 +361,7 @@ final class BenchCommand
             loops: $choices('loops', ['select', 'epoll']),
             ab: $options->get('ab'),
             varied: $options->get('varied'),
-            apps: $choices('app', ['weft', 'curl', 'streams']),
+            apps: $choices('app', ['weft', 'curl', 'streams', 'pdo', 'usleep']),
             portRange: $portRange,
             baseline: $options->get('baseline'),
         );

@@ -4,8 +4,11 @@ declare(strict_types=1);
 
 namespace Weft\Hook;
 
+use Weft\Coroutine\Coroutine;
 use Weft\Coroutine\Scheduler;
 use Weft\Loop\DescriptorDriver;
+use Weft\Loop\Driver;
+use Weft\Loop\InvalidWatcher;
 
 /**
  * The waiter the extension's hooks call (through Weft\Ext\Hooks::install()) when a blocking call inside
@@ -26,6 +29,21 @@ final class FdWaiter
 {
     public const READ = 1;
     public const WRITE = 2;
+    /**
+     * With READ or WRITE: the descriptor is a hooked stream's, whose close calls forget() first, so its
+     * watcher can stay between waits (disabled): a connection waited on query after query costs one
+     * epoll_ctl(ADD) for its life instead of an ADD and a DEL per wait, and no new watcher or closure.
+     */
+    public const KEEP = 4;
+
+    /** @var array<int, string> fd << 1 | (1 for WRITE) => the watcher kept for it (disabled between waits) */
+    private array $kept = [];
+    /** @var array<int, Coroutine> the same key => the coroutine waiting on that watcher now */
+    private array $waiters = [];
+    /** @var array<int, \Closure> the same key => the timeout callback of its waits */
+    private array $timeouts = [];
+    /** The driver the kept watchers belong to (a forked worker builds its own: they are then dropped). */
+    private ?Driver $keptDriver = null;
 
     /** Whether the code running now is a Weft coroutine (the exit hook asks). */
     public static function inCoroutine(): bool
@@ -37,6 +55,21 @@ final class FdWaiter
     /** @return ?int the ready events (READ | WRITE), 0 when the timeout passed, null: block instead */
     public function wait(int $fd, int $events, float $timeout): ?int
     {
+        if ($events === (self::READ | self::KEEP) || $events === (self::WRITE | self::KEEP)) {
+            $scheduler = Scheduler::get();
+            $driver = $scheduler->driver;
+            if ($driver instanceof DescriptorDriver) {
+                $current = $scheduler->current;
+                if ($current === null || $current->fiber !== \Fiber::getCurrent() || $timeout === 0.0) {
+                    return null;
+                }
+                $key = $fd << 1 | ($events & self::WRITE) >> 1;
+                if (!isset($this->waiters[$key])) {
+                    return $this->waitKept($scheduler, $driver, $current, $fd, $key, $events & ~self::KEEP, $timeout);
+                }
+            }
+        }
+        $events &= ~self::KEEP;
         if ($events === self::READ || $events === self::WRITE) {
             // The hot path (every hooked read or write that would block): one watcher, one closure.
             $scheduler = Scheduler::get();
@@ -67,6 +100,76 @@ final class FdWaiter
         }
         $ready = $this->suspend([$fd => $events], $timeout);
         return $ready === null ? null : ($ready[$fd] ?? 0);
+    }
+
+    /**
+     * The descriptor of a hooked stream is about to be closed (the extension calls this first, while it
+     * is still open): its kept watchers go, so the kernel's registration goes with the right file and a
+     * later descriptor with the same number starts afresh.
+     */
+    public function forget(int $fd): void
+    {
+        foreach ([$fd << 1, $fd << 1 | 1] as $key) {
+            $id = $this->kept[$key] ?? null;
+            if ($id !== null) {
+                unset($this->kept[$key], $this->timeouts[$key]);
+                $this->keptDriver?->cancel($id);
+            }
+        }
+    }
+
+    private function waitKept(Scheduler $scheduler, Driver&DescriptorDriver $driver, Coroutine $current, int $fd, int $key, int $events, float $timeout): int
+    {
+        if ($this->keptDriver !== $driver) {
+            $this->kept = $this->waiters = $this->timeouts = [];
+            $this->keptDriver = $driver;
+        }
+        $id = $this->kept[$key] ?? null;
+        if ($id !== null) {
+            try {
+                $driver->enable($id);
+            } catch (InvalidWatcher) {
+                $id = null; // the driver dropped it (the descriptor was seen closed): start afresh
+            }
+        }
+        if ($id === null) {
+            // One callback per kept watcher, for its whole life: it wakes whoever waits on it now.
+            $waiters = &$this->waiters;
+            $wake = static function () use (&$waiters, $key, $scheduler, $events): void {
+                $waiter = $waiters[$key] ?? null;
+                if ($waiter !== null && $waiter->waiting) {
+                    unset($waiters[$key]);
+                    $scheduler->resume($waiter, $events);
+                }
+            };
+            $id = $this->kept[$key] = $events === self::READ ? $driver->onReadableFd($fd, $wake) : $driver->onWritableFd($fd, $wake);
+            $this->timeouts[$key] = static function () use (&$waiters, $key, $scheduler): void {
+                $waiter = $waiters[$key] ?? null;
+                if ($waiter !== null && $waiter->waiting) {
+                    unset($waiters[$key]);
+                    $scheduler->resume($waiter, 0);
+                }
+            };
+        }
+        $this->waiters[$key] = $current;
+        $timer = $timeout >= 0 ? $driver->delay($timeout, $this->timeouts[$key]) : null;
+        try {
+            return $scheduler->await();
+        } finally {
+            // Woken, timed out or cancelled: the watcher stays, disabled (no system call until the
+            // loop's next wait, and none at all when this descriptor is waited on again before it).
+            unset($this->waiters[$key]);
+            if (($this->kept[$key] ?? null) === $id) {
+                try {
+                    $driver->disable($id);
+                } catch (InvalidWatcher) {
+                    unset($this->kept[$key], $this->timeouts[$key]);
+                }
+            }
+            if ($timer !== null) {
+                $driver->cancel($timer);
+            }
+        }
     }
 
     /**

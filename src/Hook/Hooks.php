@@ -91,7 +91,7 @@ final class Hooks
             return 0;
         }
         $waiter = self::$waiter ??= new FdWaiter();
-        Native::install($waiter->wait(...), $waiter->waitMany(...));
+        Native::install($waiter->wait(...), $waiter->waitMany(...), $waiter->forget(...));
         return Native::enable($kinds);
     }
 

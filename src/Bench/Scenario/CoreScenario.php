@@ -29,6 +29,8 @@ final class CoreScenario extends AbstractScenario
         'tcp-echo' => ['TCP echo over loopback, 100 connections, one coroutine each (server and client processes)', 'messages/s', null, null],
         'mysql' => ['MySQL point selects (Weft\Bench\Client\MysqlPointSelect)', 'queries/s', null, null],
         'redis' => ['Redis commands (Weft\Bench\Client\RedisBench)', 'ops/s', null, null],
+        'hook-pdo' => ['hook overhead: PDO point selects in one coroutine, hooks on / hooks off (queries/s, interleaved rounds)', 'x', '>=', 0.9],
+        'hook-redis' => ['hook overhead: phpredis GET in one coroutine, hooks on / hooks off (ops/s, interleaved rounds)', 'x', '>=', 0.9],
         'upstream' => ['upstream with a 1 s delay, 100 connections, coroutine mode, 2 workers', 'req/s', '>=', 95.0],
     ];
 
@@ -62,6 +64,10 @@ final class CoreScenario extends AbstractScenario
                 'mysql' => \class_exists('Weft\\Bench\\Client\\MysqlPointSelect') ? self::unreachable(self::mysqlUrl(), 'MariaDB') : 'not available',
                 'redis' => \class_exists('Weft\\Bench\\Client\\RedisBench') ? self::unreachable(self::redisUrl(), 'Redis') : 'not available',
                 'upstream' => self::missingFiles($env, ['upstream.php', 'delay-server.php']),
+                'hook-pdo' => $env->extensionPath() === null ? 'the hooks need the weft extension (bash scripts/build-ext.sh)'
+                    : (\extension_loaded('pdo_mysql') ? self::unreachable(self::mysqlUrl(), 'MariaDB') : 'pdo_mysql is not loaded'),
+                'hook-redis' => $env->extensionPath() === null ? 'the hooks need the weft extension (bash scripts/build-ext.sh)'
+                    : (\extension_loaded('redis') ? self::unreachable(self::redisUrl(), 'Redis') : 'phpredis is not loaded (Debian: php8.2-redis)'),
                 default => null,
             };
             if ($reason !== null) {
@@ -84,6 +90,7 @@ final class CoreScenario extends AbstractScenario
             'sleep-rss' => 0.0,
             'pingpong' => $quick ? 2.0 : 6.0,
             'tcp-echo', 'mysql', 'redis' => $this->seconds() + 1.0,
+            'hook-pdo', 'hook-redis' => $quick ? 3.0 : 8.0,
             'upstream' => $this->upstreamRequests() + 2.0,
             default => 1.0,
         };
@@ -130,6 +137,15 @@ final class CoreScenario extends AbstractScenario
                 [$value, $key] = self::primaryRate($r);
                 $row->metrics['figures'] = $r;
                 $detail = ($key !== null ? "$key; " : '') . self::compact($r, $key);
+                break;
+            case 'hook-pdo':
+            case 'hook-redis':
+                // On the load CPU like the other client benchmarks (the services are not pinned).
+                $queries = $this->settings->quick ? 2_000 : 5_000;
+                $r = $this->child($env, ['_core', $name, '--url', $name === 'hook-pdo' ? self::mysqlUrl() : self::redisUrl(), '--count', (string) $queries, '--batches', '6'], 120, false);
+                $value = $r['ratio'];
+                $row->metrics['figures'] = $r;
+                $detail = \sprintf('hooks on %s/s, hooks off %s/s (%s per side in %d interleaved rounds, one coroutine, a fresh connection per round); %+.1f µs per query', Format::rate($r['hooks_on_qps']), Format::rate($r['hooks_off_qps']), \number_format($r['queries_per_side']), $r['rounds'], $r['extra_us_per_query']);
                 break;
             case 'upstream':
                 [$value, $detail] = $this->upstream($row, $env);

@@ -20,6 +20,10 @@ final class SleepScenario extends HttpScenario
     private const NEAR = 0.80;
     /** A server using this share of its cores is at its CPU limit. */
     private const SATURATED = 0.90;
+    /** usleep() through the hook: within this share of the Weft\sleep() row of the same configuration. */
+    private const HOOKED_WITHIN = 0.10;
+    /** The handler of each `--app`: Weft\sleep() (default), or plain usleep() suspended by the sleep hook. */
+    private const APPS = ['weft' => 'sleep.php', 'usleep' => 'sleep-usleep.php'];
 
     public function name(): string
     {
@@ -42,7 +46,13 @@ final class SleepScenario extends HttpScenario
 
     public function unavailable(Environment $env): ?string
     {
-        return parent::unavailable($env) ?? self::missingFiles($env, ['sleep.php']);
+        return parent::unavailable($env) ?? self::missingFiles($env, \array_values(\array_intersect_key(self::APPS, \array_flip($this->apps()))));
+    }
+
+    /** @return list<string> the apps asked for (`--app`), default Weft\sleep()'s */
+    private function apps(): array
+    {
+        return $this->settings->apps ?? ['weft'];
     }
 
     public function rows(Environment $env): array
@@ -51,11 +61,24 @@ final class SleepScenario extends HttpScenario
         $modes = \array_values(\array_intersect($s->modes ?? ['sync', 'coroutine', 'netty'], ['sync', 'coroutine', 'netty']));
         $loops = $s->loops ?? self::defaultLoops($env);
         $rows = [];
-        foreach ($modes as $mode) {
-            foreach ($mode === 'netty' ? [null] : $loops as $loop) {
-                foreach ($s->axis([1, 2, 8, 32], [2, 8], $s->workers) as $w) {
-                    foreach ($s->axis([100, 1000], [100, 1000], $s->concurrency) as $c) {
-                        $rows[] = new Row($this->name(), ['mode' => $mode, 'loop' => $loop, 'workers' => $w, 'concurrency' => $c]);
+        $named = $s->apps !== null;
+        foreach ($this->apps() as $app) {
+            // usleep() is about the sleep hook: coroutine mode, 1 worker, c=1000 unless asked otherwise.
+            $plain = $app !== 'weft';
+            foreach ($plain ? \array_values(\array_intersect($s->modes ?? ['coroutine'], ['sync', 'coroutine'])) : $modes as $mode) {
+                foreach ($mode === 'netty' ? [null] : $loops as $loop) {
+                    foreach ($s->workers ?? ($plain ? [1] : $s->axis([1, 2, 8, 32], [2, 8], null)) as $w) {
+                        foreach ($s->concurrency ?? ($plain ? [1000] : [100, 1000]) as $c) {
+                            $params = ['mode' => $mode, 'loop' => $loop, 'workers' => $w, 'concurrency' => $c];
+                            if ($mode !== 'netty' && $named) {
+                                $params['app'] = $app;
+                            }
+                            $row = new Row($this->name(), $params);
+                            if (!isset(self::APPS[$app])) {
+                                $row->skip(\sprintf('unknown app "%s" (sleep has %s)', $app, \implode(', ', \array_keys(self::APPS))));
+                            }
+                            $rows[] = $row;
+                        }
                     }
                 }
             }
@@ -70,12 +93,13 @@ final class SleepScenario extends HttpScenario
             $this->measureNetty($row, $env, 1, (int) (self::WAIT * 1000), (int) $row->param('workers'));
             return;
         }
-        $this->measureHttp($row, $env, self::exampleFile($env, 'sleep.php'), self::serveArguments($row), self::expectBody('Hello World'));
+        $this->measureHttp($row, $env, self::exampleFile($env, self::APPS[(string) ($row->param('app') ?? 'weft')]), self::serveArguments($row), self::expectBody('Hello World'));
     }
 
     public function columns(): array
     {
         return [
+            ...($this->settings->apps !== null ? [Column::param('app', 'app')] : []),
             Column::param('mode', 'mode'),
             Column::param('loop', 'loop'),
             Column::param('workers', 'workers'),
@@ -101,7 +125,7 @@ final class SleepScenario extends HttpScenario
 
     public function charts(): array
     {
-        $series = ['mode', 'loop', 'workers'];
+        $series = $this->settings->apps !== null ? ['app', 'mode', 'loop', 'workers'] : ['mode', 'loop', 'workers'];
         return [
             new Chart('sleep-rps.svg', 'sleep (10 ms): requests/s against concurrency', 'concurrency', 'concurrent connections', 'rps', 'requests/s', $series),
             new Chart('sleep-p99.svg', 'sleep (10 ms): p99 latency against concurrency', 'concurrency', 'concurrent connections', 'p99_ms', 'p99 latency (ms)', $series),
@@ -146,15 +170,49 @@ final class SleepScenario extends HttpScenario
         if ($cpu !== null) {
             $out[] = $cpu;
         }
+        foreach ($this->hookedPairs($ok) as [$hooked, $weft]) {
+            $out[] = \sprintf('%s: usleep() through the sleep hook %s req/s, Weft\\sleep() %s req/s (%s).', $hooked->label(), Format::rate($hooked->number('rps')), Format::rate($weft->number('rps')), Format::change($weft->number('rps'), $hooked->number('rps')));
+        }
         $out[] = self::nettyLine($ok);
-        $out[] = Findings::workersLine($ok, ['mode', 'loop', 'concurrency']);
+        $out[] = Findings::workersLine($ok, ['mode', 'loop', 'concurrency', 'app']);
         $out[] = Findings::errorsLine($rows);
         return $out;
     }
 
+    /**
+     * Each coroutine usleep() row with the Weft\sleep() row of the same configuration, when both ran.
+     *
+     * @param list<Row> $ok
+     * @return list<array{0: Row, 1: Row}>
+     */
+    private function hookedPairs(array $ok): array
+    {
+        $pairs = [];
+        foreach (Findings::ok($ok, ['app' => 'usleep', 'mode' => 'coroutine']) as $row) {
+            $weft = Findings::ok($ok, ['app' => 'weft', 'mode' => 'coroutine', 'loop' => $row->param('loop'), 'workers' => $row->param('workers'), 'concurrency' => $row->param('concurrency')]);
+            if ($weft !== []) {
+                $pairs[] = [$row, $weft[0]];
+            }
+        }
+        return $pairs;
+    }
+
     public function checks(array $rows): array
     {
+        $checks = [];
+        if ($this->settings->apps !== null && \in_array('usleep', $this->settings->apps, true)) {
+            $claim = \sprintf('usleep() in coroutine mode (sleep hook) within %d %% of Weft\\sleep() in the same configuration', (int) (self::HOOKED_WITHIN * 100));
+            $pairs = $this->hookedPairs(Findings::ok($rows));
+            $checks[] = $pairs === []
+                ? Check::unknown($claim, 'no coroutine usleep row ran next to a Weft\\sleep row (run with --app weft,usleep)')
+                : new Check(
+                    $claim,
+                    \array_reduce($pairs, static fn (bool $all, array $p): bool => $all && $p[0]->number('rps') >= (1 - self::HOOKED_WITHIN) * $p[1]->number('rps'), true),
+                    \implode('; ', \array_map(static fn (array $p): string => \sprintf('w=%s c=%s: usleep %s vs Weft\\sleep %s req/s (%s)', $p[0]->param('workers'), $p[0]->param('concurrency'), Format::rate($p[0]->number('rps')), Format::rate($p[1]->number('rps')), Format::change($p[1]->number('rps'), $p[0]->number('rps'))), $pairs)),
+                );
+        }
         return [
+            ...$checks,
             $this->boundCheck(
                 Findings::ok($rows, ['mode' => 'coroutine']),
                 'coroutine mode near the bound min(concurrency / 0.010 s, CPU limit)',

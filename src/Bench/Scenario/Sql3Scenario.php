@@ -22,6 +22,9 @@ final class Sql3Scenario extends HttpScenario
     /** "At least as fast" leaves this much room for run-to-run noise. */
     private const NOISE = 0.05;
 
+    /** The handler of each `--app`: Weft's MySQL client (default) or plain PDO, suspended by the hooks. */
+    private const APPS = ['weft' => 'sql3.php', 'pdo' => 'sql3-pdo.php'];
+
     private bool $seeded = false;
 
     public function name(): string
@@ -39,7 +42,9 @@ final class Sql3Scenario extends HttpScenario
         return 'examples/sql3.php runs `select * from test where id = 1`, `... id = 2` and `select * from test limit 5` '
             . 'against MariaDB (' . self::url() . ') and returns the last result as JSON. Published (1 CPU, ab -n 10000): resident '
             . 'sync with 8 workers 839 / 684 / 689 req/s at concurrency 100 / 300 / 500; with 50 workers 771 / 305 / 379 (slower, '
-            . 'with 3-second tails); coroutine with 8 workers 834 / 838 / 824.';
+            . 'with 3-second tails); coroutine with 8 workers 834 / 838 / 824. `--app pdo` runs examples/sql3-pdo.php instead: '
+            . 'the same queries with plain PDO (a small per-worker list of idle connections), which suspend in coroutine mode '
+            . 'only through the extension\'s hooks.';
     }
 
     public static function url(): string
@@ -50,19 +55,34 @@ final class Sql3Scenario extends HttpScenario
     public function unavailable(Environment $env): ?string
     {
         return parent::unavailable($env)
-            ?? self::missingFiles($env, ['sql3.php'])
+            ?? self::missingFiles($env, \array_values(\array_intersect_key(self::APPS, \array_flip($this->apps()))))
             ?? CoreScenario::unreachable(self::url(), 'MariaDB' . ($env->tools->has('mariadb') ? '' : ' (not installed here: Debian package mariadb-server)'));
+    }
+
+    /** @return list<string> the apps asked for (`--app`), default Weft's client */
+    private function apps(): array
+    {
+        return $this->settings->apps ?? ['weft'];
     }
 
     public function rows(Environment $env): array
     {
         $s = $this->settings;
         $rows = [];
-        foreach ($s->axis(['fpm', 'sync', 'coroutine'], ['fpm', 'sync', 'coroutine'], $s->modes) as $mode) {
-            foreach ($mode === 'fpm' ? [null] : ($s->loops ?? self::defaultLoops($env)) as $loop) {
-                foreach ($s->axis([2, 8, 50], [8], $s->workers) as $w) {
-                    foreach ($s->axis([100, 300, 500], [100, 500], $s->concurrency) as $c) {
-                        $rows[] = new Row($this->name(), ['mode' => $mode, 'loop' => $loop, 'workers' => $w, 'concurrency' => $c]);
+        $named = $s->apps !== null;
+        foreach ($this->apps() as $app) {
+            foreach ($s->axis(['fpm', 'sync', 'coroutine'], ['fpm', 'sync', 'coroutine'], $s->modes) as $mode) {
+                foreach ($mode === 'fpm' ? [null] : ($s->loops ?? self::defaultLoops($env)) as $loop) {
+                    foreach ($s->axis([2, 8, 50], [8], $s->workers) as $w) {
+                        foreach ($s->axis([100, 300, 500], [100, 500], $s->concurrency) as $c) {
+                            $row = new Row($this->name(), ['mode' => $mode, 'loop' => $loop, 'workers' => $w, 'concurrency' => $c] + ($named ? ['app' => $app] : []));
+                            if (!isset(self::APPS[$app])) {
+                                $row->skip(\sprintf('unknown app "%s" (sql3 has %s)', $app, \implode(', ', \array_keys(self::APPS))));
+                            } elseif ($app === 'pdo' && !\extension_loaded('pdo_mysql')) {
+                                $row->skip('pdo_mysql is not loaded (Debian: php8.2-mysql)');
+                            }
+                            $rows[] = $row;
+                        }
                     }
                 }
             }
@@ -88,7 +108,7 @@ final class Sql3Scenario extends HttpScenario
             $rows = \json_decode($answer['body'], true);
             return \is_array($rows) && \count($rows) === 5 ? null : 'expected a JSON list of 5 rows, got ' . \substr($answer['body'], 0, 100);
         };
-        $this->measureHttp($row, $env, self::exampleFile($env, 'sql3.php'), self::serveArguments($row), $check, '/', ['DATABASE_URL' => self::url()]);
+        $this->measureHttp($row, $env, self::exampleFile($env, self::APPS[(string) ($row->param('app') ?? 'weft')]), self::serveArguments($row), $check, '/', ['DATABASE_URL' => self::url()]);
     }
 
     /** Creates and fills the table with Weft's own fixtures helper when there is one, else with PDO. */
@@ -121,6 +141,7 @@ final class Sql3Scenario extends HttpScenario
     public function columns(): array
     {
         return [
+            ...($this->settings->apps !== null ? [Column::param('app', 'app')] : []),
             Column::param('mode', 'mode'),
             Column::param('loop', 'loop'),
             Column::param('workers', 'workers'),
@@ -133,7 +154,7 @@ final class Sql3Scenario extends HttpScenario
 
     public function charts(): array
     {
-        $series = ['mode', 'loop', 'workers'];
+        $series = $this->settings->apps !== null ? ['app', 'mode', 'loop', 'workers'] : ['mode', 'loop', 'workers'];
         return [
             new Chart('sql3-rps.svg', 'sql3: requests/s against concurrency', 'concurrency', 'concurrent connections', 'rps', 'requests/s', $series),
             new Chart('sql3-p99.svg', 'sql3: p99 latency against concurrency', 'concurrency', 'concurrent connections', 'p99_ms', 'p99 latency (ms)', $series),
@@ -148,7 +169,7 @@ final class Sql3Scenario extends HttpScenario
         }
         $out = [Findings::winner($ok, 'mode') . '.'];
         \array_push($out, ...Findings::winnersByConcurrency($ok, 'mode'));
-        foreach (Findings::groupBy(Findings::ok($ok, ['mode' => 'coroutine']), ['workers']) as $group => $series) {
+        foreach (Findings::groupBy(Findings::ok($ok, ['mode' => 'coroutine']), $this->settings->apps !== null ? ['app', 'workers'] : ['workers']) as $group => $series) {
             $flat = Findings::flatness($series);
             if ($flat !== null) {
                 $out[] = \sprintf('coroutine with %s kept %d %% of its best throughput across concurrency %s.', $group, (int) \round($flat * 100), \implode('/', Findings::values($series, 'concurrency')));
@@ -162,19 +183,36 @@ final class Sql3Scenario extends HttpScenario
         if ($cpu !== null) {
             $out[] = $cpu;
         }
-        $out[] = Findings::workersLine($ok, ['mode', 'loop', 'concurrency']);
+        $out[] = Findings::workersLine($ok, ['mode', 'loop', 'concurrency', 'app']);
         $out[] = Findings::errorsLine($rows);
         return $out;
     }
 
     public function checks(array $rows): array
     {
+        if ($this->settings->apps === null) {
+            return $this->checksOf($rows, '');
+        }
+        // Each app against itself: the PDO rows are not compared with the Weft client's.
+        $checks = [];
+        foreach ($this->apps() as $app) {
+            \array_push($checks, ...$this->checksOf(\array_values(\array_filter($rows, static fn (Row $r): bool => $r->param('app') === $app)), "$app app: "));
+        }
+        return $checks;
+    }
+
+    /**
+     * @param list<Row> $rows
+     * @return list<Check>
+     */
+    private function checksOf(array $rows, string $prefix): array
+    {
         $co = Findings::ok($rows, ['mode' => 'coroutine']);
         $sync = Findings::ok($rows, ['mode' => 'sync']);
         $checks = [];
 
-        $claim = \sprintf('coroutine mode flat across concurrency (lowest ≥ %d %% of highest requests/s)', (int) (self::FLAT * 100));
-        $groups = \array_filter(Findings::groupBy($co, ['loop', 'workers']), static fn (array $g) => \count($g) > 1);
+        $claim = $prefix . \sprintf('coroutine mode flat across concurrency (lowest ≥ %d %% of highest requests/s)', (int) (self::FLAT * 100));
+        $groups = \array_filter(Findings::groupBy($co, $this->settings->apps !== null ? ['app', 'loop', 'workers'] : ['loop', 'workers']), static fn (array $g) => \count($g) > 1);
         if ($groups === []) {
             $checks[] = Check::unknown($claim, 'no coroutine configuration ran at two concurrency levels or more');
         } else {
@@ -188,7 +226,7 @@ final class Sql3Scenario extends HttpScenario
             $checks[] = new Check($claim, $holds, \implode('; ', $parts));
         }
 
-        $claim = 'coroutine mode has no multi-second tails (every request under 2 s, no timeouts)';
+        $claim = $prefix . 'coroutine mode has no multi-second tails (every request under 2 s, no timeouts)';
         if ($co === []) {
             $checks[] = Check::unknown($claim, 'no coroutine row ran');
         } else {
@@ -203,7 +241,7 @@ final class Sql3Scenario extends HttpScenario
             ));
         }
 
-        $claim = \sprintf('coroutine mode at least as fast as the best sync configuration, at every concurrency (within %d %% for noise)', (int) (self::NOISE * 100));
+        $claim = $prefix . \sprintf('coroutine mode at least as fast as the best sync configuration, at every concurrency (within %d %% for noise)', (int) (self::NOISE * 100));
         $concurrencies = \array_values(\array_intersect(Findings::values($co, 'concurrency'), Findings::values($sync, 'concurrency')));
         if ($concurrencies === []) {
             $checks[] = Check::unknown($claim, 'coroutine and sync rows did not both run at one concurrency');
@@ -219,7 +257,7 @@ final class Sql3Scenario extends HttpScenario
             $checks[] = new Check($claim, $holds, \implode('; ', $parts));
         }
 
-        $claim = 'the report says how far apart the modes are';
+        $claim = $prefix . 'the report says how far apart the modes are';
         $winner = Findings::winner(Findings::ok($rows), 'mode');
         $checks[] = $winner === null || \count(Findings::values(Findings::ok($rows), 'mode')) < 2
             ? Check::unknown($claim, 'fewer than two modes ran')
