@@ -45,6 +45,8 @@ final class HttpSession implements Session
     private int $status = 0;
     private int $sent = 0;
     private bool $complete = true;
+    /** The peer's IP for the access log, taken from its address once per connection. */
+    private ?string $remoteHost = null;
 
     public function __construct(
         private readonly HttpProtocol $protocol,
@@ -243,7 +245,7 @@ final class HttpSession implements Session
         $seconds = (\hrtime(true) - $started) / 1e9;
         $this->protocol->metrics?->record($status, $seconds);
         $this->protocol->accessLog?->record(
-            HttpProtocol::host($this->connection->remoteAddress()),
+            $this->remoteHost ??= HttpProtocol::host($this->connection->remoteAddress()),
             $request->method(),
             $request->target(),
             $request->version(),
