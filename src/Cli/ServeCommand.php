@@ -18,6 +18,7 @@ use Weft\Line\LineProtocol;
 use Weft\Loop\DriverFactory;
 use Weft\Mode\AppLoader;
 use Weft\Observe\MetricsServer;
+use Weft\Observe\AccessLog;
 use Weft\Observe\RequestMetrics;
 use Weft\Observe\SystemdNotifier;
 use Weft\Server\AlreadyRunning;
@@ -69,6 +70,8 @@ final class ServeCommand
             'log-file' => ['string', null, 'log file (default: stderr; with --daemon: RUNDIR/weft-PORT.log)'],
             'log-level' => ['string', 'info', 'least severe level logged', \array_keys(Logger::LEVELS)],
             'log-format' => ['string', 'text', 'server log format: text, or json (one object per line)', Logger::FORMATS],
+            'access-log' => ['string', null, 'access log: one line per HTTP request to FILE, or - for stdout (default: off)'],
+            'access-log-format' => ['string', 'combined', 'access log format: combined (Combined Log Format + duration, worker), or json', AccessLog::FORMATS],
             'daemon' => ['bool', false, 'run in the background'],
             'debug' => ['bool', false, 'show exception traces in 500 responses'],
             'static' => ['string', null, 'serve files from this directory before the application'],
@@ -167,6 +170,9 @@ final class ServeCommand
             if ($options->get('static') !== null) {
                 throw new UsageError("option '--static' is not available in fpm mode (nginx there can serve files itself)");
             }
+            if ($options->get('access-log') !== null) {
+                throw new UsageError("option '--access-log' is not available in fpm mode (nginx serves the requests there: its own access_log applies)");
+            }
             if ($options->get('metrics') !== null) {
                 throw new UsageError("option '--metrics' is not available in fpm mode (bin/weft status shows php-fpm's and nginx's figures)");
             }
@@ -180,6 +186,19 @@ final class ServeCommand
             return 1;
         }
         $requestMetrics = new RequestMetrics();
+        $accessLog = null;
+        if ($options->get('access-log') !== null) {
+            if ($options->get('protocol') !== 'http') {
+                throw new UsageError("option '--access-log' needs --protocol http");
+            }
+            try {
+                // Opened here, in the master, so that an unsafe or unwritable path stops the start.
+                $accessLog = new AccessLog($options->get('access-log'), $options->get('access-log-format'));
+            } catch (\RuntimeException $e) {
+                \fwrite(\STDERR, 'weft: ' . $e->getMessage() . "\n");
+                return 1;
+            }
+        }
         try {
             $metricsServer = $options->get('metrics') !== null ? new MetricsServer($options->get('metrics'), $logger) : null;
         } catch (\InvalidArgumentException $e) {
@@ -191,7 +210,7 @@ final class ServeCommand
         ]));
 
         $config = new ServerConfig(
-            handlerFactory: self::handlerFactory($app, $options, $logger, $requestMetrics),
+            handlerFactory: self::handlerFactory($app, $options, $logger, $requestMetrics, $accessLog),
             host: $options->get('host'),
             port: $port,
             workers: $options->get('workers'),
@@ -258,7 +277,7 @@ final class ServeCommand
     }
 
     /** @return \Closure(): \Weft\Server\Protocol */
-    private static function handlerFactory(string $app, Options $options, Logger $logger, RequestMetrics $metrics): \Closure
+    private static function handlerFactory(string $app, Options $options, Logger $logger, RequestMetrics $metrics, ?AccessLog $accessLog = null): \Closure
     {
         $protocol = $options->get('protocol');
         $maxLine = $options->get('max-line');
@@ -283,7 +302,7 @@ final class ServeCommand
         );
         $memoryLimit = $options->get('memory-limit');
         $sendTimeout = $options->get('send-timeout');
-        return static function () use ($sendTimeout, $app, $protocol, $maxLine, $httpOptions, $logger, $memoryLimit, $metrics, $static, $gzip) {
+        return static function () use ($sendTimeout, $app, $protocol, $maxLine, $httpOptions, $logger, $memoryLimit, $metrics, $static, $gzip, $accessLog) {
             // In the worker, after fork: its own limits, and the code as it is on disk now.
             InFlight::reset();
             \ini_set('memory_limit', $memoryLimit > 0 ? (string) $memoryLimit : '-1');
@@ -291,9 +310,11 @@ final class ServeCommand
             AppLoader::forgetChangedScripts();
             // Before the application loads: SIGUSR2 reopens the log (the master forwards it).
             $loop = \Weft\Loop\Loop::get();
-            $loop->unreference($loop->onSignal(\SIGUSR2, static function () use ($logger): void {
+            $accessLog?->afterFork();
+            $loop->unreference($loop->onSignal(\SIGUSR2, static function () use ($logger, $accessLog): void {
                 $logger->reopen();
-                $logger->info('Log file reopened (SIGUSR2)');
+                $accessLog?->reopen();
+                $logger->info($accessLog === null ? 'Log file reopened (SIGUSR2)' : 'Log file and access log reopened (SIGUSR2)');
             }));
             ServerLog::install($logger);
             $application = \Weft\Mode\HttpLayers::wrap(AppLoader::load($app), $static, $gzip);
@@ -304,7 +325,7 @@ final class ServeCommand
                 }
                 return new LineProtocol($application, $logger, $maxLine, sendTimeout: $sendTimeout);
             }
-            return new HttpProtocol($metrics->wrap($application), $logger, $httpOptions);
+            return new HttpProtocol($application, $logger, $httpOptions, $accessLog, $metrics);
         };
     }
 

@@ -4,22 +4,17 @@ declare(strict_types=1);
 
 namespace Weft\Observe;
 
-use Psr\Http\Server\RequestHandlerInterface;
-use Weft\Http\Message\BadRequest;
-use Weft\Http\Message\Request;
-use Weft\Http\Message\Response;
-use Weft\Http\Psr\PsrHandlerAdapter;
 use Weft\Loop\Driver;
-use Weft\Server\RequestTimeout;
 
 /**
  * A worker's request figures for /metrics: responses by status class, a duration histogram, and the
  * event loop's lag. Created once in the master and inherited by each worker at fork, so every worker
  * starts from zero and no static state is needed; the worker reports snapshot() with its other stats.
  *
- * The duration is the application's: from the call to the returned response (for a streamed response,
- * to its head). Errors the HTTP parser answers by itself (400, 408, 413, 431) never reach the
- * application and are not counted here.
+ * Recorded by HttpSession at the one point where a request is complete, the same that writes the access
+ * log line: the duration runs from the start of the request's handling to the last byte of its response
+ * queued (for a streamed response, its end). Errors the HTTP parser answers by itself (400, 408, 413,
+ * 431) never reach the application and are not counted here (the access log has them).
  */
 final class RequestMetrics
 {
@@ -41,29 +36,6 @@ final class RequestMetrics
     public function __construct()
     {
         $this->buckets = \array_fill(0, \count(self::BUCKETS) + 1, 0);
-    }
-
-    /** The application, measured. A PSR-15 handler is adapted first, so both kinds are measured alike. */
-    public function wrap(\Closure|RequestHandlerInterface $application): \Closure
-    {
-        $call = $application instanceof RequestHandlerInterface ? (new PsrHandlerAdapter($application))(...) : $application;
-        return function (Request $request) use ($call): mixed {
-            $started = \hrtime(true);
-            try {
-                $response = $call($request);
-            } catch (BadRequest $e) {
-                $this->record(400, $started);
-                throw $e;
-            } catch (RequestTimeout $e) {
-                $this->record(504, $started);
-                throw $e;
-            } catch (\Throwable $e) {
-                $this->record(500, $started);
-                throw $e;
-            }
-            $this->record($response instanceof Response ? $response->status() : 500, $started);
-            return $response;
-        };
     }
 
     /**
@@ -103,9 +75,9 @@ final class RequestMetrics
         ];
     }
 
-    private function record(int $status, int $started): void
+    /** One answered request: called by the HTTP session once its response is complete, as the access log is. */
+    public function record(int $status, float $seconds): void
     {
-        $seconds = (\hrtime(true) - $started) / 1e9;
         $class = \intdiv($status, 100) . 'xx';
         if (isset($this->statuses[$class])) {
             $this->statuses[$class]++;

@@ -40,6 +40,8 @@ final class RequestParser
     private ?ChunkedDecoder $chunked = null;
     private bool $continueDue = false;
     private ?HttpError $error = null;
+    /** @var array{0: string, 1: string, 2: string}|null method, target, version of the request that failed, if its line was read */
+    private ?array $failedLine = null;
     /** Judges an incomplete head byte by byte, so that it fails at its first invalid byte. */
     private readonly HeadScanner $scanner;
     /** How much of a head the scanner judges early: below every size limit, so that it never outranks one. */
@@ -87,12 +89,39 @@ final class RequestParser
             return $this->pending === null ? $this->nextHead() : $this->nextBody();
         } catch (HttpError $e) {
             $this->error = $e;
+            $this->failedLine = $this->pendingLine() ?? self::requestLine($this->buffer, $this->offset);
             $this->buffer = '';
             $this->offset = 0;
             $this->pending = null;
             $this->chunked = null;
             throw $e;
         }
+    }
+
+    /**
+     * The request line of the request that failed (an access log's "GET /x HTTP/1.1" for a 400 or 413),
+     * when it was read; null when the bytes never made one.
+     *
+     * @return array{0: string, 1: string, 2: string}|null method, target, version
+     */
+    public function failedLine(): ?array
+    {
+        return $this->failedLine;
+    }
+
+    /** @return array{0: string, 1: string, 2: string}|null the line of a request whose body is still arriving */
+    public function pendingLine(): ?array
+    {
+        return $this->pending === null ? null : [$this->pending[0], $this->pending[1], $this->pending[3]];
+    }
+
+    /** Only on the error path: a well-formed request line at the start of what was not consumed, if any. */
+    private static function requestLine(string $buffer, int $offset): ?array
+    {
+        if (\preg_match('/\G(?:\r\n)*([!#$%&\'*+.^_`|~0-9A-Za-z-]{1,32}) ([^\x00-\x20\x7f]{1,8192}) HTTP\/(1\.[01])\r?\n/', $buffer, $m, 0, $offset) === 1) {
+            return [$m[1], $m[2], $m[3]];
+        }
+        return null;
     }
 
     /**

@@ -9,6 +9,8 @@ use Psr\Log\LoggerInterface;
 use Weft\Http\Message\Response;
 use Weft\Http\Message\ResponseEncoder;
 use Weft\Http\Parser\RequestParser;
+use Weft\Observe\AccessLog;
+use Weft\Observe\RequestMetrics;
 use Weft\Server\Connection;
 use Weft\Server\Protocol;
 use Weft\Server\Session;
@@ -22,6 +24,8 @@ final class HttpProtocol implements Protocol
 {
     public readonly ApplicationCall $call;
     public readonly ResponseEncoder $encoder;
+    /** Whether a finished request is recorded anywhere: when not, its handling is not even timed. */
+    public readonly bool $observed;
     private readonly Timeouts $timeouts;
     private int $dateSecond = 0;
     private string $date = '';
@@ -30,7 +34,12 @@ final class HttpProtocol implements Protocol
         \Closure|RequestHandlerInterface $application,
         public readonly LoggerInterface $logger,
         public readonly HttpOptions $options = new HttpOptions(),
+        /** --access-log; null (the default) costs one null check per request. */
+        public readonly ?AccessLog $accessLog = null,
+        /** The /metrics request figures, recorded at the same point as the access log line. */
+        public readonly ?RequestMetrics $metrics = null,
     ) {
+        $this->observed = $accessLog !== null || $metrics !== null;
         $this->call = new ApplicationCall($application, fn (): LoggerInterface => $this->logger, $options->debug);
         $this->encoder = new ResponseEncoder();
         $this->timeouts = new Timeouts(
@@ -69,7 +78,7 @@ final class HttpProtocol implements Protocol
         return $this->date;
     }
 
-    private static function host(?string $address): ?string
+    public static function host(?string $address): ?string
     {
         if ($address === null) {
             return null;

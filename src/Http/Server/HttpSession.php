@@ -41,6 +41,12 @@ final class HttpSession implements Session
     private bool $ended = false;
     /** No further request is taken on this connection. */
     private bool $done = false;
+    /** The response being sent, for the access log: its status, body bytes queued, and whether all went out. */
+    private int $status = 0;
+    private int $sent = 0;
+    private bool $complete = true;
+    /** The peer's IP for the access log, taken from its address once per connection. */
+    private ?string $remoteHost = null;
 
     public function __construct(
         private readonly HttpProtocol $protocol,
@@ -94,7 +100,9 @@ final class HttpSession implements Session
             return null; // a connection that never sent anything is closed quietly
         }
         $this->done = true;
-        return $this->protocol->encoder->encode(HttpError::requestTimeout()->toResponse(), '1.1', false, false, $this->protocol->date());
+        $timeout = HttpError::requestTimeout()->toResponse();
+        $this->protocol->accessLog?->record(HttpProtocol::host($this->connection->remoteAddress()), $this->parser->pendingLine()[0] ?? null, $this->parser->pendingLine()[1] ?? null, $this->parser->pendingLine()[2] ?? '1.1', 408, \strlen($timeout->body()), 0.0);
+        return $this->protocol->encoder->encode($timeout, '1.1', false, false, $this->protocol->date());
     }
 
     public function resume(): void
@@ -137,7 +145,9 @@ final class HttpSession implements Session
                         $request = $this->parser->next();
                     } catch (HttpError $e) {
                         $this->done = true;
-                        $connection->write($this->protocol->encoder->encode($e->toResponse(), '1.1', false, false, $this->protocol->date()));
+                        $refusal = $e->toResponse();
+                        $connection->write($this->protocol->encoder->encode($refusal, '1.1', false, false, $this->protocol->date()));
+                        $this->protocol->accessLog?->record(HttpProtocol::host($connection->remoteAddress()), $this->parser->failedLine()[0] ?? null, $this->parser->failedLine()[1] ?? null, $this->parser->failedLine()[2] ?? '1.1', $refusal->status(), \strlen($refusal->body()), 0.0);
                         $connection->closeAfterFlush();
                         break;
                     }
@@ -162,6 +172,7 @@ final class HttpSession implements Session
                         $this->done = true;
                         $unavailable = new Response(503, ['Content-Type' => 'text/plain; charset=utf-8', 'Retry-After' => '1'], "Service unavailable: too many requests in flight\n");
                         $connection->write($this->protocol->encoder->encode($unavailable, $request->version(), false, $request->method() === 'HEAD', $this->protocol->date()));
+                        $this->protocol->accessLog?->record(HttpProtocol::host($connection->remoteAddress()), $request->method(), $request->target(), $request->version(), 503, $request->method() === 'HEAD' ? 0 : \strlen($unavailable->body()), 0.0, $request->header('referer'), $request->header('user-agent'));
                         $connection->closeAfterFlush();
                     }
                 }
@@ -179,8 +190,12 @@ final class HttpSession implements Session
     public function serve(mixed $request): void
     {
         $connection = $this->connection;
+        $started = $this->protocol->observed ? \hrtime(true) : 0;
         $response = $this->protocol->call->respond($request);
         if ($response->upgrade() !== null) {
+            if ($started !== 0) {
+                $this->finished($request, $response->status(), 0, $started);
+            }
             $this->switchProtocols($response);
             return;
         }
@@ -192,12 +207,21 @@ final class HttpSession implements Session
         }
         $isHead = $request->method() === 'HEAD';
         $keepAlive = !$this->done && !$connection->isDraining() && $this->protocol->encoder->keepAlive($request, $response);
+        $this->sent = 0;
+        $this->complete = true;
         try {
             $keepAlive = $response->isStreamed()
                 ? $this->stream($request, $response, $keepAlive, $isHead)
                 : $this->send($request, $response, $keepAlive, $isHead);
         } catch (ConnectionClosed) {
             $keepAlive = false;
+            $this->complete = false;
+            if (!$response->isStreamed()) {
+                $this->sent = 0;
+            }
+        }
+        if ($started !== 0) {
+            $this->finished($request, $this->status, $this->sent, $started, $this->complete && !$connection->isClosed());
         }
         if (!$keepAlive) {
             $this->done = true;
@@ -208,6 +232,30 @@ final class HttpSession implements Session
             return; // answered at once, inside pump(): it goes on with the next request and writes
         }
         $this->pump();
+    }
+
+    /**
+     * The one point where a request the application answered is complete (its last byte queued, or the
+     * connection gone): the /metrics figures and the access log line are recorded here, and only here.
+     *
+     * @param int $started hrtime() at the start of the request's handling
+     */
+    private function finished(Request $request, int $status, int $bytes, int $started, bool $complete = true): void
+    {
+        $seconds = (\hrtime(true) - $started) / 1e9;
+        $this->protocol->metrics?->record($status, $seconds);
+        $this->protocol->accessLog?->record(
+            $this->remoteHost ??= HttpProtocol::host($this->connection->remoteAddress()),
+            $request->method(),
+            $request->target(),
+            $request->version(),
+            $status,
+            $bytes,
+            $seconds,
+            $request->header('referer'),
+            $request->header('user-agent'),
+            $complete,
+        );
     }
 
     /**
@@ -227,6 +275,9 @@ final class HttpSession implements Session
         $version = $request->version();
         try {
             $body = $response->body();
+            $this->status = $response->status();
+            // What the encoder sends of it: no body for HEAD, 204 and 304.
+            $this->sent = $isHead || $this->status === 204 || $this->status === 304 ? 0 : \strlen($body);
             if (\strlen($body) > self::SEPARATE_BODY && $encoder->framing($response, $version, $isHead) === BodyFraming::ContentLength) {
                 $this->connection->write($encoder->encodeHead($response, $version, $keepAlive, $isHead, $this->protocol->date()));
                 $this->connection->write($body);
@@ -236,7 +287,10 @@ final class HttpSession implements Session
         } catch (\InvalidArgumentException $e) {
             // A header that would break the head (CR/LF injection): never send it.
             $this->protocol->call->log($request, $e, '{method} {target}: the response cannot be sent: {message}');
-            $this->connection->write($encoder->encode($this->protocol->call->error(), $version, $keepAlive, $isHead, $this->protocol->date()));
+            $error = $this->protocol->call->error();
+            $this->status = 500;
+            $this->sent = $isHead ? 0 : \strlen($error->body());
+            $this->connection->write($encoder->encode($error, $version, $keepAlive, $isHead, $this->protocol->date()));
         }
         return $keepAlive;
     }
@@ -250,12 +304,16 @@ final class HttpSession implements Session
         if ($framing === BodyFraming::CloseDelimited) {
             $keepAlive = false;
         }
+        $this->status = $response->status();
         try {
             $head = $encoder->encodeHead($response, $version, $keepAlive, $isHead, $this->protocol->date());
         } catch (\InvalidArgumentException $e) {
             // Nothing is out yet: a bad header field or Content-Length is still an honest 500.
             $this->protocol->call->log($request, $e, '{method} {target}: the response cannot be sent: {message}');
-            $connection->write($encoder->encode($this->protocol->call->error(), $version, $keepAlive, $isHead, $this->protocol->date()));
+            $error = $this->protocol->call->error();
+            $this->status = 500;
+            $this->sent = $isHead ? 0 : \strlen($error->body());
+            $connection->write($encoder->encode($error, $version, $keepAlive, $isHead, $this->protocol->date()));
             return $keepAlive;
         }
         $connection->write($head);
@@ -271,12 +329,17 @@ final class HttpSession implements Session
                 throw BodyLengthMismatch::tooShort((int) $length, $writer->written());
             }
         } catch (ConnectionClosed $e) {
+            $this->sent = $writer->written();
+            $this->complete = false;
             return false;
         } catch (\Throwable $e) {
             // The head is out: the only honest signal left is to end the connection.
             $this->protocol->call->log($request, $e, '{method} {target}: the streamed response failed, closing the connection: {message}');
+            $this->sent = $writer->written();
+            $this->complete = false;
             return false;
         }
+        $this->sent = $writer->written();
         if ($framing === BodyFraming::Chunked) {
             $connection->write($encoder->lastChunk());
         }
