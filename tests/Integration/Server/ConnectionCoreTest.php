@@ -147,8 +147,9 @@ final class ConnectionCoreTest extends TestCase
             \usleep(1_100_000); // the worker reports its memory once a second
             $peak = \max($peak, self::workerMemory($server));
         }
-        // 4 x 100 answers of 1 MB: unbounded, that is 400 MB; with backpressure a few MB per connection.
-        self::assertLessThan($baseline + 48 * 1048576, $peak, \sprintf('baseline %d, peak %d', $baseline, $peak));
+        // 4 x 100 answers of 1 MB: unbounded, that is 400 MB; with backpressure a few MB per connection
+        // (issue 9: under +32 MB).
+        self::assertLessThan($baseline + 32 * 1048576, $peak, \sprintf('baseline %d, peak %d', $baseline, $peak));
         self::assertSame('Hello World', RawHttp::get($server->address())['body']);
         foreach ($hogs as $socket) {
             \fclose($socket);
