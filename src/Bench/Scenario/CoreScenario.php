@@ -29,8 +29,8 @@ final class CoreScenario extends AbstractScenario
         'tcp-echo' => ['TCP echo over loopback, 100 connections, one coroutine each (server and client processes)', 'messages/s', null, null],
         'mysql' => ['MySQL point selects (Weft\Bench\Client\MysqlPointSelect)', 'queries/s', null, null],
         'redis' => ['Redis commands (Weft\Bench\Client\RedisBench)', 'ops/s', null, null],
-        'hook-pdo' => ['hook overhead: PDO point selects in one coroutine, hooks on / hooks off (queries/s, interleaved rounds)', 'x', '>=', 0.9],
-        'hook-redis' => ['hook overhead: phpredis GET in one coroutine, hooks on / hooks off (ops/s, interleaved rounds)', 'x', '>=', 0.9],
+        'hook-pdo' => ['hook overhead: PDO point selects in one coroutine, hooks on / hooks off (queries/s, median of interleaved rounds)', 'x', '>=', 0.9],
+        'hook-redis' => ['hook overhead: phpredis GET in one coroutine, hooks on / hooks off (ops/s, median of interleaved rounds)', 'x', '>=', 0.9],
         'upstream' => ['upstream with a 1 s delay, 100 connections, coroutine mode, 2 workers', 'req/s', '>=', 95.0],
     ];
 
@@ -141,11 +141,22 @@ final class CoreScenario extends AbstractScenario
             case 'hook-pdo':
             case 'hook-redis':
                 // On the load CPU like the other client benchmarks (the services are not pinned).
-                $queries = $this->settings->quick ? 2_000 : 5_000;
-                $r = $this->child($env, ['_core', $name, '--url', $name === 'hook-pdo' ? self::mysqlUrl() : self::redisUrl(), '--count', (string) $queries, '--batches', '6'], 120, false);
+                $queries = $this->settings->quick ? 1_000 : 2_000;
+                $rounds = $this->settings->quick ? 12 : 20;
+                $r = $this->child($env, ['_core', $name, '--url', $name === 'hook-pdo' ? self::mysqlUrl() : self::redisUrl(), '--count', (string) $queries, '--batches', (string) $rounds], 180, false);
                 $value = $r['ratio'];
                 $row->metrics['figures'] = $r;
-                $detail = \sprintf('hooks on %s/s, hooks off %s/s (%s per side in %d interleaved rounds, one coroutine, a fresh connection per round); %+.1f µs per query', Format::rate($r['hooks_on_qps']), Format::rate($r['hooks_off_qps']), \number_format($r['queries_per_side']), $r['rounds'], $r['extra_us_per_query']);
+                $detail = \sprintf(
+                    'median of %d back-to-back rounds of %s per side (one coroutine, a fresh connection per round), rounds %.2f–%.2f x; all rounds: hooks on %s/s, hooks off %s/s; client CPU %.1f µs/query on, %.1f off',
+                    $r['rounds'],
+                    \number_format($queries),
+                    \min($r['round_ratios']),
+                    \max($r['round_ratios']),
+                    Format::rate($r['hooks_on_qps']),
+                    Format::rate($r['hooks_off_qps']),
+                    $r['cpu_us_per_query_on'],
+                    $r['cpu_us_per_query_off'],
+                );
                 break;
             case 'upstream':
                 [$value, $detail] = $this->upstream($row, $env);

@@ -147,7 +147,7 @@ final class HookBenchTest extends TestCase
     {
         $root = \dirname(__DIR__, 3);
         // With the extension loaded the way the bench loads it into its children.
-        $process = \proc_open([\PHP_BINARY, '-d', "extension=$root/ext/modules/weft.so", "$root/bin/weft", 'bench', '_core', $benchmark, '--url', $url, '--count', '200', '--batches', '2'], [0 => ['file', '/dev/null', 'r'], 1 => ['pipe', 'w'], 2 => ['file', $this->out . '.err', 'w']], $pipes, $root);
+        $process = \proc_open([\PHP_BINARY, '-d', "extension=$root/ext/modules/weft.so", "$root/bin/weft", 'bench', '_core', $benchmark, '--url', $url, '--count', '200', '--batches', '3'], [0 => ['file', '/dev/null', 'r'], 1 => ['pipe', 'w'], 2 => ['file', $this->out . '.err', 'w']], $pipes, $root);
         self::assertIsResource($process);
         $stdout = (string) \stream_get_contents($pipes[1]);
         $code = \proc_close($process);
@@ -156,10 +156,15 @@ final class HookBenchTest extends TestCase
         self::assertSame(0, $code, $stderr);
         $r = \json_decode(\trim($stdout), true);
         self::assertIsArray($r, $stdout);
-        self::assertSame(400, $r['queries_per_side']);
-        self::assertSame(2, $r['rounds']);
+        self::assertSame(600, $r['queries_per_side']);
+        self::assertSame(3, $r['rounds']);
         self::assertGreaterThan(0, $r['hooks_on_qps']);
         self::assertGreaterThan(0, $r['hooks_off_qps']);
-        self::assertEqualsWithDelta($r['hooks_on_qps'] / $r['hooks_off_qps'], $r['ratio'], 1e-9);
+        self::assertEqualsWithDelta($r['hooks_on_qps'] / $r['hooks_off_qps'], $r['ratio_of_totals'], 1e-9);
+        // The verdict is the median of the three rounds' own ratios: the middle one of them.
+        self::assertCount(3, $r['round_ratios']);
+        self::assertEqualsWithDelta($r['round_ratios'][1], $r['ratio'], 0.0006);
+        self::assertGreaterThan(0, $r['cpu_us_per_query_on']);
+        self::assertGreaterThan(0, $r['cpu_us_per_query_off']);
     }
 }
