@@ -55,6 +55,7 @@ typedef struct {
 	bool closed_by_other;            /* fclose() by another coroutine while owner was suspended */
 	bool kept;                       /* waited with WEFT_WAIT_KEEP: the waiter must forget the fd at close */
 	bool crypto_touched;             /* TLS was (or may have been) enabled on it: see weft_stream_set_option */
+	bool sent;                       /* the last op was a write: the next read most likely waits for a reply */
 } weft_stream_hook;
 
 /* proto => original factory; written at MINIT only. */
@@ -253,10 +254,31 @@ static ssize_t weft_stream_read(php_stream *stream, char *buf, size_t count)
 		weft_stream_restore_blocking(h, sock);
 		return weft_orig_read(stream, h, buf, count);
 	}
+	/*
+	 * A read right after a write is a client waiting for the reply to what it just sent (a query, a
+	 * command): on a plain socket it is almost never there yet, so wait first instead of paying for a
+	 * recv() that says EAGAIN. The loop's readiness is level-triggered, so a reply that is already
+	 * there only costs a loop pass. Not with TLS: OpenSSL may hold decrypted bytes the socket no longer shows.
+	 */
+	bool wait_first = h->sent && !h->crypto_touched && count > 0;
+	h->sent = false;
 	while (true) {
 		if (!weft_stream_make_nonblocking(h, sock)) {
 			weft_stream_restore_blocking(h, sock);
 			return weft_orig_read(stream, h, buf, count);
+		}
+		if (wait_first) {
+			wait_first = false;
+			sock->timeout_event = 0;
+			int ready = weft_stream_wait(stream, h, sock->socket, WEFT_WAIT_READ, weft_sock_timeout(sock));
+			if (ready < 0) {
+				stream->eof = 1;
+				return -1;
+			}
+			if (ready == 0) {
+				sock->timeout_event = 1;
+				return 0;
+			}
 		}
 		sock->is_blocked = 0;
 		ssize_t n = weft_orig_read(stream, h, buf, count);
@@ -302,6 +324,7 @@ static ssize_t weft_stream_write(php_stream *stream, const char *buf, size_t cou
 		ssize_t n = weft_orig_write(stream, h, buf, count);
 		sock->is_blocked = 1;
 		if (n != 0) {
+			h->sent = n > 0;
 			return n;
 		}
 		sock->timeout_event = 0;
@@ -660,6 +683,7 @@ static void weft_stream_wrap(php_stream *stream, uint32_t crypto)
 	h->closed_by_other = false;
 	h->kept = false;
 	h->crypto_touched = crypto != 0;
+	h->sent = false;
 	h->ops.read = weft_stream_read;
 	h->ops.write = weft_stream_write;
 	h->ops.close = weft_stream_close;
