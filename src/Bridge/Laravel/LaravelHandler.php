@@ -17,6 +17,7 @@ use Weft\Bridge\BridgeOptions;
 use Weft\Bridge\Gate;
 use Weft\Bridge\HttpFoundation\RequestConverter;
 use Weft\Bridge\HttpFoundation\ResponseConverter;
+use Weft\Bridge\HttpFoundation\Superglobals;
 use Weft\Bridge\LeakDetector;
 use Weft\Http\Message\Request;
 use Weft\Http\Message\Response;
@@ -70,7 +71,6 @@ final class LaravelHandler
         'Illuminate\Routing\UrlGenerator->cachedRoot',
         'Illuminate\Routing\UrlGenerator->cachedScheme',
         'Illuminate\Routing\Redirector->session',
-        'Illuminate\View\Factory->shared',
         'Illuminate\Events\Dispatcher->wildcardsCache',
         'Illuminate\Routing\RouteCollection',
         'Illuminate\Support\Facades\Facade::$app',
@@ -84,12 +84,20 @@ final class LaravelHandler
     private readonly RequestConverter $requests;
     private readonly ResponseConverter $responses;
     private readonly Gate $gate;
+    private readonly Superglobals $globals;
     private readonly ?LeakDetector $leaks;
     private readonly HttpKernelContract $kernel;
     private readonly LoggerInterface $logger;
 
+    /** @var array{string, string|array<string>}|null the translator's locale and fallback after boot */
+    private readonly ?array $locale;
+
+    /** @var array<string, mixed>|null the view factory's shared data after boot */
+    private readonly ?array $viewShared;
+
     public function __construct(private readonly Application $app, ?BridgeOptions $options = null)
     {
+        self::declareWebWorker();
         $this->kernel = $app->make(HttpKernelContract::class);
         $this->kernel->bootstrap();
         // As Request::capture() does under PHP-FPM: forms may send _method=PUT.
@@ -105,6 +113,11 @@ final class LaravelHandler
             $app->forgetInstance($id);
         }
         Facade::clearResolvedInstances();
+        // What a request may change on these shared services is put back after it (resetShared()).
+        $this->locale = $app->resolved('translator') && method_exists($app['translator'], 'getFallback')
+            ? [$app['translator']->getLocale(), $app['translator']->getFallback()]
+            : null;
+        $this->viewShared = $app->resolved('view') ? $app['view']->getShared() : null;
 
         $options ??= BridgeOptions::fromEnvironment(
             debug: (bool) $app['config']->get('app.debug'),
@@ -113,6 +126,7 @@ final class LaravelHandler
         $this->requests = new RequestConverter($options->server);
         $this->responses = new ResponseConverter();
         $this->gate = new Gate();
+        $this->globals = new Superglobals();
         $this->logger = $options->logger();
         $this->leaks = $options->leakWarnings
             ? new LeakDetector($this->logger, [...self::LEAK_IGNORE, ...$options->leakIgnore])
@@ -122,11 +136,27 @@ final class LaravelHandler
     /** The usual entry file's one call: `return LaravelHandler::fromBasePath(__DIR__);`. */
     public static function fromBasePath(string $basePath, ?BridgeOptions $options = null): self
     {
+        self::declareWebWorker();
         $app = require rtrim($basePath, '/') . '/bootstrap/app.php';
         if (!$app instanceof Application) {
             throw new \UnexpectedValueException("$basePath/bootstrap/app.php must return the Illuminate\\Foundation\\Application");
         }
         return new self($app, $options);
+    }
+
+    /**
+     * Tells Laravel it serves the web, as Octane does: runningInConsole() would otherwise say true
+     * under the CLI SAPI, and the application would boot its console side in every worker (commands
+     * registered, the --env option of the worker's own argv read, an uncaught error rendered for a
+     * terminal). Left alone when the application sets APP_RUNNING_IN_CONSOLE itself.
+     */
+    private static function declareWebWorker(): void
+    {
+        if (!\in_array(\PHP_SAPI, ['cli', 'phpdbg', 'embed'], true) || isset($_SERVER['APP_RUNNING_IN_CONSOLE'])
+            || isset($_ENV['APP_RUNNING_IN_CONSOLE']) || getenv('APP_RUNNING_IN_CONSOLE') !== false) {
+            return;
+        }
+        $_SERVER['APP_RUNNING_IN_CONSOLE'] = $_ENV['APP_RUNNING_IN_CONSOLE'] = 'false';
     }
 
     public function __invoke(Request $request): Response
@@ -137,8 +167,9 @@ final class LaravelHandler
         $laravelResponse = null;
         $finished = false;
         $uploads = [];
+        $globals = 0;
         // Once, whoever gets there first: the handler, the end of a streamed body, or its guard.
-        $finish = function () use ($sandbox, &$laravelRequest, &$laravelResponse, &$finished, &$uploads, $request): void {
+        $finish = function () use ($sandbox, &$laravelRequest, &$laravelResponse, &$finished, &$uploads, &$globals, $request): void {
             if (!$finished) {
                 $finished = true;
                 try {
@@ -146,13 +177,18 @@ final class LaravelHandler
                 } finally {
                     // As PHP does with uploads: removed once the request is over, terminate included.
                     RequestConverter::remove($uploads);
+                    $this->globals->leave($globals);
                 }
             }
         };
         try {
             $this->enter($sandbox);
-            $laravelRequest = IlluminateRequest::createFromBase($this->requests->convert($request, fileClass: UploadedFile::class));
+            $converted = $this->requests->convert($request, fileClass: UploadedFile::class);
             $uploads = $this->requests->takeTemporaryFiles();
+            // Before createFromBase(), which moves a JSON body's fields into the request bag: PHP's
+            // $_POST has only form fields.
+            $globals = $this->globals->enter($converted);
+            $laravelRequest = IlluminateRequest::createFromBase($converted);
             [$laravelResponse, $echoed] = ResponseConverter::capture(fn () => $this->kernel->handle($laravelRequest));
             // Laravel always has work after the response (terminable middleware, terminating
             // callbacks): in coroutine mode it runs once the body is on the wire, as under PHP-FPM.
@@ -204,10 +240,63 @@ final class LaravelHandler
                     Str::flushCache();
                 }
                 $sandbox->flush();
+                $this->resetShared();
                 $this->closeTransactions($request);
                 $this->leaks?->check($request->method() . ' ' . $request->path(), $this->instances());
             } finally {
                 $this->gate->leave();
+            }
+        }
+    }
+
+    /**
+     * The services built at boot that every request shares, put back as boot left them where a
+     * request may have changed them through ordinary calls: the locale (App::setLocale() sets the
+     * shared translator's, and Carbon's), data shared with every view (View::share()), the log's
+     * context (Log::withContext(), Log::shareContext()) and the array cache stores, which under
+     * PHP-FPM live for one request.
+     */
+    private function resetShared(): void
+    {
+        $app = $this->app;
+        if ($this->locale !== null) {
+            [$locale, $fallback] = $this->locale;
+            $translator = $app['translator'];
+            if ($translator->getLocale() !== $locale) {
+                $translator->setLocale($locale);
+            }
+            $translator->setFallback($fallback);
+            if (class_exists(\Carbon\Carbon::class) && \Carbon\Carbon::getLocale() !== $locale) {
+                \Carbon\Carbon::setLocale($locale);
+            }
+        }
+        if ($this->viewShared !== null) {
+            $view = $app['view'];
+            $shared = $this->viewShared;
+            (function () use ($shared): void {
+                $this->shared = $shared;
+            })->call($view);
+        }
+        if ($app->resolved('log')) {
+            $log = $app['log'];
+            if (method_exists($log, 'flushSharedContext')) {
+                $log->flushSharedContext();
+            }
+            if (method_exists($log, 'getChannels')) {
+                foreach ($log->getChannels() as $channel) {
+                    if (\is_object($channel) && method_exists($channel, 'withoutContext')) {
+                        $channel->withoutContext();
+                    }
+                }
+            }
+        }
+        if ($app->resolved('cache')) {
+            $cache = $app['cache'];
+            $stores = (fn (): array => $this->stores ?? [])->call($cache);
+            foreach ($stores as $repository) {
+                if (\is_object($repository) && method_exists($repository, 'getStore') && $repository->getStore() instanceof \Illuminate\Cache\ArrayStore) {
+                    $repository->getStore()->flush();
+                }
             }
         }
     }

@@ -16,6 +16,7 @@ use Weft\Bridge\BridgeOptions;
 use Weft\Bridge\Gate;
 use Weft\Bridge\HttpFoundation\RequestConverter;
 use Weft\Bridge\HttpFoundation\ResponseConverter;
+use Weft\Bridge\HttpFoundation\Superglobals;
 use Weft\Bridge\LeakDetector;
 use Weft\Http\Message\Request;
 use Weft\Http\Message\Response;
@@ -37,6 +38,7 @@ final class SymfonyHandler
     private readonly RequestConverter $requests;
     private readonly ResponseConverter $responses;
     private readonly Gate $gate;
+    private readonly Superglobals $globals;
     private readonly ?LeakDetector $leaks;
     private ?bool $terminateListeners = null;
 
@@ -49,6 +51,7 @@ final class SymfonyHandler
         $this->requests = new RequestConverter($options->server);
         $this->responses = new ResponseConverter();
         $this->gate = new Gate();
+        $this->globals = new Superglobals();
         $this->leaks = $options->leakWarnings ? new LeakDetector($options->logger(), $options->leakIgnore) : null;
     }
 
@@ -93,8 +96,9 @@ final class SymfonyHandler
         $symfonyResponse = null;
         $finished = false;
         $uploads = [];
+        $globals = 0;
         // Once, whoever gets there first: the handler, the end of a streamed body, or its guard.
-        $finish = function () use (&$symfonyRequest, &$symfonyResponse, &$finished, &$uploads, $request): void {
+        $finish = function () use (&$symfonyRequest, &$symfonyResponse, &$finished, &$uploads, &$globals, $request): void {
             if (!$finished) {
                 $finished = true;
                 try {
@@ -102,12 +106,14 @@ final class SymfonyHandler
                 } finally {
                     // As PHP does with uploads: removed once the request is over, terminate included.
                     RequestConverter::remove($uploads);
+                    $this->globals->leave($globals);
                 }
             }
         };
         try {
             $symfonyRequest = $this->requests->convert($request);
             $uploads = $this->requests->takeTemporaryFiles();
+            $globals = $this->globals->enter($symfonyRequest);
             [$symfonyResponse, $echoed] = ResponseConverter::capture(
                 fn () => $this->kernel->handle($symfonyRequest, HttpKernelInterface::MAIN_REQUEST, true),
             );

@@ -41,6 +41,25 @@ final class LaravelBridgeTest extends FrameworkBridgeTestCase
         self::assertSame('http://other.test/state', $second['url']);
     }
 
+    /**
+     * The services boot built are shared by every request: what a request changes on them through
+     * ordinary calls (App::setLocale(), View::share(), Log::shareContext(), the array cache) is put
+     * back before the next request, which would otherwise serve the next visitor in French with
+     * the last visitor's name in its views and logs.
+     */
+    public function testSharedServicesAreAsBootLeftThemForEachRequest(): void
+    {
+        foreach (['coroutine', 'sync'] as $mode) {
+            $base = $this->serve(mode: $mode);
+            $fresh = ['locale' => 'en', 'translator' => 'en', 'view' => null, 'log' => [], 'cache' => null, 'console' => false];
+            foreach (['alice', 'bob', 'carol'] as $visitor) {
+                $response = Curl::get("$base/shared?visitor=$visitor");
+                self::assertSame(200, $response['status'], $response['body']);
+                self::assertSame($fresh, json_decode($response['body'], true), "$mode, before $visitor's request");
+            }
+        }
+    }
+
     public function testScopedInstancesAndTerminatingCallbacksBelongToOneRequest(): void
     {
         $base = $this->serve();

@@ -52,6 +52,38 @@ Route::get('/state', function (Request $request) {
     return response()->json($before + ['url' => url()->current()]);
 });
 
+// What code that reads the superglobals sees (PHP-FPM's values for this request), and a write into
+// them that the next request must not see.
+Route::match(['GET', 'POST'], '/globals', function () {
+    $seen = [
+        'get' => $_GET, 'post' => $_POST, 'cookie' => $_COOKIE, 'request' => $_REQUEST,
+        'files' => array_map(static fn (array $file) => ['name' => $file['name'], 'size' => $file['size'], 'error' => $file['error'], 'exists' => is_file($file['tmp_name'])], $_FILES),
+        'uri' => $_SERVER['REQUEST_URI'] ?? null, 'method' => $_SERVER['REQUEST_METHOD'] ?? null, 'leaked' => $_SERVER['HTTP_X_LEAKED'] ?? null,
+    ];
+    $_GET['leaked'] = $_POST['leaked'] = $_COOKIE['leaked'] = $_REQUEST['leaked'] = $_SERVER['HTTP_X_LEAKED'] = 'yes';
+    return response()->json($seen);
+})->withoutMiddleware([\Illuminate\Foundation\Http\Middleware\ValidateCsrfToken::class]);
+
+// State of the services boot built, which a request changes through ordinary calls and the next
+// request must find as boot left it: the locale, data shared with every view, the log's shared
+// context, the array cache; and whether Laravel believes it runs in a console.
+Route::get('/shared', function (Request $request) {
+    $before = [
+        'locale' => app()->getLocale(),
+        'translator' => app('translator')->getLocale(),
+        'view' => view()->shared('visitor'),
+        'log' => Illuminate\Support\Facades\Log::sharedContext(),
+        'cache' => Illuminate\Support\Facades\Cache::store('array')->get('visitor'),
+        'console' => app()->runningInConsole(),
+    ];
+    $visitor = (string) $request->query('visitor');
+    app()->setLocale('fr');
+    Illuminate\Support\Facades\View::share('visitor', $visitor);
+    Illuminate\Support\Facades\Log::shareContext(['visitor' => $visitor]);
+    Illuminate\Support\Facades\Cache::store('array')->put('visitor', $visitor);
+    return response()->json($before);
+});
+
 Route::get('/scoped', function () {
     $first = app(App\RequestScoped::class);
     $first->hits++;

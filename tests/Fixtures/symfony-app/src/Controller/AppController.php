@@ -75,6 +75,22 @@ final class AppController
         return new JsonResponse(['count' => $this->counter->increment()]);
     }
 
+    /**
+     * What code that reads the superglobals sees (PHP-FPM's values for this request), and a write
+     * into them that the next request must not see.
+     */
+    #[Route('/globals', methods: ['GET', 'POST'])]
+    public function globals(): JsonResponse
+    {
+        $seen = [
+            'get' => $_GET, 'post' => $_POST, 'cookie' => $_COOKIE, 'request' => $_REQUEST,
+            'files' => array_map(static fn (array $file) => ['name' => $file['name'], 'size' => $file['size'], 'error' => $file['error'], 'exists' => is_file($file['tmp_name'])], $_FILES),
+            'uri' => $_SERVER['REQUEST_URI'] ?? null, 'method' => $_SERVER['REQUEST_METHOD'] ?? null, 'leaked' => $_SERVER['HTTP_X_LEAKED'] ?? null,
+        ];
+        $_GET['leaked'] = $_POST['leaked'] = $_COOKIE['leaked'] = $_REQUEST['leaked'] = $_SERVER['HTTP_X_LEAKED'] = 'yes';
+        return new JsonResponse($seen);
+    }
+
     #[Route('/leak', methods: ['GET'])]
     public function leak(Request $request): JsonResponse
     {

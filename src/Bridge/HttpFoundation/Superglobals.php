@@ -1,0 +1,98 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Bridge\HttpFoundation;
+
+use Symfony\Component\HttpFoundation\File\UploadedFile as SymfonyUploadedFile;
+use Symfony\Component\HttpFoundation\Request as SymfonyRequest;
+
+/**
+ * $_GET, $_POST, $_COOKIE, $_FILES, $_REQUEST and $_SERVER during a framework request, as PHP-FPM
+ * fills them, and as the worker had them before and after.
+ *
+ * Code that reads the superglobals instead of the request object (older libraries, a
+ * `$_SERVER['REQUEST_URI']` in a template) sees the request it serves, and what a request writes
+ * into them (`$_GET['page'] = ...`, Request::overrideGlobals()) is gone before the next request:
+ * each request starts from the worker's own values, and they are put back once it is over.
+ *
+ * @internal shared by the Symfony and Laravel bridges
+ */
+final class Superglobals
+{
+    /** @var array{0: array<array-key, mixed>, 1: array<array-key, mixed>, 2: array<array-key, mixed>, 3: array<array-key, mixed>, 4: array<array-key, mixed>, 5: array<array-key, mixed>} */
+    private readonly array $worker;
+
+    /** Which request the superglobals hold now: a request that ends after the next one began leaves them alone. */
+    private int $current = 0;
+
+    public function __construct()
+    {
+        $this->worker = [$_GET, $_POST, $_COOKIE, $_FILES, $_REQUEST, $_SERVER];
+    }
+
+    /** @return int the token to give back to leave() */
+    public function enter(SymfonyRequest $request): int
+    {
+        $_GET = $request->query->all();
+        $_POST = $request->request->all();
+        $_COOKIE = $request->cookies->all();
+        $_FILES = self::files($request->files->all());
+        // request_order "GP", PHP's default: $_POST wins over $_GET, cookies are not in it.
+        $_REQUEST = array_replace($_GET, $_POST);
+        $server = $request->server->all() + $this->worker[5];
+        // What the CLI gave the worker, and that no web request has.
+        unset($server['argv'], $server['argc']);
+        $_SERVER = $server;
+        return ++$this->current;
+    }
+
+    public function leave(int $token): void
+    {
+        if ($token === $this->current) {
+            [$_GET, $_POST, $_COOKIE, $_FILES, $_REQUEST, $_SERVER] = $this->worker;
+        }
+    }
+
+    /**
+     * PHP's $_FILES shape for each top-level field: name/type/tmp_name/error/size, each nested like
+     * the field's own structure.
+     *
+     * @param array<array-key, mixed> $files
+     * @return array<array-key, mixed>
+     */
+    private static function files(array $files): array
+    {
+        $result = [];
+        foreach ($files as $field => $value) {
+            $entry = [];
+            foreach (['name', 'type', 'tmp_name', 'error', 'size'] as $key) {
+                $entry[$key] = self::fileKey($value, $key);
+            }
+            $result[$field] = $entry;
+        }
+        return $result;
+    }
+
+    private static function fileKey(mixed $value, string $key): mixed
+    {
+        if (\is_array($value)) {
+            return array_map(static fn (mixed $item): mixed => self::fileKey($item, $key), $value);
+        }
+        if (!$value instanceof SymfonyUploadedFile) {
+            // An empty file input: PHP reports it as UPLOAD_ERR_NO_FILE.
+            return match ($key) {
+                'error' => UPLOAD_ERR_NO_FILE,
+                'size' => 0,
+                default => '',
+            };
+        }
+        return match ($key) {
+            'name' => $value->getClientOriginalName(),
+            'type' => $value->getClientMimeType(),
+            'tmp_name' => $value->getPathname(),
+            'error' => $value->getError(),
+            'size' => (int) $value->getSize(),
+        };
+    }
+}
