@@ -4,7 +4,6 @@ declare(strict_types=1);
 
 namespace Weft\Bridge;
 
-use Psr\Log\AbstractLogger;
 use Psr\Log\LoggerInterface;
 
 /**
@@ -58,15 +57,14 @@ final readonly class BridgeOptions
         return new self($this->leakWarnings, $this->leakIgnore, $this->server, $logger);
     }
 
-    /** The given logger, or one line per record on the worker's stderr (where Weft's own log goes). */
+    /**
+     * The given logger, or the server's (Weft\logger()): one record in the server log, tagged with
+     * the worker and in its format (--log-file, --log-format), not a line on the worker's stderr
+     * that the master would log again as "stderr: ...".
+     */
     public function logger(): LoggerInterface
     {
-        return $this->logger ?? new class () extends AbstractLogger {
-            public function log($level, \Stringable|string $message, array $context = []): void
-            {
-                @fwrite(\STDERR, sprintf("%s [worker %d] %s: %s\n", date('Y-m-d\TH:i:sP'), getmypid(), $level, $message));
-            }
-        };
+        return $this->logger ?? \Weft\logger();
     }
 
     private static function env(string $name): ?string

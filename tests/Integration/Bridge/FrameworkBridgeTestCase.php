@@ -256,6 +256,42 @@ abstract class FrameworkBridgeTestCase extends TestCase
         curl_multi_close($multi);
     }
 
+    /**
+     * Code that reads the superglobals sees its own request, as under PHP-FPM, and what a request
+     * writes into them is gone before the next one (in both modes).
+     */
+    public function testSuperglobalsHoldTheRequestAndDoNotLeak(): void
+    {
+        foreach (['coroutine', 'sync'] as $mode) {
+            $base = $this->serve(mode: $mode);
+            $multipart = "--b0undary\r\nContent-Disposition: form-data; name=\"title\"\r\n\r\nreport\r\n"
+                . "--b0undary\r\nContent-Disposition: form-data; name=\"doc\"; filename=\"r.txt\"\r\nContent-Type: text/plain\r\n\r\n"
+                . "twelve bytes\r\n--b0undary--\r\n";
+            $post = Curl::request('POST', "$base/globals?page=2&title=query", [
+                'Content-Type' => 'multipart/form-data; boundary=b0undary',
+                'Cookie' => 'flavour=mint',
+            ], $multipart);
+            self::assertSame(200, $post['status'], $post['body']);
+            $seen = json_decode($post['body'], true);
+            self::assertSame(['page' => '2', 'title' => 'query'], $seen['get'], $mode);
+            self::assertSame(['title' => 'report'], $seen['post']);
+            self::assertSame(['flavour' => 'mint'], $seen['cookie']);
+            self::assertSame(['page' => '2', 'title' => 'report'], $seen['request'], 'request_order GP: the body wins');
+            self::assertSame(['doc' => ['name' => 'r.txt', 'size' => 12, 'error' => UPLOAD_ERR_OK, 'exists' => true]], $seen['files']);
+            self::assertSame('/globals?page=2&title=query', $seen['uri']);
+            self::assertSame('POST', $seen['method']);
+            self::assertNull($seen['leaked']);
+
+            // The next request (same worker) sees its own values, none of what the last one wrote.
+            $next = json_decode(Curl::get("$base/globals")['body'], true);
+            self::assertSame(
+                ['get' => [], 'post' => [], 'cookie' => [], 'request' => [], 'files' => [], 'uri' => '/globals', 'method' => 'GET', 'leaked' => null],
+                $next,
+                $mode,
+            );
+        }
+    }
+
     public function testAnExceptionBecomesTheFrameworksErrorResponse(): void
     {
         $base = $this->serve();
@@ -281,7 +317,7 @@ abstract class FrameworkBridgeTestCase extends TestCase
     public function testLeakWarningNamesTheClassInDevelopment(): void
     {
         $base = $this->serve(['APP_ENV' => static::devEnvironment()]);
-        foreach (['/', '/json', '/counter', '/headers', '/stream', '/fail', '/no-such-route'] as $path) {
+        foreach (['/', '/json', '/counter', '/headers', '/stream', '/fail', '/no-such-route', '/globals'] as $path) {
             Curl::get("$base$path");
             Curl::get("$base$path");
         }
@@ -292,6 +328,8 @@ abstract class FrameworkBridgeTestCase extends TestCase
         Curl::get("$base/");
         $output = $this->waitForOutput('state leak');
         self::assertStringContainsString('state leak: GET /leak changed static App\Registry::$log, App\Registry->seen', $output);
+        // One record of the server log, tagged with the worker (not a stderr line the master tags again).
+        self::assertMatchesRegularExpression('/^\S+ \[worker \d+\] warning: state leak: GET \/leak/m', $output);
         // Reported once, and nothing else was reported: the framework's own resets are not leaks.
         self::assertSame(1, substr_count($output, 'state leak'), $output);
     }
