@@ -72,6 +72,22 @@ final class Worker
         }
         $sync = $this->config->mode === 'sync';
         $this->dispatcher = new Dispatcher($this->driver, $this->logger, $sync ? 1 : 0, $this->config->maxRequestTime);
+        // What the application prints outside a response (an echo while it boots, a dump() in a
+        // terminate listener, a warning shown on stdout) reaches the worker's stdout through this
+        // buffer's handler, never through PHP's own output: under the CLI SAPI the first byte that
+        // does marks the headers as sent for the worker's life, and header(), setcookie() and
+        // session_start() (Symfony's native sessions) then fail in every later request.
+        // Descriptor 1 through a stream of its own: a daemon has closed PHP's STDOUT constant.
+        $stdout = null;
+        \ob_start(static function (string $chunk) use (&$stdout): string {
+            if ($chunk !== '') {
+                $stdout ??= @\fopen('php://stdout', 'w') ?: false;
+                if ($stdout !== false) {
+                    @\fwrite($stdout, $chunk);
+                }
+            }
+            return '';
+        }, 1);
         try {
             $protocol = ($this->config->handlerFactory)();
         } catch (\Throwable $e) {

@@ -41,9 +41,9 @@ abstract class FrameworkBridgeTestCase extends TestCase
     }
 
     /** @param array<string, string> $env */
-    protected function serve(array $env = [], string $mode = 'coroutine'): string
+    protected function serve(array $env = [], string $mode = 'coroutine', string $entryFile = 'weft.php'): string
     {
-        $entry = \dirname(__DIR__, 3) . '/var/fixtures/' . static::app() . '/weft.php';
+        $entry = \dirname(__DIR__, 3) . '/var/fixtures/' . static::app() . '/' . $entryFile;
         // A leak-warning setting inherited from the shell must not decide what a test sees.
         $env += ['WEFT_LEAK_WARNINGS' => '', 'APP_ENV' => 'production', 'APP_DEBUG' => 'false'];
         $server = new ServerProcess([$entry, '--workers', '1', '--mode', $mode], $env);

@@ -91,6 +91,18 @@ final class AppController
         return new JsonResponse($seen);
     }
 
+    /** A native PHP session (session_start() underneath): each client its own. */
+    #[Route('/session', methods: ['GET'])]
+    public function session(Request $request): JsonResponse
+    {
+        $session = $request->getSession();
+        $before = $session->get('visitor');
+        if ($request->query->has('visitor')) {
+            $session->set('visitor', (string) $request->query->get('visitor'));
+        }
+        return new JsonResponse(['id' => $session->getId(), 'before' => $before]);
+    }
+
     #[Route('/leak', methods: ['GET'])]
     public function leak(Request $request): JsonResponse
     {
