@@ -77,7 +77,20 @@ final class ResponseConverter
 
         if ($isHead || (!self::isStreamed($response) && !$finishAfterBody)) {
             // HEAD: the encoder sends no body; a streamed one is not even produced.
+            if ($isHead) {
+                self::deleteFileAfterSend($response);
+            }
             return [new Response($status, $headers, $isHead ? '' : $echoed . $response->getContent()), false];
+        }
+        if ($response instanceof BinaryFileResponse) {
+            // Should the body never be produced (the client left first), the file goes all the same.
+            $finish = static function () use ($finish, $response): void {
+                try {
+                    $finish();
+                } finally {
+                    self::deleteFileAfterSend($response);
+                }
+            };
         }
         $guard = new FinishGuard($finish);
         if (!self::isStreamed($response)) {
@@ -113,6 +126,26 @@ final class ResponseConverter
     {
         return $response instanceof StreamedResponse || $response instanceof BinaryFileResponse
             || $response->getContent() === false;
+    }
+
+    /**
+     * What BinaryFileResponse::deleteFileAfterSend() asks for, when its sendContent() (which deletes
+     * the file once sent) does not run: a HEAD request, whose body PHP-FPM discards after
+     * sendContent() has run all the same, or a body never produced. A generated export must not stay
+     * in the temporary directory because a client asked for its headers only.
+     */
+    private static function deleteFileAfterSend(SymfonyResponse $response): void
+    {
+        if (!$response instanceof BinaryFileResponse) {
+            return;
+        }
+        $delete = (function (): bool {
+            return $this->deleteFileAfterSend && (!property_exists($this, 'tempFileObject') || $this->tempFileObject === null);
+        })->call($response);
+        $path = $response->getFile()->getPathname();
+        if ($delete && is_file($path)) {
+            @unlink($path);
+        }
     }
 
     /** Runs sendContent() with its output forwarded to $out write by write. */

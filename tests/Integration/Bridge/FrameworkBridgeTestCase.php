@@ -145,6 +145,26 @@ abstract class FrameworkBridgeTestCase extends TestCase
         self::assertSame('Hello World', Curl::get("$base/")['body']);
     }
 
+    /** A file response with deleteFileAfterSend() leaves no file behind, whatever the client asked. */
+    public function testAFileDeletedAfterSendIsDeletedForHeadAndRangesToo(): void
+    {
+        $base = $this->serve();
+        $id = bin2hex(random_bytes(4));
+        $requests = [
+            'get' => ['GET', []], 'head' => ['HEAD', []], 'range' => ['GET', ['Range' => 'bytes=0-9']],
+        ];
+        foreach ($requests as $name => [$method, $headers]) {
+            $path = sys_get_temp_dir() . "/weft-export-$id$name.csv";
+            $response = Curl::request($method, "$base/export?id=$id$name", $headers);
+            self::assertSame($name === 'range' ? 206 : 200, $response['status'], $name);
+            self::assertSame($method === 'HEAD' ? '' : ($name === 'range' ? "a,b,c\na,b," : str_repeat("a,b,c\n", 1000)), $response['body'], $name);
+            for ($deadline = microtime(true) + 5.0; is_file($path) && microtime(true) < $deadline;) {
+                usleep(10_000);
+            }
+            self::assertFileDoesNotExist($path, "$name: the file is deleted after the response");
+        }
+    }
+
     public function testAClientLeavingInTheMiddleOfAStreamFreesTheWorker(): void
     {
         foreach (['coroutine', 'sync'] as $mode) {

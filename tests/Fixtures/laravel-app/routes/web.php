@@ -150,6 +150,13 @@ Route::get('/stream', fn () => response()->stream(function () {
     }
 }, 200, ['Content-Type' => 'text/plain']));
 
+// A file made for this request and deleted once sent: a generated export.
+Route::match(['GET', 'HEAD'], '/export', function (Request $request) {
+    $path = sys_get_temp_dir() . '/weft-export-' . preg_replace('/[^a-z0-9]/', '', (string) $request->query('id')) . '.csv';
+    file_put_contents($path, str_repeat("a,b,c\n", 1000));
+    return response()->download($path, 'export.csv', ['Content-Type' => 'text/csv'])->deleteFileAfterSend();
+});
+
 Route::get('/file', function () {
     $path = storage_path('app/data.bin');
     if (!is_file($path)) {

@@ -147,6 +147,15 @@ final class AppController
         }, 200, ['Content-Type' => 'text/plain']);
     }
 
+    /** A file made for this request and deleted once sent (deleteFileAfterSend()): a generated export. */
+    #[Route('/export', methods: ['GET', 'HEAD'])]
+    public function export(Request $request): BinaryFileResponse
+    {
+        $path = sys_get_temp_dir() . '/weft-export-' . preg_replace('/[^a-z0-9]/', '', (string) $request->query->get('id')) . '.csv';
+        file_put_contents($path, str_repeat("a,b,c\n", 1000));
+        return (new BinaryFileResponse($path, 200, ['Content-Type' => 'text/csv']))->deleteFileAfterSend();
+    }
+
     #[Route('/file', methods: ['GET', 'HEAD'])]
     public function file(): BinaryFileResponse
     {
