@@ -19,6 +19,14 @@ final class SymfonyBridgeTest extends FrameworkBridgeTestCase
         return '<title>An Error Occurred: Internal Server Error</title>';
     }
 
+    /** The README's entry file loads .env as symfony/runtime does (real environment variables win). */
+    public function testTheEntryFileLoadsDotenv(): void
+    {
+        $base = $this->serve();
+        $json = json_decode(Curl::get("$base/json")['body'], true);
+        self::assertSame('hello from .env', $json['dotenv']);
+    }
+
     /**
      * Native PHP sessions (session_start() underneath Symfony's session): each client keeps its
      * own, a client without a cookie gets a new one, never the previous client's, even when the

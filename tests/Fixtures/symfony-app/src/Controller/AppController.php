@@ -35,7 +35,7 @@ final class AppController
     #[Route('/json', methods: ['GET'])]
     public function json(Request $request): JsonResponse
     {
-        return new JsonResponse(['framework' => 'symfony', 'query' => $request->query->all()]);
+        return new JsonResponse(['framework' => 'symfony', 'query' => $request->query->all(), 'dotenv' => $_SERVER['FIXTURE_GREETING'] ?? null]);
     }
 
     #[Route('/echo', methods: ['POST'])]
