@@ -29,4 +29,27 @@ final class ReadmeSnippetsTest extends TestCase
         self::assertSame(0, $code, $out . $err);
         self::assertSame([['id' => 1, 'text' => 'hello']], \json_decode($out, true), $out . $err);
     }
+
+    /**
+     * The README's framework entry files are the fixture apps' weft.php, which the bridge tests
+     * serve: every code line of the snippet is in the file, in the same order.
+     */
+    public function testTheFrameworkEntryFilesAreTheOnesTheTestsServe(): void
+    {
+        $root = \dirname(__DIR__, 3);
+        $readme = (string) \file_get_contents("$root/README.md");
+        foreach (['a Symfony application' => 'symfony-app', 'a Laravel application' => 'laravel-app'] as $marker => $app) {
+            self::assertSame(1, \preg_match('/```php\n<\?php \/\/ weft\.php, ' . \preg_quote($marker, '/') . '[^\n]*\n((?:(?!```).)*)```/s', $readme, $m), "the $app entry file is in the README");
+            $file = (string) \file_get_contents("$root/tests/Fixtures/$app/weft.php");
+            $offset = 0;
+            foreach (\explode("\n", $m[1]) as $line) {
+                if (\trim($line) === '') {
+                    continue;
+                }
+                $found = \strpos($file, $line . "\n", $offset);
+                self::assertNotFalse($found, "tests/Fixtures/$app/weft.php has the README's line, after the previous one: $line");
+                $offset = $found + \strlen($line);
+            }
+        }
+    }
 }
