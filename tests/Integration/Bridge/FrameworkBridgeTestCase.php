@@ -312,6 +312,44 @@ abstract class FrameworkBridgeTestCase extends TestCase
         }
     }
 
+    /**
+     * Sessions (Symfony's on PHP's native session_start(), Laravel's file driver): each client keeps
+     * its own, a client without a cookie gets a new one, never the previous client's; and so even
+     * when the application printed something outside a response (here while it boots), which under
+     * the CLI SAPI would mark the headers as sent for the worker's life and make session_start()
+     * throw.
+     */
+    public function testSessionsBelongToTheirClient(): void
+    {
+        $dir = \dirname(__DIR__, 3) . '/var/fixtures/' . static::app();
+        file_put_contents("$dir/weft-noisy.php", "<?php\necho \"booting the application\\n\";\nreturn require __DIR__ . '/weft.php';\n");
+        foreach (['coroutine', 'sync'] as $mode) {
+            $base = $this->serve(['SESSION_DRIVER' => 'file'], $mode, 'weft-noisy.php');
+            $alice = Curl::get("$base/session?visitor=alice");
+            self::assertSame(200, $alice['status'], "$mode: " . $alice['body']);
+            self::assertNull(json_decode($alice['body'], true)['before']);
+            $cookie = null;
+            foreach ($alice['headers']['set-cookie'] ?? [] as $line) {
+                if (preg_match('/^([^=;]*sess[^=;]*=[^;]+)/i', $line, $m) === 1) {
+                    $cookie = $m[1];
+                }
+            }
+            self::assertNotNull($cookie, 'the session cookie is set: ' . json_encode($alice['headers']));
+            $id = json_decode($alice['body'], true)['id'];
+
+            // Another client, right after, on the same worker: a session of its own.
+            $bob = Curl::get("$base/session?visitor=bob");
+            self::assertSame(200, $bob['status'], $bob['body']);
+            $seen = json_decode($bob['body'], true);
+            self::assertNull($seen['before'], "$mode: a new client does not see the last client's session");
+            self::assertNotSame($id, $seen['id']);
+
+            $again = json_decode(Curl::get("$base/session", ['Cookie' => $cookie])['body'], true);
+            self::assertSame(['id' => $id, 'before' => 'alice'], $again, $mode);
+            self::assertStringContainsString('booting the application', $this->serverOutput(), 'what the entry file printed is in the log');
+        }
+    }
+
     public function testAnExceptionBecomesTheFrameworksErrorResponse(): void
     {
         $base = $this->serve();

@@ -84,6 +84,15 @@ Route::get('/shared', function (Request $request) {
     return response()->json($before);
 });
 
+// The session (the tests run it with SESSION_DRIVER=file): each client its own.
+Route::get('/session', function (Request $request) {
+    $before = session('visitor');
+    if ($request->query('visitor') !== null) {
+        session(['visitor' => (string) $request->query('visitor')]);
+    }
+    return response()->json(['id' => session()->getId(), 'before' => $before]);
+});
+
 Route::get('/scoped', function () {
     $first = app(App\RequestScoped::class);
     $first->hits++;
