@@ -40,13 +40,16 @@ abstract class FrameworkBridgeTestCase extends TestCase
         $this->servers = [];
     }
 
-    /** @param array<string, string> $env */
-    protected function serve(array $env = [], string $mode = 'coroutine', string $entryFile = 'weft.php'): string
+    /**
+     * @param array<string, string> $env
+     * @param list<string> $options more `bin/weft serve` options
+     */
+    protected function serve(array $env = [], string $mode = 'coroutine', string $entryFile = 'weft.php', array $options = []): string
     {
         $entry = \dirname(__DIR__, 3) . '/var/fixtures/' . static::app() . '/' . $entryFile;
         // A leak-warning setting inherited from the shell must not decide what a test sees.
         $env += ['WEFT_LEAK_WARNINGS' => '', 'APP_ENV' => 'production', 'APP_DEBUG' => 'false'];
-        $server = new ServerProcess([$entry, '--workers', '1', '--mode', $mode], $env);
+        $server = new ServerProcess([$entry, '--workers', '1', '--mode', $mode, ...$options], $env);
         $this->servers[] = $server;
         return 'http://' . $server->address();
     }
@@ -348,6 +351,28 @@ abstract class FrameworkBridgeTestCase extends TestCase
             self::assertSame(['id' => $id, 'before' => 'alice'], $again, $mode);
             self::assertStringContainsString('booting the application', $this->serverOutput(), 'what the entry file printed is in the log');
         }
+    }
+
+    /** State the frameworks do not reset lives at most --max-requests requests: the worker is replaced. */
+    public function testMaxRequestsBoundsWhatALeakCanKeep(): void
+    {
+        $base = $this->serve(options: ['--max-requests', '2']);
+        self::assertSame(['seen' => ['a']], json_decode(Curl::get("$base/leak?id=a")['body'], true));
+        self::assertSame(['seen' => ['a', 'b']], json_decode(Curl::get("$base/leak?id=b")['body'], true));
+        // A new worker, a new kernel: nothing of the two requests before.
+        self::assertSame(['seen' => ['c']], json_decode(Curl::get("$base/leak?id=c")['body'], true));
+    }
+
+    /** In debug mode the framework's own exception page, with the exception; otherwise a generic one. */
+    public function testDebugModeShowsTheFrameworksExceptionPage(): void
+    {
+        $base = $this->serve(['APP_DEBUG' => 'true']);
+        $error = Curl::get("$base/fail");
+        self::assertSame(500, $error['status']);
+        self::assertStringStartsWith('text/html', $error['headers']['content-type'][0]);
+        self::assertStringContainsString('the fixture failed on purpose', $error['body']);
+        self::assertStringContainsString('RuntimeException', $error['body']);
+        self::assertSame('Hello World', Curl::get("$base/")['body'], 'and the worker serves on');
     }
 
     public function testAnExceptionBecomesTheFrameworksErrorResponse(): void

@@ -143,6 +143,11 @@ Route::get('/db', fn () => response()->json([
     'transaction_level' => Illuminate\Support\Facades\DB::transactionLevel(),
 ]));
 
+// A query that takes a while: with the hooks on it suspends the request's coroutine meanwhile.
+Route::get('/db-slow', fn (Request $request) => response()->json(
+    Illuminate\Support\Facades\DB::selectOne('select sleep(0.2) as slept, ? as v, connection_id() as connection', [(string) $request->query('v')])
+));
+
 Route::get('/db-fail', function () {
     Illuminate\Support\Facades\DB::beginTransaction();
     throw new RuntimeException('failed inside a transaction');
