@@ -20,9 +20,10 @@ use function Weft\current;
  * A buffered channel of one is the semaphore: unlike a mutex it may be released by whichever
  * coroutine finishes the request (a streamed body ends in the writer, not in the handler).
  *
- * Outside a coroutine (sync mode) the server already makes one application call at a time, and a
- * call must not wait for a body that the same worker writes only once the call has returned, so
- * there the gate only counts.
+ * The server runs every application call in a coroutine, in sync mode too (where it makes one
+ * call at a time anyway). A handler called outside any coroutine (directly, not by the server)
+ * must not wait for a body that only its caller writes once the call has returned, so there the
+ * gate only counts.
  *
  * @internal
  */

@@ -191,7 +191,7 @@ final class LaravelHandler
             $laravelRequest = IlluminateRequest::createFromBase($converted);
             [$laravelResponse, $echoed] = ResponseConverter::capture(fn () => $this->kernel->handle($laravelRequest));
             // Laravel always has work after the response (terminable middleware, terminating
-            // callbacks): in coroutine mode it runs once the body is on the wire, as under PHP-FPM.
+            // callbacks): it runs once the body is on the wire, as under PHP-FPM.
             [$response, $streamed] = $this->responses->convert(
                 $laravelResponse,
                 $request->method() === 'HEAD',

@@ -191,7 +191,13 @@ abstract class FrameworkBridgeTestCase extends TestCase
 
     public function testWorkAfterTheResponseRunsOnceTheClientHasIt(): void
     {
-        $base = $this->serve();
+        foreach (['coroutine', 'sync'] as $mode) {
+            $this->workAfterTheResponse($this->serve(mode: $mode));
+        }
+    }
+
+    private function workAfterTheResponse(string $base): void
+    {
         $id = bin2hex(random_bytes(4));
         $files = \dirname(__DIR__, 3) . '/var/fixtures/' . static::app() . '/' . static::filesDir();
         @mkdir($files, 0777, true);
