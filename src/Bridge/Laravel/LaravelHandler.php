@@ -228,7 +228,14 @@ final class LaravelHandler
     {
         try {
             if ($laravelRequest !== null && $laravelResponse !== null) {
-                $this->kernel->terminate($laravelRequest, $laravelResponse);
+                try {
+                    $this->kernel->terminate($laravelRequest, $laravelResponse);
+                } catch (\Throwable $e) {
+                    // The response stands (under PHP-FPM it has left by now): the failure is logged.
+                    $this->logger->error('{request}: the terminating work failed after the response: {message}', [
+                        'request' => $request->method() . ' ' . $request->target(), 'message' => $e->getMessage(), 'exception' => $e,
+                    ]);
+                }
             }
         } finally {
             try {

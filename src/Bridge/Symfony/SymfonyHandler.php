@@ -12,6 +12,7 @@ use Symfony\Component\HttpKernel\Kernel;
 use Symfony\Component\HttpKernel\KernelEvents;
 use Symfony\Component\HttpKernel\KernelInterface;
 use Symfony\Component\HttpKernel\TerminableInterface;
+use Psr\Log\LoggerInterface;
 use Weft\Bridge\BridgeOptions;
 use Weft\Bridge\Gate;
 use Weft\Bridge\HttpFoundation\RequestConverter;
@@ -40,6 +41,7 @@ final class SymfonyHandler
     private readonly Gate $gate;
     private readonly Superglobals $globals;
     private readonly ?LeakDetector $leaks;
+    private readonly LoggerInterface $logger;
     private ?bool $terminateListeners = null;
 
     public function __construct(
@@ -52,7 +54,8 @@ final class SymfonyHandler
         $this->responses = new ResponseConverter();
         $this->gate = new Gate();
         $this->globals = new Superglobals();
-        $this->leaks = $options->leakWarnings ? new LeakDetector($options->logger(), $options->leakIgnore) : null;
+        $this->logger = $options->logger();
+        $this->leaks = $options->leakWarnings ? new LeakDetector($this->logger, $options->leakIgnore) : null;
     }
 
     /**
@@ -138,7 +141,14 @@ final class SymfonyHandler
     {
         try {
             if ($symfonyRequest !== null && $symfonyResponse !== null && $this->kernel instanceof TerminableInterface) {
-                $this->kernel->terminate($symfonyRequest, $symfonyResponse);
+                try {
+                    $this->kernel->terminate($symfonyRequest, $symfonyResponse);
+                } catch (\Throwable $e) {
+                    // The response stands (under PHP-FPM it has left by now): the failure is logged.
+                    $this->logger->error('{request}: kernel.terminate failed after the response: {message}', [
+                        'request' => $request->method() . ' ' . $request->target(), 'message' => $e->getMessage(), 'exception' => $e,
+                    ]);
+                }
             }
             if ($this->kernel instanceof Kernel) {
                 // After terminate() a booted Kernel resets its kernel.reset services at its next

@@ -196,6 +196,28 @@ abstract class FrameworkBridgeTestCase extends TestCase
         }
     }
 
+    /**
+     * Work after the response that fails (a kernel.terminate listener, a terminating callback)
+     * leaves the response as it was, as under PHP-FPM where it has left by then: logged, with the
+     * connection kept and the worker serving on.
+     */
+    public function testAFailureAfterTheResponseIsLoggedNotAnswered(): void
+    {
+        foreach (['coroutine', 'sync'] as $mode) {
+            $base = $this->serve(mode: $mode);
+            foreach (['GET', 'HEAD'] as $method) {
+                $response = Curl::request($method, "$base/terminate-fails");
+                self::assertSame(200, $response['status'], "$mode $method");
+                self::assertSame($method === 'HEAD' ? '' : 'Hello World', $response['body']);
+            }
+            self::assertSame('Hello World', Curl::get("$base/")['body']);
+            $output = $this->waitForOutput('failed on purpose');
+            self::assertMatchesRegularExpression('/\[worker \d+\] error: GET \/terminate-fails: .* failed after the response: the terminate listener failed on purpose/', $output);
+            self::assertStringNotContainsString('closing the connection', $output);
+            $this->tearDown();
+        }
+    }
+
     private function workAfterTheResponse(string $base): void
     {
         $id = bin2hex(random_bytes(4));

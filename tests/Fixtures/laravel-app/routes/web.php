@@ -122,6 +122,13 @@ Route::get('/after-response', function (Request $request) {
     return response('Hello World', 200, ['Content-Type' => 'text/plain']);
 });
 
+Route::match(['GET', 'HEAD'], '/terminate-fails', function () {
+    app()->terminating(static function (): void {
+        throw new RuntimeException('the terminate listener failed on purpose');
+    });
+    return response('Hello World', 200, ['Content-Type' => 'text/plain']);
+});
+
 Route::get('/terminated', fn () => response((string) @file_get_contents(storage_path('app/terminated.txt')), 200, ['Content-Type' => 'text/plain']));
 
 // 32 MB, more than the kernel's socket buffers hold: a client that leaves leaves mid-body.

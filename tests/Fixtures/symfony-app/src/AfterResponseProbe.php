@@ -22,6 +22,9 @@ final class AfterResponseProbe
 
     public function __invoke(TerminateEvent $event): void
     {
+        if ($event->getRequest()->getPathInfo() === '/terminate-fails') {
+            throw new \RuntimeException('the terminate listener failed on purpose');
+        }
         if ($event->getRequest()->getPathInfo() !== '/after-response') {
             return;
         }

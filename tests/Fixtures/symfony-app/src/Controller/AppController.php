@@ -27,6 +27,7 @@ final class AppController
 
     #[Route('/', methods: ['GET', 'HEAD'])]
     #[Route('/after-response', methods: ['GET'])]
+    #[Route('/terminate-fails', methods: ['GET', 'HEAD'])]
     public function hello(): Response
     {
         return new Response('Hello World', 200, ['Content-Type' => 'text/plain']);
