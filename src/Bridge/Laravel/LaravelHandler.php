@@ -17,7 +17,7 @@ use Weft\Bridge\BridgeOptions;
 use Weft\Bridge\Gate;
 use Weft\Bridge\HttpFoundation\RequestConverter;
 use Weft\Bridge\HttpFoundation\ResponseConverter;
-use Weft\Bridge\HttpFoundation\Superglobals;
+use Weft\Bridge\HttpFoundation\PhpGlobals;
 use Weft\Bridge\LeakDetector;
 use Weft\Http\Message\Request;
 use Weft\Http\Message\Response;
@@ -84,7 +84,7 @@ final class LaravelHandler
     private readonly RequestConverter $requests;
     private readonly ResponseConverter $responses;
     private readonly Gate $gate;
-    private readonly Superglobals $globals;
+    private readonly PhpGlobals $globals;
     private readonly ?LeakDetector $leaks;
     private readonly HttpKernelContract $kernel;
     private readonly LoggerInterface $logger;
@@ -126,7 +126,7 @@ final class LaravelHandler
         $this->requests = new RequestConverter($options->server);
         $this->responses = new ResponseConverter();
         $this->gate = new Gate();
-        $this->globals = new Superglobals();
+        $this->globals = new PhpGlobals();
         $this->logger = $options->logger();
         $this->leaks = $options->leakWarnings
             ? new LeakDetector($this->logger, [...self::LEAK_IGNORE, ...$options->leakIgnore])

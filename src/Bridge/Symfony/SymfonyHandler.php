@@ -17,7 +17,7 @@ use Weft\Bridge\BridgeOptions;
 use Weft\Bridge\Gate;
 use Weft\Bridge\HttpFoundation\RequestConverter;
 use Weft\Bridge\HttpFoundation\ResponseConverter;
-use Weft\Bridge\HttpFoundation\Superglobals;
+use Weft\Bridge\HttpFoundation\PhpGlobals;
 use Weft\Bridge\LeakDetector;
 use Weft\Http\Message\Request;
 use Weft\Http\Message\Response;
@@ -39,7 +39,7 @@ final class SymfonyHandler
     private readonly RequestConverter $requests;
     private readonly ResponseConverter $responses;
     private readonly Gate $gate;
-    private readonly Superglobals $globals;
+    private readonly PhpGlobals $globals;
     private readonly ?LeakDetector $leaks;
     private readonly LoggerInterface $logger;
     private ?bool $terminateListeners = null;
@@ -53,7 +53,7 @@ final class SymfonyHandler
         $this->requests = new RequestConverter($options->server);
         $this->responses = new ResponseConverter();
         $this->gate = new Gate();
-        $this->globals = new Superglobals();
+        $this->globals = new PhpGlobals();
         $this->logger = $options->logger();
         $this->leaks = $options->leakWarnings ? new LeakDetector($this->logger, $options->leakIgnore) : null;
     }

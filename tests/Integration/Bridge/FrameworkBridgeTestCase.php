@@ -309,9 +309,10 @@ abstract class FrameworkBridgeTestCase extends TestCase
 
     /**
      * Code that reads the superglobals sees its own request, as under PHP-FPM, and what a request
-     * writes into them is gone before the next one (in both modes).
+     * writes into them, or the timezone and C locale it sets, is gone before the next one (in both
+     * modes).
      */
-    public function testSuperglobalsHoldTheRequestAndDoNotLeak(): void
+    public function testSuperglobalsTimezoneAndLocaleDoNotLeak(): void
     {
         foreach (['coroutine', 'sync'] as $mode) {
             $base = $this->serve(mode: $mode);
@@ -332,11 +333,14 @@ abstract class FrameworkBridgeTestCase extends TestCase
             self::assertSame('/globals?page=2&title=query', $seen['uri']);
             self::assertSame('POST', $seen['method']);
             self::assertNull($seen['leaked']);
+            self::assertNotSame('Asia/Tokyo', $seen['timezone']);
+            self::assertNotSame('C.UTF-8', $seen['numeric']);
 
-            // The next request (same worker) sees its own values, none of what the last one wrote.
+            // The next request (same worker) sees its own values, none of what the last one wrote or set.
             $next = json_decode(Curl::get("$base/globals")['body'], true);
             self::assertSame(
-                ['get' => [], 'post' => [], 'cookie' => [], 'request' => [], 'files' => [], 'uri' => '/globals', 'method' => 'GET', 'leaked' => null],
+                ['get' => [], 'post' => [], 'cookie' => [], 'request' => [], 'files' => [], 'uri' => '/globals', 'method' => 'GET', 'leaked' => null,
+                    'timezone' => $seen['timezone'], 'numeric' => $seen['numeric']],
                 $next,
                 $mode,
             );

@@ -8,20 +8,25 @@ use Symfony\Component\HttpFoundation\File\UploadedFile as SymfonyUploadedFile;
 use Symfony\Component\HttpFoundation\Request as SymfonyRequest;
 
 /**
- * $_GET, $_POST, $_COOKIE, $_FILES, $_REQUEST and $_SERVER during a framework request, as PHP-FPM
- * fills them, and as the worker had them before and after.
+ * The PHP state that PHP-FPM starts afresh for every request and a resident worker keeps: the
+ * superglobals, the default timezone and the C locale.
  *
- * Code that reads the superglobals instead of the request object (older libraries, a
- * `$_SERVER['REQUEST_URI']` in a template) sees the request it serves, and what a request writes
- * into them (`$_GET['page'] = ...`, Request::overrideGlobals()) is gone before the next request:
- * each request starts from the worker's own values, and they are put back once it is over.
+ * $_GET, $_POST, $_COOKIE, $_FILES, $_REQUEST and $_SERVER hold the request during it, as PHP-FPM
+ * fills them: code that reads them instead of the request object (older libraries, a
+ * `$_SERVER['REQUEST_URI']` in a template) sees the request it serves. What a request writes into
+ * them (`$_GET['page'] = ...`, Request::overrideGlobals()), and a timezone or locale it sets for
+ * itself (date_default_timezone_set() for a user's timezone, setlocale()), is gone before the next
+ * request: each request starts from the worker's own values, and they are put back once it is over.
  *
  * @internal shared by the Symfony and Laravel bridges
  */
-final class Superglobals
+final class PhpGlobals
 {
     /** @var array{0: array<array-key, mixed>, 1: array<array-key, mixed>, 2: array<array-key, mixed>, 3: array<array-key, mixed>, 4: array<array-key, mixed>, 5: array<array-key, mixed>} */
     private readonly array $worker;
+
+    private readonly string $timezone;
+    private readonly string|false $locale;
 
     /** Which request the superglobals hold now: a request that ends after the next one began leaves them alone. */
     private int $current = 0;
@@ -29,6 +34,8 @@ final class Superglobals
     public function __construct()
     {
         $this->worker = [$_GET, $_POST, $_COOKIE, $_FILES, $_REQUEST, $_SERVER];
+        $this->timezone = date_default_timezone_get();
+        $this->locale = setlocale(\LC_ALL, '0');
     }
 
     /** @return int the token to give back to leave() */
@@ -44,6 +51,7 @@ final class Superglobals
         // What the CLI gave the worker, and that no web request has.
         unset($server['argv'], $server['argc']);
         $_SERVER = $server;
+        $this->restoreProcessState();
         return ++$this->current;
     }
 
@@ -51,6 +59,18 @@ final class Superglobals
     {
         if ($token === $this->current) {
             [$_GET, $_POST, $_COOKIE, $_FILES, $_REQUEST, $_SERVER] = $this->worker;
+            $this->restoreProcessState();
+        }
+    }
+
+    private function restoreProcessState(): void
+    {
+        if (date_default_timezone_get() !== $this->timezone) {
+            date_default_timezone_set($this->timezone);
+        }
+        // setlocale(LC_ALL, '0') only reads; its answer (one name, or every category's) sets them all back.
+        if ($this->locale !== false && setlocale(\LC_ALL, '0') !== $this->locale) {
+            setlocale(\LC_ALL, $this->locale);
         }
     }
 
