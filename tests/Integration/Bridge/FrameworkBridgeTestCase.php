@@ -148,6 +148,30 @@ abstract class FrameworkBridgeTestCase extends TestCase
         self::assertSame('Hello World', Curl::get("$base/")['body']);
     }
 
+    /** An upload the application keeps (UploadedFile::move(), Laravel's storeAs()) is kept whole; the temporary file goes. */
+    public function testAnUploadCanBeKept(): void
+    {
+        foreach (['coroutine', 'sync'] as $mode) {
+            $base = $this->serve(mode: $mode);
+            $upload = random_bytes(70_000);
+            $multipart = "--b0undary\r\nContent-Disposition: form-data; name=\"doc\"; filename=\"photo.jpg\"\r\nContent-Type: image/jpeg\r\n\r\n"
+                . $upload . "\r\n--b0undary--\r\n";
+            $response = Curl::request('POST', "$base/upload", ['Content-Type' => 'multipart/form-data; boundary=b0undary'], $multipart);
+            self::assertSame(200, $response['status'], "$mode: " . $response['body']);
+            $kept = json_decode($response['body'], true);
+            self::assertTrue($kept['valid']);
+            self::assertSame(sha1($upload), $kept['sha1']);
+            self::assertFileExists($kept['kept']);
+            self::assertSame(sha1($upload), sha1_file($kept['kept']));
+            self::assertStringEndsWith('-photo.jpg', $kept['kept']);
+            @unlink($kept['kept']);
+            for ($deadline = microtime(true) + 5.0; is_file($kept['temporary']) && microtime(true) < $deadline;) {
+                usleep(10_000);
+            }
+            self::assertFileDoesNotExist($kept['temporary']);
+        }
+    }
+
     /** A file response with deleteFileAfterSend() leaves no file behind, whatever the client asked. */
     public function testAFileDeletedAfterSendIsDeletedForHeadAndRangesToo(): void
     {

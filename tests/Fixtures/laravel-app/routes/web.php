@@ -20,6 +20,16 @@ Route::post('/echo', fn (Request $request) => response()->json([
     ),
 ]));
 
+// An upload kept: stored on the local disk, as an application stores one.
+Route::post('/upload', function (Request $request) {
+    $file = $request->file('doc');
+    $temporary = $file->getPathname();
+    $valid = $file->isValid();
+    $stored = $file->storeAs('uploads', bin2hex(random_bytes(6)) . '-' . $file->getClientOriginalName(), 'local');
+    $kept = Illuminate\Support\Facades\Storage::disk('local')->path($stored);
+    return response()->json(['valid' => $valid, 'temporary' => $temporary, 'kept' => $kept, 'sha1' => sha1_file($kept)]);
+})->withoutMiddleware([\Illuminate\Foundation\Http\Middleware\ValidateCsrfToken::class]);
+
 Route::get('/headers', function (Request $request) {
     return response()->json([
         'agent' => $request->header('X-Agent'),

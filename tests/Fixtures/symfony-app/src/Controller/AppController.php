@@ -54,6 +54,17 @@ final class AppController
         ]);
     }
 
+    /** An upload kept: moved out of the temporary directory, as an application stores one. */
+    #[Route('/upload', methods: ['POST'])]
+    public function upload(Request $request): JsonResponse
+    {
+        $file = $request->files->get('doc');
+        $temporary = $file->getPathname();
+        $valid = $file->isValid();
+        $kept = $file->move($this->projectDir . '/var/uploads', bin2hex(random_bytes(6)) . '-' . $file->getClientOriginalName());
+        return new JsonResponse(['valid' => $valid, 'temporary' => $temporary, 'kept' => $kept->getPathname(), 'sha1' => sha1_file($kept->getPathname())]);
+    }
+
     #[Route('/headers', methods: ['GET'])]
     public function headers(Request $request): JsonResponse
     {
