@@ -9,6 +9,7 @@ use Illuminate\Contracts\Http\Kernel as HttpKernelContract;
 use Illuminate\Foundation\Application;
 use Illuminate\Http\Request as IlluminateRequest;
 use Illuminate\Http\UploadedFile;
+use Illuminate\Pagination\PaginationState;
 use Illuminate\Support\Facades\Facade;
 use Illuminate\Support\Str;
 use Psr\Log\LoggerInterface;
@@ -334,6 +335,12 @@ final class LaravelHandler
     /** The shared objects that keep a reference to "the" application. */
     private function pointAt(Application $app): void
     {
+        // The paginator's resolvers (current page, path, query string) read the request from the
+        // application they were given at boot, which has none between requests: paginate() would
+        // fail with "Target class [request] does not exist".
+        if (class_exists(PaginationState::class)) {
+            PaginationState::resolveUsing($app);
+        }
         if (method_exists($this->kernel, 'setApplication')) {
             $this->kernel->setApplication($app);
         }

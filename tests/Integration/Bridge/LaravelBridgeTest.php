@@ -60,6 +60,18 @@ final class LaravelBridgeTest extends FrameworkBridgeTestCase
         }
     }
 
+    /** paginate()'s page and links come from the request being served (its resolvers were bound to the booted application). */
+    public function testThePaginatorReadsTheRequestBeingServed(): void
+    {
+        $base = $this->serve();
+        $first = Curl::get("$base/paginate?page=3&sort=name", ['Host' => 'one.test']);
+        self::assertSame(200, $first['status'], $first['body']);
+        self::assertSame(['page' => 3, 'next' => 'http://one.test/paginate?page=4&sort=name'], json_decode($first['body'], true));
+        $second = Curl::get("$base/paginate?page=7", ['Host' => 'two.test']);
+        self::assertSame(['page' => 7, 'next' => 'http://two.test/paginate?page=8'], json_decode($second['body'], true));
+        self::assertSame(['page' => 1, 'next' => 'http://two.test/paginate?page=2'], json_decode(Curl::get("$base/paginate", ['Host' => 'two.test'])['body'], true));
+    }
+
     public function testScopedInstancesAndTerminatingCallbacksBelongToOneRequest(): void
     {
         $base = $this->serve();

@@ -107,6 +107,15 @@ Route::get('/session', function (Request $request) {
     return response()->json(['id' => session()->getId(), 'before' => $before]);
 });
 
+// The paginator reads the page and the URL from the request being served.
+Route::get('/paginate', function () {
+    $items = new Illuminate\Pagination\LengthAwarePaginator(range(1, 10), 100, 10, Illuminate\Pagination\Paginator::resolveCurrentPage(), [
+        'path' => Illuminate\Pagination\Paginator::resolveCurrentPath(),
+        'query' => Illuminate\Pagination\Paginator::resolveQueryString(),
+    ]);
+    return response()->json(['page' => $items->currentPage(), 'next' => $items->nextPageUrl()]);
+});
+
 Route::get('/scoped', function () {
     $first = app(App\RequestScoped::class);
     $first->hits++;
