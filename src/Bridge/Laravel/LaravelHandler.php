@@ -46,18 +46,25 @@ final class LaravelHandler
      * is much of what a resident worker saves (the bridge rolls back what a request left open).
      */
     public const WARM = [
-        'cache', 'cache.store', 'config', 'db', 'db.factory', 'encrypter', 'events', 'files', 'hash',
-        'log', 'router', 'routes', 'translator', 'view', 'view.engine.resolver',
+        'auth', 'cache', 'cache.store', 'config', 'db', 'db.factory', 'encrypter', 'events', 'files', 'hash',
+        'log', 'router', 'routes', 'session', 'translator', 'view', 'view.engine.resolver',
     ];
 
     /**
      * Built afresh in each sandbox even when boot resolved them: they hold one request's state (the
-     * session manager caches its driver, which holds the cookie jar its session cookie is queued on).
+     * guard and its user, the session store, which holds the cookie jar its cookie is queued on).
      */
     public const PER_REQUEST = [
-        'auth', 'auth.driver', 'cookie', 'session', 'session.store', 'redirect', 'request',
-        'Illuminate\Contracts\Auth\Access\Gate',
+        'auth.driver', 'cookie', 'session.store', 'redirect', 'request',
     ];
+
+    /**
+     * Built at boot and kept, because the application configures them there (Auth::extend(),
+     * Auth::viaRequest(), Auth::provider(), Session::extend(), Gate::define() and policies in a
+     * provider's boot()), but pointed at the sandbox during a request, with what they cache of one
+     * request (the auth guards and their user, the session stores) forgotten before and after it.
+     */
+    private const MANAGERS = ['auth', 'session', 'Illuminate\Contracts\Auth\Access\Gate'];
 
     /**
      * Not leaks: set afresh by every request before anything reads them (the current route and
@@ -114,6 +121,33 @@ final class LaravelHandler
             $app->forgetInstance($id);
         }
         Facade::clearResolvedInstances();
+        // The paginator's resolvers (current page, path, query string) read the request from the
+        // application they were given at boot, which has none: paginate() would fail with "Target
+        // class [request] does not exist". Bound once to whichever application is current (the
+        // request's sandbox while it runs).
+        if (class_exists(PaginationState::class)) {
+            PaginationState::resolveUsing(new class () implements \ArrayAccess {
+                public function offsetExists(mixed $offset): bool
+                {
+                    return isset(Container::getInstance()[$offset]);
+                }
+
+                public function offsetGet(mixed $offset): mixed
+                {
+                    return Container::getInstance()[$offset];
+                }
+
+                public function offsetSet(mixed $offset, mixed $value): void
+                {
+                    Container::getInstance()[$offset] = $value;
+                }
+
+                public function offsetUnset(mixed $offset): void
+                {
+                    unset(Container::getInstance()[$offset]);
+                }
+            });
+        }
         // What a request may change on these shared services is put back after it (resetShared()).
         $this->locale = $app->resolved('translator') && method_exists($app['translator'], 'getFallback')
             ? [$app['translator']->getLocale(), $app['translator']->getFallback()]
@@ -335,11 +369,22 @@ final class LaravelHandler
     /** The shared objects that keep a reference to "the" application. */
     private function pointAt(Application $app): void
     {
-        // The paginator's resolvers (current page, path, query string) read the request from the
-        // application they were given at boot, which has none between requests: paginate() would
-        // fail with "Target class [request] does not exist".
-        if (class_exists(PaginationState::class)) {
-            PaginationState::resolveUsing($app);
+        foreach (self::MANAGERS as $id) {
+            if (!$this->app->resolved($id)) {
+                continue;
+            }
+            $manager = $this->app->make($id);
+            if (method_exists($manager, 'forgetGuards')) {
+                $manager->forgetGuards();
+            }
+            if (method_exists($manager, 'forgetDrivers')) {
+                $manager->forgetDrivers();
+            }
+            if (method_exists($manager, 'setApplication')) {
+                $manager->setApplication($app);
+            } elseif (method_exists($manager, 'setContainer')) {
+                $manager->setContainer($app);
+            }
         }
         if (method_exists($this->kernel, 'setApplication')) {
             $this->kernel->setApplication($app);

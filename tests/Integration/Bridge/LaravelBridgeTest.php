@@ -60,6 +60,22 @@ final class LaravelBridgeTest extends FrameworkBridgeTestCase
         }
     }
 
+    /**
+     * A guard (Auth::viaRequest()) and an ability (Gate::define()) the application configured in a
+     * provider's boot() hold in every request, while the user stays the one of each request.
+     */
+    public function testGuardsAndAbilitiesConfiguredAtBootHoldForEveryRequest(): void
+    {
+        foreach (['coroutine', 'sync'] as $mode) {
+            $base = $this->serve(mode: $mode);
+            foreach ([['secret', 42, true], [null, null, false], ['secret', 42, true], ['wrong', null, false]] as [$token, $user, $can]) {
+                $response = Curl::get("$base/token", $token === null ? [] : ['X-Token' => $token]);
+                self::assertSame(200, $response['status'], "$mode: " . $response['body']);
+                self::assertSame(['user' => $user, 'can' => $can], json_decode($response['body'], true), $mode);
+            }
+        }
+    }
+
     /** paginate()'s page and links come from the request being served (its resolvers were bound to the booted application). */
     public function testThePaginatorReadsTheRequestBeingServed(): void
     {

@@ -116,6 +116,12 @@ Route::get('/paginate', function () {
     return response()->json(['page' => $items->currentPage(), 'next' => $items->nextPageUrl()]);
 });
 
+// The guard and the ability the application configured in boot().
+Route::get('/token', function () {
+    Auth::shouldUse('token');
+    return response()->json(['user' => Auth::id(), 'can' => Illuminate\Support\Facades\Gate::allows('see-dashboard')]);
+});
+
 Route::get('/scoped', function () {
     $first = app(App\RequestScoped::class);
     $first->hits++;

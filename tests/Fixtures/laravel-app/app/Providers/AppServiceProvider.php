@@ -6,6 +6,10 @@ namespace App\Providers;
 
 use App\Counter;
 use App\Registry;
+use Illuminate\Auth\GenericUser;
+use Illuminate\Http\Request;
+use Illuminate\Support\Facades\Auth;
+use Illuminate\Support\Facades\Gate;
 use Illuminate\Support\ServiceProvider;
 
 final class AppServiceProvider extends ServiceProvider
@@ -25,5 +29,13 @@ final class AppServiceProvider extends ServiceProvider
     {
         $this->app->make(Registry::class);
         $this->app->make(\App\RequestScoped::class);
+
+        // What a real application configures in boot(), as Laravel's documentation shows: a guard
+        // of its own and an ability. They must hold in every request, not only the first.
+        config(['auth.guards.token' => ['driver' => 'fixture-token']]);
+        Auth::viaRequest('fixture-token', static fn (Request $request) => $request->header('X-Token') === 'secret'
+            ? new GenericUser(['id' => 42])
+            : null);
+        Gate::define('see-dashboard', static fn (?GenericUser $user = null) => $user !== null);
     }
 }
