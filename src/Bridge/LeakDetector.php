@@ -41,6 +41,12 @@ final class LeakDetector
         'Symfony\Component\ErrorHandler\ErrorHandler->exceptionHandler',
         // Caches of the error pages' dumper.
         'Symfony\Component\VarDumper\\',
+        // A native session's handler and metadata bag are shared by every request's session
+        // storage; each session read and start sets them afresh for its own session id.
+        'Symfony\Component\HttpFoundation\Session\Storage\Handler\AbstractSessionHandler',
+        'Symfony\Component\HttpFoundation\Session\Storage\MetadataBag',
+        // A weak reference to the last exception of kernel.terminate, to recognize it if it comes back.
+        'Symfony\Component\HttpKernel\HttpKernel->terminateException',
         'Symfony\Component\Routing\RequestContext',
         'Symfony\Component\HttpKernel\Kernel',
         'Symfony\Component\HttpFoundation\Request',

@@ -103,6 +103,9 @@ final class LaravelHandler
     /** @var array<string, mixed>|null the view factory's shared data after boot */
     private readonly ?array $viewShared;
 
+    /** The auth manager's user resolver after boot (Auth::shouldUse() in a request replaces it). */
+    private readonly ?\Closure $userResolver;
+
     public function __construct(private readonly Application $app, ?BridgeOptions $options = null)
     {
         self::declareWebWorker();
@@ -153,6 +156,7 @@ final class LaravelHandler
             ? [$app['translator']->getLocale(), $app['translator']->getFallback()]
             : null;
         $this->viewShared = $app->resolved('view') ? $app['view']->getShared() : null;
+        $this->userResolver = $app->resolved('auth') && method_exists($app['auth'], 'userResolver') ? $app['auth']->userResolver() : null;
 
         $options ??= BridgeOptions::fromEnvironment(
             debug: (bool) $app['config']->get('app.debug'),
@@ -311,6 +315,9 @@ final class LaravelHandler
             if (class_exists(\Carbon\Carbon::class) && \Carbon\Carbon::getLocale() !== $locale) {
                 \Carbon\Carbon::setLocale($locale);
             }
+        }
+        if ($this->userResolver !== null) {
+            $app['auth']->resolveUsersUsing($this->userResolver);
         }
         if ($this->viewShared !== null) {
             $view = $app['view'];

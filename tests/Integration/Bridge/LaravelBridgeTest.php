@@ -24,6 +24,11 @@ final class LaravelBridgeTest extends FrameworkBridgeTestCase
         return 'storage/app';
     }
 
+    protected static function moreResettingPaths(): array
+    {
+        return ['/token', '/paginate?page=2', '/shared?visitor=a', '/state?marker=a&login=1', '/scoped'];
+    }
+
     protected static function devEnvironment(): string
     {
         return 'local';
