@@ -187,15 +187,20 @@ final class LaravelHandler
      * Tells Laravel it serves the web, as Octane does: runningInConsole() would otherwise say true
      * under the CLI SAPI, and the application would boot its console side in every worker (commands
      * registered, the --env option of the worker's own argv read, an uncaught error rendered for a
-     * terminal). Left alone when the application sets APP_RUNNING_IN_CONSOLE itself.
+     * terminal). And dump() and dd() write HTML into the response, as under PHP-FPM, instead of
+     * terminal text on the worker's stdout (Laravel picks the dumper by SAPI). Each is left alone
+     * when the application sets APP_RUNNING_IN_CONSOLE or VAR_DUMPER_FORMAT itself.
      */
     private static function declareWebWorker(): void
     {
-        if (!\in_array(\PHP_SAPI, ['cli', 'phpdbg', 'embed'], true) || isset($_SERVER['APP_RUNNING_IN_CONSOLE'])
-            || isset($_ENV['APP_RUNNING_IN_CONSOLE']) || getenv('APP_RUNNING_IN_CONSOLE') !== false) {
+        if (!\in_array(\PHP_SAPI, ['cli', 'phpdbg', 'embed'], true)) {
             return;
         }
-        $_SERVER['APP_RUNNING_IN_CONSOLE'] = $_ENV['APP_RUNNING_IN_CONSOLE'] = 'false';
+        foreach (['APP_RUNNING_IN_CONSOLE' => 'false', 'VAR_DUMPER_FORMAT' => 'html'] as $name => $value) {
+            if (!isset($_SERVER[$name]) && !isset($_ENV[$name]) && getenv($name) === false) {
+                $_SERVER[$name] = $_ENV[$name] = $value;
+            }
+        }
     }
 
     public function __invoke(Request $request): Response

@@ -81,6 +81,21 @@ final class LaravelBridgeTest extends FrameworkBridgeTestCase
         }
     }
 
+    /** dump() writes into the page as under PHP-FPM, not terminal text on the worker's stdout. */
+    public function testDumpGoesIntoThePage(): void
+    {
+        foreach (['coroutine', 'fpm'] as $mode) {
+            $base = $this->serve(['APP_DEBUG' => 'true', 'APP_ENV' => 'local'], $mode);
+            $page = Curl::get("$base/dump");
+            self::assertSame(200, $page['status'], $page['body']);
+            self::assertStringContainsString('dumped', $page['body'], $mode);
+            self::assertStringContainsString('sf-dump', $page['body'], "$mode: the HTML dumper");
+            self::assertStringEndsWith('returned', $page['body']);
+            self::assertStringNotContainsString('"dumped"', $this->serverOutput(), 'nothing on the worker\'s stdout');
+            $this->tearDown();
+        }
+    }
+
     /** paginate()'s page and links come from the request being served (its resolvers were bound to the booted application). */
     public function testThePaginatorReadsTheRequestBeingServed(): void
     {

@@ -168,6 +168,12 @@ Route::get('/big', fn () => response()->stream(function () {
     }
 }, 200, ['Content-Type' => 'application/octet-stream']));
 
+// dump() while debugging: the dump belongs in the page, as under PHP-FPM.
+Route::get('/dump', function () {
+    dump(['dumped' => 'value']);
+    return response('returned', 200, ['Content-Type' => 'text/html']);
+});
+
 Route::get('/echoed', function () {
     echo 'echoed ';
     return response('returned', 200, ['Content-Type' => 'text/plain']);
