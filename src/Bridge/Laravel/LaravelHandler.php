@@ -290,6 +290,11 @@ final class LaravelHandler
                 if (method_exists(Str::class, 'flushCache')) {
                     Str::flushCache();
                 }
+                // once() memoizes for the request under PHP-FPM; in a static method its value
+                // would otherwise be the next visitor's too.
+                if (class_exists(\Illuminate\Support\Once::class)) {
+                    \Illuminate\Support\Once::flush();
+                }
                 $sandbox->flush();
                 $this->resetShared();
                 $this->closeTransactions($request);
@@ -375,6 +380,10 @@ final class LaravelHandler
                 ));
             }
             $connection->flushQueryLog();
+            if (method_exists($connection, 'forgetRecordModificationState')) {
+                // A write made reads "sticky" to the write connection for the rest of its request only.
+                $connection->forgetRecordModificationState();
+            }
         }
     }
 

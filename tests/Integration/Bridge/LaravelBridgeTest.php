@@ -26,7 +26,7 @@ final class LaravelBridgeTest extends FrameworkBridgeTestCase
 
     protected static function moreResettingPaths(): array
     {
-        return ['/token', '/paginate?page=2', '/shared?visitor=a', '/state?marker=a&login=1', '/scoped'];
+        return ['/token', '/paginate?page=2', '/shared?visitor=a', '/state?marker=a&login=1', '/scoped', '/once?visitor=a'];
     }
 
     protected static function devEnvironment(): string
@@ -93,6 +93,15 @@ final class LaravelBridgeTest extends FrameworkBridgeTestCase
             self::assertStringEndsWith('returned', $page['body']);
             self::assertStringNotContainsString('"dumped"', $this->serverOutput(), 'nothing on the worker\'s stdout');
             $this->tearDown();
+        }
+    }
+
+    /** once() memoizes for one request, as under PHP-FPM: never the previous visitor's value. */
+    public function testOnceIsPerRequest(): void
+    {
+        $base = $this->serve();
+        foreach (['alice', 'bob', 'carol'] as $visitor) {
+            self::assertSame(['visitor' => $visitor], json_decode(Curl::get("$base/once?visitor=$visitor")['body'], true));
         }
     }
 

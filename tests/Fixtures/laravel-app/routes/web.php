@@ -122,6 +122,8 @@ Route::get('/token', function () {
     return response()->json(['user' => Auth::id(), 'can' => Illuminate\Support\Facades\Gate::allows('see-dashboard')]);
 });
 
+Route::get('/once', fn () => response()->json(['visitor' => App\CurrentVisitor::name()]));
+
 Route::get('/scoped', function () {
     $first = app(App\RequestScoped::class);
     $first->hits++;
