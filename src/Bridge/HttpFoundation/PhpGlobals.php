@@ -9,7 +9,7 @@ use Symfony\Component\HttpFoundation\Request as SymfonyRequest;
 
 /**
  * The PHP state that PHP-FPM starts afresh for every request and a resident worker keeps: the
- * superglobals, the default timezone and the C locale.
+ * superglobals, the default timezone, the C locale and intl's default locale.
  *
  * $_GET, $_POST, $_COOKIE, $_FILES, $_REQUEST and $_SERVER hold the request during it, as PHP-FPM
  * fills them: code that reads them instead of the request object (older libraries, a
@@ -27,6 +27,7 @@ final class PhpGlobals
 
     private readonly string $timezone;
     private readonly string|false $locale;
+    private readonly ?string $intlLocale;
 
     /** Which request the superglobals hold now: a request that ends after the next one began leaves them alone. */
     private int $current = 0;
@@ -36,6 +37,7 @@ final class PhpGlobals
         $this->worker = [$_GET, $_POST, $_COOKIE, $_FILES, $_REQUEST, $_SERVER];
         $this->timezone = date_default_timezone_get();
         $this->locale = setlocale(\LC_ALL, '0');
+        $this->intlLocale = class_exists(\Locale::class, false) ? \Locale::getDefault() : null;
     }
 
     /** @return int the token to give back to leave() */
@@ -71,6 +73,10 @@ final class PhpGlobals
         // setlocale(LC_ALL, '0') only reads; its answer (one name, or every category's) sets them all back.
         if ($this->locale !== false && setlocale(\LC_ALL, '0') !== $this->locale) {
             setlocale(\LC_ALL, $this->locale);
+        }
+        // intl's default locale (Symfony's Request::setLocale() sets it too).
+        if ($this->intlLocale !== null && \Locale::getDefault() !== $this->intlLocale) {
+            \Locale::setDefault($this->intlLocale);
         }
     }
 

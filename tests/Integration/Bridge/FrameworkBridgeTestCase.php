@@ -359,12 +359,13 @@ abstract class FrameworkBridgeTestCase extends TestCase
             self::assertNull($seen['leaked']);
             self::assertNotSame('Asia/Tokyo', $seen['timezone']);
             self::assertNotSame('C.UTF-8', $seen['numeric']);
+            self::assertNotSame('fr_FR', $seen['intl']);
 
             // The next request (same worker) sees its own values, none of what the last one wrote or set.
             $next = json_decode(Curl::get("$base/globals")['body'], true);
             self::assertSame(
                 ['get' => [], 'post' => [], 'cookie' => [], 'request' => [], 'files' => [], 'uri' => '/globals', 'method' => 'GET', 'leaked' => null,
-                    'timezone' => $seen['timezone'], 'numeric' => $seen['numeric']],
+                    'timezone' => $seen['timezone'], 'numeric' => $seen['numeric'], 'intl' => $seen['intl']],
                 $next,
                 $mode,
             );

@@ -69,12 +69,15 @@ Route::match(['GET', 'POST'], '/globals', function () {
         'get' => $_GET, 'post' => $_POST, 'cookie' => $_COOKIE, 'request' => $_REQUEST,
         'files' => array_map(static fn (array $file) => ['name' => $file['name'], 'size' => $file['size'], 'error' => $file['error'], 'exists' => is_file($file['tmp_name'])], $_FILES),
         'uri' => $_SERVER['REQUEST_URI'] ?? null, 'method' => $_SERVER['REQUEST_METHOD'] ?? null, 'leaked' => $_SERVER['HTTP_X_LEAKED'] ?? null,
-        'timezone' => date_default_timezone_get(), 'numeric' => setlocale(LC_NUMERIC, '0'),
+        'timezone' => date_default_timezone_get(), 'numeric' => setlocale(LC_NUMERIC, '0'), 'intl' => class_exists(\Locale::class) ? \Locale::getDefault() : null,
     ];
     $_GET['leaked'] = $_POST['leaked'] = $_COOKIE['leaked'] = $_REQUEST['leaked'] = $_SERVER['HTTP_X_LEAKED'] = 'yes';
     // A user's timezone and number format, set for this request only.
     date_default_timezone_set('Asia/Tokyo');
     setlocale(LC_NUMERIC, 'C.UTF-8', 'C.utf8');
+    if (class_exists(\Locale::class)) {
+        \Locale::setDefault('fr_FR');
+    }
     return response()->json($seen);
 })->withoutMiddleware([\Illuminate\Foundation\Http\Middleware\ValidateCsrfToken::class]);
 
