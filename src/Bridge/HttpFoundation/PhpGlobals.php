@@ -44,9 +44,11 @@ final class PhpGlobals
     public function enter(SymfonyRequest $request): int
     {
         $_GET = $request->query->all();
-        $_POST = $request->request->all();
+        // PHP fills $_POST and $_FILES for POST only (the request object has a PUT's form too).
+        $post = $request->getRealMethod() === 'POST';
+        $_POST = $post ? $request->request->all() : [];
         $_COOKIE = $request->cookies->all();
-        $_FILES = self::files($request->files->all());
+        $_FILES = $post ? self::files($request->files->all()) : [];
         // request_order "GP", PHP's default: $_POST wins over $_GET, cookies are not in it.
         $_REQUEST = array_replace($_GET, $_POST);
         $server = $request->server->all() + $this->worker[5];

@@ -361,6 +361,10 @@ abstract class FrameworkBridgeTestCase extends TestCase
             self::assertNotSame('C.UTF-8', $seen['numeric']);
             self::assertNotSame('fr_FR', $seen['intl']);
 
+            // PHP parses a form into $_POST for POST only.
+            $put = json_decode(Curl::request('PUT', "$base/globals", ['Content-Type' => 'application/x-www-form-urlencoded'], 'title=put')['body'], true);
+            self::assertSame([[], [], 'PUT'], [$put['post'], $put['request'], $put['method']]);
+
             // The next request (same worker) sees its own values, none of what the last one wrote or set.
             $next = json_decode(Curl::get("$base/globals")['body'], true);
             self::assertSame(

@@ -64,7 +64,7 @@ Route::get('/state', function (Request $request) {
 
 // What code that reads the superglobals sees (PHP-FPM's values for this request), and a write into
 // them that the next request must not see.
-Route::match(['GET', 'POST'], '/globals', function () {
+Route::match(['GET', 'POST', 'PUT'], '/globals', function () {
     $seen = [
         'get' => $_GET, 'post' => $_POST, 'cookie' => $_COOKIE, 'request' => $_REQUEST,
         'files' => array_map(static fn (array $file) => ['name' => $file['name'], 'size' => $file['size'], 'error' => $file['error'], 'exists' => is_file($file['tmp_name'])], $_FILES),

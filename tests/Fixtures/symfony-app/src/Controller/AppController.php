@@ -91,7 +91,7 @@ final class AppController
      * What code that reads the superglobals sees (PHP-FPM's values for this request), and a write
      * into them that the next request must not see.
      */
-    #[Route('/globals', methods: ['GET', 'POST'])]
+    #[Route('/globals', methods: ['GET', 'POST', 'PUT'])]
     public function globals(): JsonResponse
     {
         $seen = [
