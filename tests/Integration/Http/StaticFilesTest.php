@@ -7,7 +7,9 @@ namespace Weft\Tests\Integration\Http;
 use PHPUnit\Framework\Attributes\DataProvider;
 use PHPUnit\Framework\TestCase;
 use Weft\Tests\Support\RawHttp;
+use Weft\Tests\Support\RawWebSocket;
 use Weft\Tests\Support\ServerProcess;
+use Weft\WebSocket\Frame;
 
 /** `bin/weft serve --static DIR` against curl and raw sockets. */
 final class StaticFilesTest extends TestCase
@@ -63,6 +65,21 @@ final class StaticFilesTest extends TestCase
         $post = $client->send("POST /hello.txt HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\n\r\nhi")->response();
         self::assertSame('app: POST /hello.txt', $post['body']);
         $client->close();
+    }
+
+    public function testAWebSocketHandshakeReachesTheApplicationEvenWhereAFileAnswers(): void
+    {
+        // A page at "/" (index.html) opening `new WebSocket('ws://' + location.host + '/')`, as a browser
+        // sends it (compression accepted too): the upgrade is the application's, not index.html's.
+        foreach (['/', '/hello.txt'] as $path) {
+            $ws = new RawWebSocket(self::$server->address(), $path, ['Accept-Encoding' => 'gzip, deflate, br', 'Origin' => 'http://' . self::$server->address()]);
+            self::assertSame(101, $ws->status(), $ws->responseHead);
+            $ws->sendText('through the document root');
+            self::assertSame([Frame::TEXT, 'through the document root'], \array_slice($ws->read() ?? [], 0, 2));
+            $ws->close();
+        }
+        // A plain GET of the same path still gets the file.
+        self::assertSame("<!doctype html><title>home</title>\n", Curl::get(self::url('/'))['body']);
     }
 
     public function testDirectoriesServeTheirIndexAndRedirectWithoutTheSlash(): void
