@@ -99,9 +99,11 @@ final class Gzip
             }
             $q = 1.0;
             foreach ($parameters as $parameter) {
-                $parameter = \trim($parameter);
-                if (\strncasecmp($parameter, 'q=', 2) === 0) {
-                    $value = \trim(\substr($parameter, 2));
+                // Spaces around "=" are outside the grammar but sent by some clients: "gzip; q = 0"
+                // still refuses gzip, rather than counting as an unweighted (q=1) "gzip".
+                $pair = \explode('=', $parameter, 2);
+                if (\count($pair) === 2 && \strcasecmp(\trim($pair[0]), 'q') === 0) {
+                    $value = \trim($pair[1]);
                     $q = \preg_match('/\A(?:0(?:\.\d{0,3})?|1(?:\.0{0,3})?)\z/', $value) === 1 ? (float) $value : 0.0;
                 }
             }

@@ -83,6 +83,8 @@ final class GzipTest extends TestCase
         yield 'empty' => ['', false];
         yield 'malformed q' => ['gzip;q=high', false];
         yield 'spaces' => [' br ;q=1 ,  gzip ; q=0.8 ', true];
+        yield 'spaces around =, refused' => ['gzip ; q = 0', false];
+        yield 'spaces around =, accepted' => ['gzip;q =0.5', true];
     }
 
     #[DataProvider('acceptEncodings')]
@@ -216,7 +218,10 @@ final class GzipTest extends TestCase
             [['--static', '.', '--mode', 'fpm'], 'not available in fpm mode'],
             [['--static', '.', '--protocol', 'line'], "needs --protocol http"],
         ] as [$args, $reason]) {
-            [$code, $out] = ServerProcess::cli(['serve', self::APP, '--port', '0', ...$args]);
+            // A pid file of its own: the default one for port 0 is shared with every other
+            // `--port 0` server on the machine, and one running would answer "already running".
+            $pidFile = \sys_get_temp_dir() . '/weft-gzip-options-' . \getmypid() . '.pid';
+            [$code, $out] = ServerProcess::cli(['serve', self::APP, '--port', '0', '--pid-file', $pidFile, ...$args]);
             self::assertSame(2, $code, $out);
             self::assertStringContainsString($reason, $out);
         }
