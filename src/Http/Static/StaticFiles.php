@@ -16,8 +16,8 @@ use Weft\Http\Psr\PsrHandlerAdapter;
  * any app the same way.
  *
  * What it answers, and what it leaves to the application (the "next" handler):
- * - Only GET and HEAD look at the file system, and not a WebSocket handshake (Upgrade: websocket),
- *   which always goes to the application when there is one. Every other method goes to the application; without
+ * - Only GET and HEAD look at the file system, and not a WebSocket handshake (a GET with
+ *   Upgrade: websocket), which always goes to the application when there is one. Every other method goes to the application; without
  *   one, a path that names a file gets 405 (Allow: GET, HEAD) and anything else 404.
  * - A path that does not name a servable file goes to the application (404 without one). That
  *   includes every path this class refuses to map: a "." or ".." segment, a segment whose decoding
@@ -69,7 +69,7 @@ final class StaticFiles
         // A WebSocket handshake is never a file request, even on a path a file answers ("/" with an
         // index.html and the chat page's `new WebSocket('ws://' + location.host + '/')`): it is the
         // application's to upgrade.
-        if (($method === 'GET' || $method === 'HEAD') && ($this->next === null || !self::isWebSocketHandshake($request))) {
+        if ($method === 'HEAD' || ($method === 'GET' && ($this->next === null || !self::isWebSocketHandshake($request)))) {
             $response = $this->serve($request);
             if ($response !== null) {
                 return $response;
