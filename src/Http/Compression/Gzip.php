@@ -25,7 +25,8 @@ use Weft\Http\Psr\PsrHandlerAdapter;
  * would lie to range requests, while If-None-Match (weak comparison) still matches the file's tag.
  * A streamed body is compressed as it is produced: each write() is deflated with ZLIB_SYNC_FLUSH, so
  * what the producer wrote is decodable by the client at once (server-sent events stay live). A HEAD
- * gets the head a GET would get, and nothing is compressed for it.
+ * gets the head a GET would get: with the compressed length when the application gave it the body,
+ * without a length for a file's head or a stream.
  */
 final class Gzip
 {
@@ -66,8 +67,14 @@ final class Gzip
         if ($etag !== null && !\str_starts_with($etag, 'W/')) {
             $response = $response->withHeader('ETag', 'W/' . $etag);
         }
+        if (!$response->isStreamed() && $response->body() !== '') {
+            // A HEAD too (an application's answer carries the body a GET would get): its head then
+            // says the Content-Length the GET's compressed body has.
+            return $response->withBody((string) \gzencode($response->body(), $this->options->level));
+        }
         if ($request->method() === 'HEAD') {
-            // The length of the gzip body is unknown without compressing it: a head without one.
+            // No bytes to measure (a file's head, a stream): a head without a length, as a GET's
+            // streamed answer has none either.
             return self::streamed($response, static function (): void {
             });
         }

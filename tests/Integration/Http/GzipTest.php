@@ -156,6 +156,23 @@ final class GzipTest extends TestCase
         self::assertStringEndsWith("\r\n\r\nHello, static world\n", $rest);
     }
 
+    public function testHeadOfAnApplicationsAnswerHasTheCompressedGetsLength(): void
+    {
+        $get = self::get('/app/json', ['Accept-Encoding' => 'gzip']);
+        self::assertSame('gzip', $get['headers']['content-encoding']);
+        $client = new RawHttp(self::$server->address());
+        $client->send("HEAD /app/json HTTP/1.1\r\nHost: t\r\nAccept-Encoding: gzip\r\n\r\nGET /hello.txt HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+        $raw = $client->rest();
+        $client->close();
+        [$head, $rest] = \explode("\r\n\r\n", $raw, 2);
+        self::assertStringStartsWith('HTTP/1.1 200 OK', $head);
+        self::assertStringContainsString("\r\nContent-Encoding: gzip", $head);
+        self::assertStringContainsString("\r\nContent-Length: " . \strlen($get['body']) . "\r\n", $head . "\r\n");
+        // No body follows the head: the next bytes are the pipelined GET's answer.
+        self::assertStringStartsWith('HTTP/1.1 200 OK', $rest);
+        self::assertStringEndsWith("\r\n\r\nHello, static world\n", $rest);
+    }
+
     public function testStreamedChunksAreDecodableAsTheyArrive(): void
     {
         $flag = self::$docRoot->base . '/events-flag';
