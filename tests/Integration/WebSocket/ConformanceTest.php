@@ -94,6 +94,12 @@ final class ConformanceTest extends TestCase
         yield '6.2 every byte a fragment' => ['/', [$m(self::T, $kosme[0], false), ...\array_map(static fn (string $c) => $m(self::C, $c, false), \str_split(\substr($kosme, 1, -1))), $m(self::C, \substr($kosme, -1))], [[self::T, $kosme]], false];
         yield '6.4 fail fast: invalid first fragment' => ['/', [$m(self::T, $kosme . "\xed\xa0\x80edited", false)], [[self::CLOSE, 1007]], true];
         yield '6.4 fail fast: impossible tail' => ['/', [$m(self::T, $kosme . "\xf4\x90", false)], [[self::CLOSE, 1007]], true];
+        // 6.4.3/6.4.4: one frame whose payload stops right after the bytes that break UTF-8 (the
+        // rest is never sent): the server fails it from what has arrived.
+        $chopped = Frame::encodeMasked(self::T, $kosme . "\xf4\x90\x80\x80edited");
+        yield '6.4.3 fail fast inside a frame' => ['/', [\substr($chopped, 0, 6 + 11), \substr($chopped, 6 + 11, 2)], [[self::CLOSE, 1007]], true];
+        $chopped = Frame::encodeMasked(self::T, $kosme . "\xf4\x90\x80\x80edited");
+        yield '6.4.4 fail fast inside a frame, one byte' => ['/', [\substr($chopped, 0, 6 + 11), \substr($chopped, 6 + 11, 1), \substr($chopped, 6 + 12, 1)], [[self::CLOSE, 1007]], true];
         yield '6.6 4-byte character at the end, complete' => ['/', [$m(self::T, "\xf0\x90\x80\x80", false), $m(self::C, '')], [[self::T, "\xf0\x90\x80\x80"]], false];
         yield '6.6 message ends inside a character' => ['/', [$m(self::T, "ab\xe2\x82", false), $m(self::C, '')], [[self::CLOSE, 1007]], true];
         $invalid = ['overlong /' => "\xc0\xaf", 'overlong 3-byte' => "\xe0\x80\xaf", 'surrogate' => "\xed\xa0\x80", 'above U+10FFFF' => "\xf4\x90\x80\x80", 'lone continuation' => "\x80", '5-byte form' => "\xf8\x88\x80\x80\x80", 'byte FE' => "\xfe", 'truncated' => "\xce"];
