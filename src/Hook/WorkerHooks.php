@@ -17,10 +17,7 @@ final class WorkerHooks
 {
     private static ?BlockingDetector $detector = null;
 
-    /**
-     * In a worker, after fork: turns on the configured kinds (0: off) and, in coroutine mode, the
-     * blocking-call detector.
-     */
+    /** In a worker, after fork: turns on the configured kinds (0: off). */
     public static function install(ServerConfig $config, LoggerInterface $logger): void
     {
         if ($config->hooks === 0) {
@@ -29,6 +26,15 @@ final class WorkerHooks
             Hooks::enable($config->hooks);
         }
         self::$detector = null;
+    }
+
+    /**
+     * In coroutine mode, once the application has loaded: the blocking-call detector. Loading blocks
+     * by nature (a framework compiles its container and autoloads hundreds of classes before any
+     * request is served), and reporting it would warn at every worker start of every framework app.
+     */
+    public static function startDetector(ServerConfig $config, LoggerInterface $logger): void
+    {
         if ($config->mode === 'coroutine' && $config->blockingThreshold > 0) {
             self::$detector = new BlockingDetector($logger, $config->blockingThreshold);
             self::$detector->start(Loop::get());

@@ -96,6 +96,7 @@ final class Worker
             $this->channel?->flushNow();
             return self::EXIT_BOOT_FAILED;
         }
+        \Weft\Hook\WorkerHooks::startDetector($this->config, $this->logger);
         InFlight::from($this->dispatcher->running(...));
         $this->connections = new Connections($protocol, $this->dispatcher, $this->driver, $this->logger, $this->config->maxConnections);
         if ($this->config->maxRequests > 0) {
