@@ -21,7 +21,8 @@ use Weft\Http\Psr\PsrHandlerAdapter;
  *   one, a path that names a file gets 405 (Allow: GET, HEAD) and anything else 404.
  * - A path that does not name a servable file goes to the application (404 without one). That
  *   includes every path this class refuses to map: a "." or ".." segment, a segment whose decoding
- *   contains "/", "\" or NUL (%2f, %5c, %00), a dotfile (unless allowed), anything whose real path
+ *   contains "/", "\" or NUL (%2f, %5c, %00), a dotfile (unless allowed), a PHP source (.php, .phtml,
+ *   .phar, .inc: a front controller's or a script's code), anything whose real path
  *   leaves the root (unless symlinks are allowed), directories without an index, devices and sockets.
  *   The path is percent-decoded exactly once, segment by segment, so "%252e%252e" is the file
  *   named "%2e%2e", never "..".
@@ -112,6 +113,16 @@ final class StaticFiles
     }
 
     /**
+     * A PHP application's public/ folder holds its front controller (index.php) and at times other
+     * scripts, which a web server hands to PHP, never to the client as text: their source (and what
+     * it may hold, a password in a config.php) is not served, the request goes to the application.
+     */
+    private static function isPhpSource(string $path): bool
+    {
+        return \preg_match('/\.(php\d?|phtml|phar|phps|inc)$/i', $path) === 1;
+    }
+
+    /**
      * Maps a request path (raw, still percent-encoded) to a real file path under the root.
      *
      * @return array{0: string, 1: ?string}|null [real file path, redirect target or null], or null
@@ -145,7 +156,7 @@ final class StaticFiles
                 return null;
             }
             $index = \realpath($real . '/' . $this->options->index);
-            if ($index === false || !\is_file($index) || !$this->inside($index)) {
+            if ($index === false || !\is_file($index) || !$this->inside($index) || self::isPhpSource($index)) {
                 return null;
             }
             if (!\str_ends_with($path, '/')) {
@@ -154,6 +165,9 @@ final class StaticFiles
                 return [$index, '/' . \implode('/', $rawSegments) . '/'];
             }
             return [$index, null];
+        }
+        if (self::isPhpSource($real)) {
+            return null;
         }
         // "/file.txt/" names a directory that is not there (ENOTDIR), as the file system would say.
         return \is_file($real) && !\str_ends_with($path, '/') ? [$real, null] : null;

@@ -33,6 +33,9 @@ final class DocRoot
         \file_put_contents("$this->root/data.json", \json_encode(\array_fill(0, 300, ['key' => 'value', 'n' => 12345])));
         \file_put_contents("$this->root/photo.jpg", \str_repeat("\xff\xd8\xff\xe0 not really a jpeg ", 300));
         \file_put_contents("$this->root/.env", "DB_PASSWORD=hunter2\n");
+        // A public/ folder's scripts: code, never served as text.
+        \file_put_contents("$this->root/config.php", "<?php return ['password' => 'hunter2'];\n");
+        \file_put_contents("$this->root/sub/legacy.phtml", "<?php \$password = 'hunter2'; ?>\n");
         \file_put_contents("$this->root/.git/config", "[core]\n");
         \file_put_contents("$this->root/%2e%2e", "a file literally named %2e%2e\n");
         \file_put_contents("$this->root/empty.txt", '');

@@ -116,6 +116,9 @@ final class StaticFilesTest extends TestCase
         yield 'dotfile' => ['/.env'];
         yield 'encoded dotfile' => ['/%2eenv'];
         yield 'inside a dot directory' => ['/.git/config'];
+        yield 'a PHP source' => ['/config.php'];
+        yield 'a PHP source, encoded' => ['/config%2ephp'];
+        yield 'a PHP template source' => ['/sub/legacy.phtml'];
         yield 'absolute path' => ['//etc/passwd'];
         yield 'a file as a directory' => ['/hello.txt/'];
     }
