@@ -414,6 +414,20 @@ abstract class FrameworkBridgeTestCase extends TestCase
         }
     }
 
+    /** As the README serves an app: --static public answers the assets, the framework the rest, never the PHP sources. */
+    public function testPublicAssetsAreServedBesideTheApplication(): void
+    {
+        $public = \dirname(__DIR__, 3) . '/var/fixtures/' . static::app() . '/public';
+        $base = $this->serve(options: ['--static', $public]);
+        $robots = Curl::get("$base/robots.txt");
+        self::assertSame(200, $robots['status']);
+        self::assertSame("User-agent: *\nDisallow:\n", $robots['body']);
+        self::assertSame('Hello World', Curl::get("$base/")['body']);
+        $script = Curl::get("$base/index.php");
+        self::assertSame(404, $script['status'], 'the framework answers it, as a route it does not have');
+        self::assertStringNotContainsString('require __DIR__', $script['body']);
+    }
+
     /** State the frameworks do not reset lives at most --max-requests requests: the worker is replaced. */
     public function testMaxRequestsBoundsWhatALeakCanKeep(): void
     {
