@@ -124,7 +124,7 @@ final class Logger extends AbstractLogger
             $line = \json_encode($fields, \JSON_UNESCAPED_SLASHES | \JSON_UNESCAPED_UNICODE | \JSON_INVALID_UTF8_SUBSTITUTE | \JSON_PARTIAL_OUTPUT_ON_ERROR);
         } else {
             $text = self::interpolate($message, $context);
-            $line = \sprintf('%s [%s] %s: %s', $time, $pid > 0 ? "$role $pid" : $role, $level, $text);
+            $line = \sprintf('%s [%s] %s: %s', $time, $pid > 0 ? "$role $pid" : $role, $level, self::oneLine($text));
             if ($exception !== null) {
                 // Once: when the message already quotes the exception, the trace does not repeat it.
                 $named = $exception->getMessage() !== '' && \str_contains($text, $exception->getMessage());
@@ -132,6 +132,24 @@ final class Logger extends AbstractLogger
             }
         }
         @\fwrite($this->stream, $line . "\n");
+    }
+
+    /**
+     * A text record is one line that starts with its time, followed only by indented trace lines. A
+     * message carries request data (a decoded `%0A` in a query the application logs, an exception
+     * message quoting input): its line breaks and other control characters are written as `\n`, `\r`,
+     * `\xHH`, so no input can forge a record or send escape sequences to an operator's terminal.
+     */
+    public static function oneLine(string $text): string
+    {
+        if (!\preg_match('/[\x00-\x08\x0a-\x1f\x7f]/', $text)) {
+            return $text;
+        }
+        return (string) \preg_replace_callback('/[\x00-\x08\x0a-\x1f\x7f]/', static fn (array $m): string => match ($m[0]) {
+            "\n" => '\n',
+            "\r" => '\r',
+            default => \sprintf('\x%02X', \ord($m[0])),
+        }, $text);
     }
 
     private function open(?string $file): void

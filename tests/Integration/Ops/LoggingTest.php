@@ -93,6 +93,40 @@ final class LoggingTest extends TestCase
         self::assertSame(['what' => 'json'], $app[0]['context']);
     }
 
+    public function testInputCannotForgeATextRecordAndJsonRecordsStayValid(): void
+    {
+        // A decoded %0A in what the application logs, or quotes in an exception, would start a line
+        // that looks like a record of its own; ESC would reach an operator's terminal.
+        $forged = '%0A2026-01-01T00:00:00.000%2B00:00%20%5Bmaster%201%5D%20error:%20forged%0D%1B%5B31m%FF';
+        $server = new ServerProcess([self::APP, '--workers', '1', '--log-file', $this->log]);
+        self::get($server, "/log?m=T1$forged");
+        self::assertSame(500, self::get($server, "/reject?m=T2$forged")[0]);
+        $text = ServerProcess::waitFor(fn () => \str_contains($t = (string) @\file_get_contents($this->log), 'rejected: T2') ? $t : null, 5, 'the records');
+        $server->stop();
+        self::assertStringContainsString('warning: from the application: T1\n2026-01-01T00:00:00.000+00:00 [master 1] error: forged\r\x1B[31m' . "\xFF\n", $text);
+        self::assertStringContainsString(': InvalidArgumentException: rejected: T2\n2026-01-01T00:00:00.000+00:00 [master 1] error: forged\r\x1B[31m' . "\xFF\n  at ", $text);
+        self::assertStringNotContainsString("\x1B", $text);
+        self::assertStringNotContainsString("\r", $text);
+        foreach (\explode("\n", \rtrim($text, "\n")) as $line) {
+            // Every line is a record of its own (it starts with a time) or an indented trace line.
+            self::assertMatchesRegularExpression('~^(\d{4}-\d\d-\d\dT[\d:.]+[+-]\d\d:\d\d \[(master|worker) \d+\] |  )~', $line);
+            self::assertStringNotContainsString('[master 1]', \substr($line, 0, 40), 'no forged record');
+        }
+
+        \unlink($this->log);
+        $server = new ServerProcess([self::APP, '--workers', '1', '--log-file', $this->log, '--log-format', 'json']);
+        self::get($server, "/log?m=J1$forged%00%C3%28");
+        self::get($server, "/reject?m=J2$forged%C3%28");
+        ServerProcess::waitFor(fn () => \str_contains((string) @\file_get_contents($this->log), 'rejected: J2'), 5, 'the records');
+        $server->stop();
+        $messages = [];
+        foreach (\file($this->log, \FILE_IGNORE_NEW_LINES) as $line) {
+            $messages[] = \json_decode($line, true, 512, \JSON_THROW_ON_ERROR)['message'];
+        }
+        self::assertContains("from the application: J1\n2026-01-01T00:00:00.000+00:00 [master 1] error: forged\r\e[31m\u{FFFD}\0\u{FFFD}(", $messages);
+        self::assertContains("GET /reject?m=J2$forged%C3%28: InvalidArgumentException: rejected: J2\n2026-01-01T00:00:00.000+00:00 [master 1] error: forged\r\e[31m\u{FFFD}\u{FFFD}(", $messages);
+    }
+
     public function testWhatTheApplicationPrintsIsLoggedTaggedWithItsWorker(): void
     {
         $server = new ServerProcess([self::APP, '--workers', '1', '--log-file', $this->log]);
