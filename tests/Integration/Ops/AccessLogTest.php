@@ -74,6 +74,34 @@ final class AccessLogTest extends TestCase
         self::assertNotFalse(\DateTimeImmutable::createFromFormat(\DATE_ATOM, $record['time']), $record['time']);
     }
 
+    public function testHostileBytesStayInsideTheirFieldInBothFormats(): void
+    {
+        // Raw bytes a client may send: obs-text (invalid UTF-8) in the target and headers, quotes,
+        // backslashes, and a DEL and tab in a header value (the only controls a field value may hold).
+        $request = "GET /p\xFF\xFE?q=\xC3\x28 HTTP/1.1\r\nHost: x\r\nUser-Agent: a\"b\\c\td\x7F\xFF\r\nReferer: \"-\" \"x\r\n\r\n";
+        $server = new ServerProcess([self::APP, '--workers', '1', '--access-log', $this->log]);
+        $this->exchange($server, $request . "GET /last HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        $lines = $this->waitForLines(2);
+        $server->stop();
+        self::assertCount(2, $lines, 'one line per request');
+        $line = self::parse($lines[0]);
+        self::assertSame('GET /p\xFF\xFE?q=\xC3( HTTP/1.1', $line['request']);
+        self::assertSame('a\x22b\x5Cc\x09d\x7F\xFF', $line['agent']);
+        self::assertSame('\x22-\x22 \x22x', $line['referer']);
+        self::assertSame('GET /last HTTP/1.1', self::parse($lines[1])['request']);
+
+        \unlink($this->log);
+        $server = new ServerProcess([self::APP, '--workers', '1', '--access-log', $this->log, '--access-log-format', 'json']);
+        $this->exchange($server, \str_replace('HTTP/1.1', 'HTTP/1.0', $request));
+        $lines = $this->waitForLines(1);
+        $server->stop();
+        $record = \json_decode($lines[0], true, 8, \JSON_THROW_ON_ERROR);
+        self::assertSame("/p\u{FFFD}\u{FFFD}?q=\u{FFFD}(", $record['target']);
+        self::assertSame("a\"b\\c\td\x7F\u{FFFD}", $record['user_agent']);
+        self::assertSame('"-" "x', $record['referer']);
+        self::assertSame('HTTP/1.0', $record['protocol']);
+    }
+
     public function testAStreamedResponseLogsTheBodyBytesSentAndACutOneSaysSo(): void
     {
         $server = new ServerProcess([self::APP, '--workers', '1', '--access-log', $this->log, '--access-log-format', 'json']);
