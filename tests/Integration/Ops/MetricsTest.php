@@ -180,6 +180,42 @@ final class MetricsTest extends TestCase
         self::assertStringContainsString("option '--metrics' is not available in fpm mode", $out);
     }
 
+    public function testSlowOrManyClientsCannotHoldTheMastersDescriptors(): void
+    {
+        $server = new ServerProcess([self::APP, '--workers', '1', '--metrics', '127.0.0.1:0']);
+        $address = \substr(self::metricsAddress($server), 7);
+
+        // A head trickled a line every second: the 5 s cover the whole request, not each read.
+        $slow = \stream_socket_client("tcp://$address", $errno, $error, 5);
+        self::assertNotFalse($slow, $error);
+        \fwrite($slow, "GET /metrics HTTP/1.1\r\n");
+        \stream_set_blocking($slow, false);
+        $closed = false;
+        for ($i = 0; $i < 30 && !$closed; $i++) {
+            \usleep(1_000_000);
+            @\fwrite($slow, "X-Slow-$i: y\r\n");
+            $read = [$slow];
+            $write = $except = null;
+            $closed = \stream_select($read, $write, $except, 0) === 1 && \fread($slow, 100) === '';
+        }
+        \fclose($slow);
+        self::assertTrue($closed, 'a trickling client is cut off well before 30 s');
+
+        // Idle connections beyond the cap are closed unanswered; the port serves again once they go.
+        $idle = [];
+        for ($i = 0; $i < 64; $i++) {
+            $idle[] = \stream_socket_client("tcp://$address", $errno, $error, 5);
+        }
+        [$status] = self::get("http://$address/health");
+        self::assertSame(0, $status, 'the 65th connection gets no answer');
+        foreach ($idle as $socket) {
+            \fclose($socket);
+        }
+        $status = ServerProcess::waitFor(static fn () => self::get("http://$address/health")[0] ?: null, 10, 'an answer once the idle clients left');
+        self::assertSame(200, $status);
+        $server->stop();
+    }
+
     private static function metricsAddress(ServerProcess $server): string
     {
         $line = ServerProcess::waitFor(static fn () => \preg_match('#Metrics on http://([\d.]+:\d+)/metrics#', $server->output(), $m) ? $m[1] : null, 10, 'the metrics address in the log');
