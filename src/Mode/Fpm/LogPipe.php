@@ -18,6 +18,8 @@ use Weft\Server\Logger;
 final class LogPipe
 {
     private const ERROR_LOG_LINE = '/^\[\d{2}-[A-Za-z]{3}-\d{4} \d{2}:\d{2}:\d{2}[^\]]*\] (.*)$/s';
+    /** php-fpm's own log line (its error_log, with --log-file): no time zone, a level. */
+    private const FPM_LINE = '/^\[\d{2}-[A-Za-z]{3}-\d{4} \d{2}:\d{2}:\d{2}(?:\.\d+)?\] (DEBUG|NOTICE|WARNING|ERROR|ALERT): (.*)$/s';
 
     private string $buffer = '';
 
@@ -61,7 +63,9 @@ final class LogPipe
         while (($end = \strpos($this->buffer, "\n")) !== false) {
             $line = \substr($this->buffer, 0, $end);
             $this->buffer = (string) \substr($this->buffer, $end + 1);
-            if (\preg_match(self::ERROR_LOG_LINE, $line, $m)) {
+            if (\preg_match(self::FPM_LINE, $line, $m)) {
+                $logger->logFor('php-fpm', 0, \strtolower($m[1]), $m[2]);
+            } elseif (\preg_match(self::ERROR_LOG_LINE, $line, $m)) {
                 $logger->logFor('fpm worker', 0, 'warning', 'stderr: ' . $m[1], ['stream' => 'stderr']);
             } elseif ($line !== '') {
                 @\fwrite($output, $line . "\n");

@@ -6,6 +6,7 @@ namespace Weft\Mode\Fpm;
 
 use Weft\Server\Logger;
 use Weft\Server\PidFile;
+use Weft\Server\RuntimeFiles;
 use Weft\Server\UnsafePath;
 
 /**
@@ -199,11 +200,12 @@ final class Supervisor
     private function prepare(): void
     {
         $logFile = $this->settings->logFile;
-        $output = $logFile !== null ? @\fopen($logFile, 'a') : \STDERR;
-        if ($output === false) {
-            throw new \RuntimeException("Cannot open the log file '$logFile'");
+        try {
+            // The same rules as the logger's own stream: 0640, never through a planted symlink.
+            $this->output = $logFile !== null ? RuntimeFiles::openLog($logFile) : \STDERR;
+        } catch (UnsafePath $e) {
+            throw new \RuntimeException("Cannot open the log file '$logFile': " . $e->getMessage(), 0, $e);
         }
-        $this->output = $output;
         RuntimeDirectory::create($this->settings->runtimeDir);
         $this->logPipe = LogPipe::create($this->settings->logPipe());
         \file_put_contents($this->settings->path('nginx.conf'), NginxConfig::render($this->settings));
@@ -347,8 +349,12 @@ final class Supervisor
     {
         $this->logger->reopen();
         if ($this->settings->logFile !== null) {
-            $output = @\fopen($this->settings->logFile, 'a');
-            if ($output !== false) {
+            try {
+                $output = RuntimeFiles::openLog($this->settings->logFile);
+            } catch (UnsafePath) {
+                $output = null; // the logger's reopen said why; both keep the old file
+            }
+            if ($output !== null) {
                 $old = $this->output;
                 $this->output = $output;
                 if (\is_resource($old) && $old !== \STDERR) {

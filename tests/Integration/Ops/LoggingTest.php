@@ -20,7 +20,7 @@ final class LoggingTest extends TestCase
 
     protected function tearDown(): void
     {
-        foreach ([$this->log, "$this->log.1"] as $file) {
+        foreach ([$this->log, "$this->log.1", "$this->log.target"] as $file) {
             @\unlink($file);
         }
     }
@@ -202,6 +202,40 @@ final class LoggingTest extends TestCase
         self::assertMatchesRegularExpression('~\[fpm worker \d+\] warning: from the application: after~', $text);
         $server->stop();
         self::assertStringNotContainsString('after', (string) \file_get_contents("$this->log.1"));
+    }
+
+    public function testAnUnsafeLogPathIsAStartErrorInEveryModeAndANewLogIs0640(): void
+    {
+        $target = "$this->log.target";
+        \symlink($target, $this->log);
+        try {
+            foreach (['coroutine', 'sync', 'fpm'] as $mode) {
+                [$code, $out] = ServerProcess::cli(['serve', self::APP, '--mode', $mode, '--port', '0', '--workers', '1', '--log-file', $this->log], 30);
+                self::assertSame(1, $code, "$mode: $out");
+                self::assertSame("weft: Cannot open the log file '$this->log': '$this->log' is a symbolic link\n", $out, $mode);
+                self::assertFileDoesNotExist($target);
+            }
+        } finally {
+            \unlink($this->log);
+        }
+        foreach (['/usr/sbin/nginx', '/usr/sbin/php-fpm8.2'] as $binary) {
+            if (!\is_executable($binary)) {
+                self::markTestSkipped("$binary is not installed");
+            }
+        }
+        $server = new ServerProcess([self::APP, '--mode', 'fpm', '--workers', '1', '--log-file', $this->log]);
+        self::get($server, '/log?m=perm');
+        ServerProcess::waitFor(fn () => \str_contains((string) @\file_get_contents($this->log), 'from the application: perm'), 10, 'the fpm record');
+        // Rotated, then a symlink planted at the path: nothing writes through it.
+        \rename($this->log, "$this->log.1");
+        \symlink($target, $this->log);
+        \posix_kill($server->masterPid(), \SIGUSR2);
+        ServerProcess::waitFor(fn () => \str_contains((string) \file_get_contents("$this->log.1"), 'Cannot reopen the log'), 10, 'the refusal in the old file');
+        self::get($server, '/log?m=after');
+        self::get($server, '/output?m=after');
+        $server->stop();
+        self::assertFileDoesNotExist($target, (string) @\file_get_contents($target));
+        self::assertSame('0640', \substr(\sprintf('%o', \fileperms("$this->log.1")), -4));
     }
 
     public function testABadLogFormatIsAUsageError(): void
