@@ -193,6 +193,10 @@ final class ServeCommand
             if ($options->get('protocol') !== 'http') {
                 throw new UsageError("option '--access-log' needs --protocol http");
             }
+            if ($options->get('access-log') === '-' && $options->get('daemon')) {
+                // A daemon leaves its terminal: "-" would keep writing to the shell that started it.
+                throw new UsageError("option '--access-log -' (stdout) cannot be used with --daemon: give a file");
+            }
             try {
                 // Opened here, in the master, so that an unsafe or unwritable path stops the start.
                 $accessLog = new AccessLog($options->get('access-log'), $options->get('access-log-format'));

@@ -234,6 +234,11 @@ final class AccessLogTest extends TestCase
         [$code, $output] = ServerProcess::cli(['serve', self::APP, '--port', '0', '--access-log', $this->log, '--access-log-format', 'xml'], 30);
         self::assertSame(2, $code, $output);
         self::assertStringContainsString('access-log-format', $output);
+
+        // A daemon has no stdout of its own: "-" would write to the terminal that started it.
+        [$code, $output] = ServerProcess::cli(['serve', self::APP, '--port', '0', '--daemon', '--access-log', '-'], 30);
+        self::assertSame(2, $code, $output);
+        self::assertStringContainsString("option '--access-log -' (stdout) cannot be used with --daemon: give a file", $output);
     }
 
     /** Writes raw bytes on a fresh connection and reads until the server closes it (or 5 s). */
