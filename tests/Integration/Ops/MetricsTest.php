@@ -180,6 +180,33 @@ final class MetricsTest extends TestCase
         self::assertStringContainsString("option '--metrics' is not available in fpm mode", $out);
     }
 
+    public function testHealthStaysOkThroughARollingReload(): void
+    {
+        $gate = \sys_get_temp_dir() . '/weft-gate-' . \bin2hex(\random_bytes(4));
+        $server = new ServerProcess([self::APP, '--workers', '2', '--metrics', '127.0.0.1:0'], ['WEFT_TEST_BOOT_GATE' => $gate]);
+        $metrics = self::metricsAddress($server);
+        \touch($gate);
+        $reload = null;
+        try {
+            // The new generation boots behind the gate while the old one serves.
+            $reload = \proc_open([\PHP_BINARY, __DIR__ . '/../../../bin/weft', 'reload', '--pid-file', $server->pidFile], [1 => ['file', '/dev/null', 'w'], 2 => ['file', '/dev/null', 'w']], $pipes);
+            ServerProcess::waitFor(static fn () => \str_contains(self::get("$metrics/metrics")[2], 'weft_workers{state="starting"} 2'), 20, 'two new workers starting');
+            [$status, , $body] = self::get("$metrics/health");
+            self::assertSame(200, $status, $body);
+            self::assertSame(['status' => 'ok', 'reason' => 'ok', 'ready_workers' => 2, 'workers' => 2], \json_decode($body, true));
+            self::assertSame('Hello World', self::get("http://{$server->address()}/")[2]);
+        } finally {
+            @\unlink($gate);
+            if ($reload !== null) {
+                self::assertSame(0, \proc_close($reload), 'the reload succeeds once the gate opens');
+            }
+        }
+        $text = ServerProcess::waitFor(static fn () => \str_contains($t = self::get("$metrics/metrics")[2], 'weft_workers{state="draining"} 0') && \str_contains($t, 'weft_reloads_total 1') ? $t : null, 20, 'the reload done');
+        self::assertStringContainsString('weft_up 1', $text);
+        self::assertSame(200, self::get("$metrics/health")[0]);
+        $server->stop();
+    }
+
     public function testSlowOrManyClientsCannotHoldTheMastersDescriptors(): void
     {
         $server = new ServerProcess([self::APP, '--workers', '1', '--metrics', '127.0.0.1:0']);
