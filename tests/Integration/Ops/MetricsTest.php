@@ -180,6 +180,24 @@ final class MetricsTest extends TestCase
         self::assertStringContainsString("option '--metrics' is not available in fpm mode", $out);
     }
 
+    public function testSyncWorkersAreNotReplacedBetweenShortConnections(): void
+    {
+        // One request per connection, one after another: after each accept a sync worker pauses its
+        // accepting for a moment, and a worker whose loop had nothing else left used to exit and be
+        // replaced (weft_worker_restarts_total rose by one every few requests).
+        $server = new ServerProcess([self::APP, '--mode', 'sync', '--workers', '2', '--metrics', '127.0.0.1:0']);
+        $metrics = self::metricsAddress($server);
+        $workers = $server->workerPids();
+        for ($i = 0; $i < 40; $i++) {
+            self::assertSame('Hello World', self::get("http://{$server->address()}/")[2]);
+        }
+        $text = ServerProcess::waitFor(static fn () => \str_contains($t = self::get("$metrics/metrics")[2], 'weft_requests_total 40') ? $t : null, 10, 'the 40 requests in /metrics');
+        self::assertStringContainsString("\nweft_worker_restarts_total 0\n", $text);
+        self::assertSame($workers, $server->workerPids());
+        self::assertStringNotContainsString('restarting', $server->output());
+        $server->stop();
+    }
+
     public function testHealthStaysOkThroughARollingReload(): void
     {
         $gate = \sys_get_temp_dir() . '/weft-gate-' . \bin2hex(\random_bytes(4));
