@@ -70,6 +70,17 @@ final class DeployFilesTest extends TestCase
         }
     }
 
+    public function testLogrotateSignalsTheUnitsMainProcessNotAPidFromAFile(): void
+    {
+        // logrotate runs as root; /run/weft/weft.pid is writable by the service's user.
+        $conf = (string) \file_get_contents(self::DEPLOY . '/logrotate.conf');
+        \preg_match('/postrotate\n(.*?)endscript/s', $conf, $m);
+        $script = \implode("\n", \array_filter(\array_map('trim', \explode("\n", $m[1])), static fn ($l) => $l !== '' && $l[0] !== '#'));
+        self::assertSame('systemctl kill --kill-whom=main --signal=SIGUSR2 weft.service 2>/dev/null || true', $script);
+        self::assertFileExists(self::DEPLOY . '/weft.service');
+        self::assertStringContainsString('--log-file /var/log/weft/', $conf);
+    }
+
     public function testTheExampleConfigurationIsValid(): void
     {
         [$code, $out] = ServerProcess::cli(['config', '--config', self::DEPLOY . '/weft.php', '--json']);
