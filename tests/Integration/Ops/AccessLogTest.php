@@ -203,6 +203,13 @@ final class AccessLogTest extends TestCase
             $this->exchange($server, "GET /after HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
         }
         $new = $this->waitForLines(4);
+        // No process of the server holds the renamed file any more (the master never wrote to it):
+        // logrotate's later deletion frees its disk space.
+        foreach (\array_merge([$server->masterPid()], $workers) as $pid) {
+            foreach (\glob("/proc/$pid/fd/*") ?: [] as $fd) {
+                self::assertNotSame("$this->log.1", @\readlink($fd), "pid $pid still holds the rotated access log");
+            }
+        }
         $server->stop();
         foreach ($new as $line) {
             self::assertSame('GET /after HTTP/1.1', self::parse($line)['request']);
