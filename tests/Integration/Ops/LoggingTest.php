@@ -53,6 +53,11 @@ final class LoggingTest extends TestCase
         self::assertStringContainsString('from the application: before', $old);
         self::assertStringNotContainsString('after', $old);
         self::assertStringNotContainsString('reopened', $old);
+        foreach (\array_merge([$server->masterPid()], $workers) as $pid) {
+            foreach (\glob("/proc/$pid/fd/*") ?: [] as $fd) {
+                self::assertNotSame("$this->log.1", @\readlink($fd), "pid $pid still holds the rotated log");
+            }
+        }
         $server->stop();
         self::assertStringContainsString('Weft stopped', (string) \file_get_contents($this->log));
     }
