@@ -99,6 +99,20 @@ final class ConfigurationTest extends TestCase
         $server->stop();
     }
 
+    public function testListsAreArraysInAPhpFile(): void
+    {
+        \file_put_contents("$this->dir/weft.php", "<?php return ['hooks' => ['stream', 'sleep'], 'extra-methods' => ['FOO', 'BAR'], 'app' => 'app.php'];");
+        [$code, $out] = self::weft(['config', '--config', "$this->dir/weft.php", '--json']);
+        self::assertSame(0, $code, $out);
+        $options = \json_decode($out, true, 512, \JSON_THROW_ON_ERROR)['options'];
+        self::assertSame('stream,sleep', $options['hooks']['value']);
+        self::assertSame(['FOO', 'BAR'], $options['extra-methods']['value']);
+        \file_put_contents("$this->dir/weft.php", "<?php return ['workers' => [2], 'app' => 'app.php'];");
+        [$code, $out] = self::weft(['config', '--config', "$this->dir/weft.php"]);
+        self::assertSame(2, $code, $out);
+        self::assertStringContainsString("option 'workers' must be a scalar, got array", $out);
+    }
+
     public function testChoicesAreAcceptedInCapitalsAsTheHelpSpellsThem(): void
     {
         // `serve --help` prints "--log-level DEBUG|INFO|...", and environments are often written in capitals.
