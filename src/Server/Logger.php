@@ -23,6 +23,9 @@ final class Logger extends AbstractLogger
         LogLevel::ERROR => 4, LogLevel::CRITICAL => 5, LogLevel::ALERT => 6, LogLevel::EMERGENCY => 7,
     ];
     public const FORMATS = ['text', 'json'];
+    private const JSON_FLAGS = \JSON_UNESCAPED_SLASHES | \JSON_UNESCAPED_UNICODE | \JSON_INVALID_UTF8_SUBSTITUTE | \JSON_PARTIAL_OUTPUT_ON_ERROR;
+    /** How deep an array in a JSON record's context may go. */
+    private const CONTEXT_DEPTH = 16;
 
     /** @var resource */
     private mixed $stream;
@@ -121,7 +124,12 @@ final class Logger extends AbstractLogger
             if ($exception !== null) {
                 $fields['exception'] = ExceptionTrace::describe($exception);
             }
-            $line = \json_encode($fields, \JSON_UNESCAPED_SLASHES | \JSON_UNESCAPED_UNICODE | \JSON_INVALID_UTF8_SUBSTITUTE | \JSON_PARTIAL_OUTPUT_ON_ERROR);
+            $line = \json_encode($fields, self::JSON_FLAGS);
+            if ($line === false) {
+                // Never a blank line instead of the record: without what could not be encoded.
+                unset($fields['context'], $fields['exception']);
+                $line = (string) \json_encode($fields, self::JSON_FLAGS);
+            }
         } else {
             $text = self::interpolate($message, $context);
             $line = \sprintf('%s [%s] %s: %s', $time, $pid > 0 ? "$role $pid" : $role, $level, self::oneLine($text));
@@ -185,7 +193,7 @@ final class Logger extends AbstractLogger
         }
     }
 
-    /** @return array<string, scalar|null> the context values a JSON record can carry as they are */
+    /** @return array<string, mixed> the context values a JSON record can carry as they are */
     private static function scalars(array $context): array
     {
         $out = [];
@@ -197,6 +205,9 @@ final class Logger extends AbstractLogger
                 $out[(string) $key] = $value;
             } elseif ($value instanceof \Stringable) {
                 $out[(string) $key] = (string) $value;
+            } elseif ((\is_array($value) || $value instanceof \JsonSerializable) && \json_encode($value, \JSON_INVALID_UTF8_SUBSTITUTE, self::CONTEXT_DEPTH) !== false) {
+                // Structured context (['user' => ['id' => 7]]) is what a JSON log is for.
+                $out[(string) $key] = $value;
             }
         }
         return $out;

@@ -79,7 +79,8 @@ final class LoggingTest extends TestCase
         $server = new ServerProcess([self::APP, '--workers', '1', '--log-file', $this->log, '--log-format', 'json', '--log-level', 'warning']);
         self::get($server, '/throw');
         self::get($server, '/log?m=json');
-        ServerProcess::waitFor(fn () => \str_contains((string) @\file_get_contents($this->log), 'json'), 5, 'the records');
+        self::get($server, '/structured');
+        ServerProcess::waitFor(fn () => \str_contains((string) @\file_get_contents($this->log), 'structured S1'), 5, 'the records');
         $server->stop();
         $records = \array_map(static fn (string $line) => \json_decode($line, true, 512, \JSON_THROW_ON_ERROR), \file($this->log, \FILE_IGNORE_NEW_LINES | \FILE_SKIP_EMPTY_LINES));
         foreach ($records as $record) {
@@ -96,6 +97,10 @@ final class LoggingTest extends TestCase
         $app = \array_values(\array_filter($records, static fn ($r) => $r['message'] === 'from the application: json'));
         self::assertCount(1, $app);
         self::assertSame(['what' => 'json'], $app[0]['context']);
+        // Arrays in the context stay structured; what cannot be encoded (too deep, a plain object) is left out.
+        $structured = \array_values(\array_filter($records, static fn ($r) => $r['message'] === 'structured S1'));
+        self::assertCount(1, $structured);
+        self::assertSame(['what' => 'S1', 'user' => ['id' => 7, 'roles' => ['admin']]], $structured[0]['context']);
     }
 
     public function testInputCannotForgeATextRecordAndJsonRecordsStayValid(): void
