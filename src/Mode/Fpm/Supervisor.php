@@ -47,6 +47,7 @@ final class Supervisor
     /** @var resource|null */
     private mixed $output = null;
     private ?LogPipe $logPipe = null;
+    private ?LogPipe $recordPipe = null;
     private bool $ownsPidFile = false;
     private readonly InternalClient $client;
 
@@ -208,6 +209,7 @@ final class Supervisor
         }
         RuntimeDirectory::create($this->settings->runtimeDir);
         $this->logPipe = LogPipe::create($this->settings->logPipe());
+        $this->recordPipe = LogPipe::create($this->settings->recordPipe(), true);
         \file_put_contents($this->settings->path('nginx.conf'), NginxConfig::render($this->settings));
         \file_put_contents($this->settings->path('php-fpm.conf'), PhpFpmConfig::render($this->settings));
     }
@@ -268,14 +270,17 @@ final class Supervisor
     {
         while ($this->stopSignals === 0) {
             $read = [$this->control];
-            if ($this->logPipe !== null) {
-                $read[] = $this->logPipe->resource();
+            foreach ([$this->logPipe, $this->recordPipe] as $pipe) {
+                if ($pipe !== null) {
+                    $read[] = $pipe->resource();
+                }
             }
             $write = $except = null;
             if (@\stream_select($read, $write, $except, 0, 250_000) > 0 && \in_array($this->control, $read, true)) {
                 $this->serveControl();
             }
             $this->logPipe?->drain($this->logger, $this->output);
+            $this->recordPipe?->drain($this->logger, $this->output);
             if ($this->reopenRequested) {
                 $this->reopenRequested = false;
                 $this->reopenLogs();
@@ -393,9 +398,11 @@ final class Supervisor
             }
             $this->processes[$name] = null;
         }
-        $this->logPipe?->drain($this->logger, $this->output);
-        $this->logPipe?->close();
-        $this->logPipe = null;
+        foreach ([$this->logPipe, $this->recordPipe] as $pipe) {
+            $pipe?->drain($this->logger, $this->output);
+            $pipe?->close();
+        }
+        $this->logPipe = $this->recordPipe = null;
     }
 
     private function installSignals(): void

@@ -193,6 +193,29 @@ final class LoggingTest extends TestCase
         self::assertStringNotContainsString('said into stderr', $text);
     }
 
+    public function testFpmModeTagsEveryLineOfAWarningThatQuotesInput(): void
+    {
+        foreach (['/usr/sbin/nginx', '/usr/sbin/php-fpm8.2'] as $binary) {
+            if (!\is_executable($binary)) {
+                self::markTestSkipped("$binary is not installed");
+            }
+        }
+        // error_log() and trigger_error() with a decoded %0A: PHP writes the line break as it is.
+        $forged = 'Q3%0A2026-01-01T00:00:00.000%2B00:00%20%5Bmaster%201%5D%20error:%20forged';
+        foreach ([[], ['--log-file', $this->log]] as $extra) {
+            $server = new ServerProcess(\array_merge([self::APP, '--mode', 'fpm', '--workers', '1'], $extra));
+            self::get($server, "/output?m=$forged");
+            self::get($server, '/log?m=Q4');
+            $read = fn () => $extra === [] ? $server->output() : (string) @\file_get_contents($this->log);
+            $text = ServerProcess::waitFor(static fn () => \substr_count($t = $read(), 'error: forged') >= 4 && \str_contains($t, 'application: Q4') ? $t : null, 10, 'the fpm log lines');
+            $server->stop();
+            self::assertDoesNotMatchRegularExpression('/^2026-01-01/m', $text, 'no line passes for a record');
+            self::assertMatchesRegularExpression('~\[fpm worker\] warning: stderr: 2026-01-01T00:00:00\.000\+00:00 \[master 1\] error: forged~', $text);
+            self::assertMatchesRegularExpression('~\[fpm worker \d+\] warning: from the application: Q4\n~', $text, 'the front controller\'s own records still pass');
+            @\unlink($this->log);
+        }
+    }
+
     public function testFpmModeReopensItsLogOnSigusr2(): void
     {
         foreach (['/usr/sbin/nginx', '/usr/sbin/php-fpm8.2'] as $binary) {
