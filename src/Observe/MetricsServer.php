@@ -19,7 +19,7 @@ use function Weft\timeout;
  * works while workers start, drain or crash, and never queues behind application requests.
  *
  * It is deliberately tiny HTTP: one request per connection, a head of at most 8 KB read within 5 s,
- * `Connection: close`. Scrapers and load-balancer health checks need nothing more. The 5 s limit covers the
+ * `Connection: close`. Scrapers and load-balancer health checks need nothing more. The 5 s cover the
  * whole exchange (not each read: a client trickling a byte every few seconds would hold a descriptor
  * for hours), and at most MAX_CLIENTS connections are open at once (more are closed unanswered), so
  * clients of this port cannot use up the master's descriptors, which it needs to replace workers.
