@@ -20,7 +20,8 @@ final class ExceptionTrace
         for ($current = $e; $current !== null; $current = $current->getPrevious()) {
             $data = self::describe($current);
             if (!$first || $withHeadline) {
-                $lines[] = ($first ? '' : 'Caused by: ') . $data['class'] . ': ' . Logger::oneLine($data['message']);
+                // Indented like every line after a record's first, so a log reader can tell records apart.
+                $lines[] = ($first ? '  ' : '  Caused by: ') . $data['class'] . ': ' . Logger::oneLine($data['message']);
             }
             $lines[] = '  at ' . Logger::oneLine($data['file']) . ':' . $data['line'];
             foreach ($data['trace'] as $frame) {
