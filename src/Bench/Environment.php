@@ -229,7 +229,28 @@ final class Environment
                 }
                 return $processes->start([$php, $weft, 'stop', '--pid-file', $pidFile, '--timeout', '10'], "$base.stop.out", "$base.stop.log");
             },
+            self::bootFailure(...),
         );
+    }
+
+    /**
+     * Why a starting Weft server will never be ready, from its log so far, or null. Its master keeps
+     * restarting a worker that cannot load the application (with a growing delay), so without this a
+     * syntax error in the app would cost the whole start timeout of every row and end in a line about
+     * restarts instead of the error.
+     */
+    public static function bootFailure(string $log): ?string
+    {
+        if (\preg_match('/could not load the application: (.*)\R(?:\s+at (\S+))?/', $log, $m)) {
+            return 'the application could not be loaded: ' . \trim($m[1]) . (isset($m[2]) && $m[2] !== '' ? " (at {$m[2]})" : '');
+        }
+        // A worker that ends as it starts (exit() in the app file, a fatal error that kills the process):
+        // one restart may be bad luck, three in a row before the server was ever ready are not.
+        if (\preg_match_all('/Worker \d+ \(pid \d+\) exited with code (\d+)/', $log, $m) >= 3) {
+            $why = \preg_match_all('/\] critical: (.*)/', $log, $critical) > 0 ? ': ' . \trim(\end($critical[1])) : ': does the application file call exit() or die() when it is loaded?';
+            return \sprintf('every worker exited as it started (exit code %s) before the server was ready%s', \end($m[1]), $why);
+        }
+        return null;
     }
 
     /**

@@ -172,7 +172,8 @@ final class BenchCommand
         } else {
             echo "\n" . $advice->text();
         }
-        return $code;
+        // Nothing measured (the app did not load or answer) is a failure a CI job must see.
+        return $code === 0 && $advice->toArray()['rows_measured'] === 0 ? 1 : $code;
     }
 
     /**

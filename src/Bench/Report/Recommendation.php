@@ -72,7 +72,15 @@ final class Recommendation
         ];
         $reasons = [];
         if ($ok === []) {
-            return new self($data, 'No row ran, so there is nothing to recommend.', []);
+            // Say why: a user whose app does not load must read it here, not dig through the table.
+            $why = [];
+            foreach ($rows as $row) {
+                if ($row->status === Row::FAILED && $row->reason !== null && \count($why) < 3) {
+                    $why[$row->reason] ??= $row->label() . ': ' . $row->reason;
+                }
+            }
+            $headline = 'No row ran, so there is nothing to recommend.';
+            return new self($data + ['headline' => $headline, 'reasons' => \array_values($why)], $headline, \array_values($why));
         }
 
         $best = self::pick($eligible);

@@ -145,6 +145,8 @@ final class AppScenario extends HttpScenario implements Adaptive, Recommending
         if ($this->settings->concurrency !== null) {
             return [];
         }
+        // A mode whose server cannot start has no climb to continue.
+        $rows = \array_values(\array_filter($rows, fn (Row $r): bool => !isset($this->bootFailures[(string) $r->param('mode')])));
         $more = [];
         $configs = Findings::groupBy($rows, ['mode', 'loop', 'workers']);
         foreach ($configs as $config) {
@@ -245,6 +247,11 @@ final class AppScenario extends HttpScenario implements Adaptive, Recommending
 
     public function run(Row $row, Environment $env): void
     {
+        if (isset($this->bootFailures[(string) $row->param('mode')])) {
+            // Every configuration of the mode would fail the same way: say so once, not once a row.
+            $row->skip(\sprintf('not run: as in the first %s row, %s', $row->param('mode'), $this->bootFailures[(string) $row->param('mode')]));
+            return;
+        }
         $t = $this->target;
         $script = $t->script;
         if ($script === null && $t->needsScript()) {

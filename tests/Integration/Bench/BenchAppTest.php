@@ -225,6 +225,36 @@ final class BenchAppTest extends TestCase
         self::assertStringContainsString('Coroutine mode blocks', \implode("\n", $advice['reasons']));
     }
 
+    public function testAnAppThatDoesNotLoadFailsAtOnceWithItsError(): void
+    {
+        \mkdir($this->out);
+        $app = $this->out . '/broken-app.php';
+        \file_put_contents($app, "<?php\nreturn static fn (\$request) => new Weft\\Http\\Message\\Response(200, [], 'x'\n");
+        [$code, $stdout, $stderr] = $this->bench(['app', $app, '--quick', '--duration', '1', '--json'], 120);
+        self::assertSame(1, $code, 'nothing measured is a failure a CI job sees: ' . $stderr);
+        $json = \json_decode($stdout, true);
+        self::assertIsArray($json, $stdout);
+        self::assertTrue($json['complete']);
+        self::assertNull($json['recommendation']['recommended']);
+        self::assertSame(0, $json['recommendation']['rows_measured']);
+        self::assertStringContainsString("could not be loaded: Unclosed '('", \implode("\n", $json['recommendation']['reasons']));
+        $rows = $this->results()['scenarios']['app']['rows'];
+        $firstOfMode = [];
+        foreach ($rows as $row) {
+            $mode = $row['params']['mode'];
+            if (!isset($firstOfMode[$mode])) {
+                // The error itself, seen as the worker failed, not a start timeout after its restarts.
+                $firstOfMode[$mode] = true;
+                self::assertSame('failed', $row['status']);
+                self::assertStringContainsString("the application could not be loaded: Unclosed '(' on line 2 (at $app:3)", (string) $row['reason']);
+            } else {
+                self::assertSame('skipped', $row['status'], 'the other rows of the mode would fail the same way');
+            }
+        }
+        self::assertSame(['coroutine', 'sync'], \array_keys($firstOfMode));
+        self::assertStringContainsString("Unclosed '('", (string) \file_get_contents($this->out . '/report.md'));
+    }
+
     public function testOneConnectionLoadsEvenWhenTheRunnerInheritedManyDescriptors(): void
     {
         // wrk -c1 sizes its event loop for 13 descriptors: the sockets this process holds (inherited by

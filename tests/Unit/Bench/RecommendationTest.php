@@ -193,4 +193,21 @@ final class RecommendationTest extends TestCase
         $this->expectException(\InvalidArgumentException::class);
         new AppTarget('/srv/app.php', ['no-slash']);
     }
+
+    public function testNoRowSaysWhyNot(): void
+    {
+        $broken = new Row('app', ['mode' => 'coroutine', 'loop' => 'epoll', 'workers' => 1, 'concurrency' => 1]);
+        $broken->fail('server did not start: the application could not be loaded: Unclosed \'(\' on line 2 (at /srv/app.php:3)');
+        $same = new Row('app', ['mode' => 'sync', 'loop' => 'epoll', 'workers' => 4, 'concurrency' => 1]);
+        $same->fail((string) $broken->reason);
+        $skipped = new Row('app', ['mode' => 'sync', 'loop' => 'epoll', 'workers' => 16, 'concurrency' => 1]);
+        $skipped->skip('not run');
+        $advice = Recommendation::compute([$broken, $same, $skipped], 100.0, 1, 'app.php');
+        $data = $advice->toArray();
+        self::assertSame(0, $data['rows_measured']);
+        self::assertNull($data['recommended']);
+        self::assertSame($advice->headline, $data['headline'], 'the JSON carries the headline too');
+        self::assertSame(['coroutine epoll w=1 c=1: ' . $broken->reason], $advice->reasons, 'the cause, once');
+        self::assertStringContainsString('could not be loaded', $advice->text());
+    }
 }
