@@ -89,10 +89,22 @@ final class Recommendation
         $blocking = self::blocking($ok, $serverCores);
         $data['blocking'] = $blocking;
 
-        if ($best === null) {
-            $lowest = self::lowest($ok, 'p99_ms');
+        $clean = \array_values(\array_filter($ok, static fn (Row $r): bool => self::errorShare($r) <= self::MAX_ERROR_SHARE));
+        if ($best === null && $clean === []) {
+            // Every row failed requests: latency is beside the point until the app answers.
+            $least = $ok;
+            \usort($least, static fn (Row $a, Row $b): int => self::errorShare($a) <=> self::errorShare($b));
+            $headline = \sprintf('No configuration served without errors: even the best, %s, failed %s %% of its requests (%s).',
+                $least[0]->label(), Format::number(100 * self::errorShare($least[0])), self::errorList($least[0]));
+            $reasons[] = 'Fix the failures before tuning: a configuration is recommended only when at most '
+                . Format::number(100 * self::MAX_ERROR_SHARE) . ' % of its requests fail (an answer outside 2xx/3xx, a reset or a timeout).';
+            foreach (self::logged($ok) as $line) {
+                $reasons[] = $line;
+            }
+        } elseif ($best === null) {
+            $lowest = self::lowest($clean, 'p99_ms');
             $headline = \sprintf('No configuration kept p99 under %s without errors%s.', $target,
-                $lowest === null ? '' : \sprintf('; the lowest p99 was %s ms (%s, %s req/s)', Format::ms($lowest->number('p99_ms')), $lowest->label(), Format::rate($lowest->number('rps'))));
+                $lowest === null ? '' : \sprintf('; the lowest p99 without errors was %s ms (%s, %s req/s)', Format::ms($lowest->number('p99_ms')), $lowest->label(), Format::rate($lowest->number('rps'))));
             $reasons[] = 'Raise --p99, lower the concurrency your clients send (a proxy in front with a connection limit), or make the request cheaper; the table below shows where latency went.';
         } else {
             $config = self::config($ok, $best);
@@ -141,9 +153,13 @@ final class Recommendation
                 // Its climb started high (a configuration added for more workers): the knee is at or below its first level.
                 ? \sprintf('It saturates at or below concurrency %d, the lowest level measured for it', $knee)
                 : \sprintf('It saturates at about concurrency %d (the first level where it reached %d %% of its peak requests/s)', $knee, (int) (self::KNEE * 100));
-            $saturation .= $over === null
-                ? \sprintf('; p99 stayed under %s up to concurrency %d, the highest measured for it.', $target, $maxUnder)
-                : \sprintf('; p99 stayed under %s up to concurrency %d and was %s ms at %d.', $target, $maxUnder, Format::ms($over->number('p99_ms')), (int) $over->param('concurrency'));
+            $saturation .= match (true) {
+                $over === null => \sprintf('; p99 stayed under %s up to concurrency %d, the highest measured for it.', $target, $maxUnder),
+                // Past the range it failed requests (timeouts, resets, errors), whatever its p99 was.
+                self::errorShare($over) > self::MAX_ERROR_SHARE => \sprintf('; it stayed under %s without errors up to concurrency %d; at %d, %s %% of its requests failed (%s).',
+                    $target, $maxUnder, (int) $over->param('concurrency'), Format::number(100 * self::errorShare($over)), self::errorList($over)),
+                default => \sprintf('; p99 stayed under %s up to concurrency %d and was %s ms at %d.', $target, $maxUnder, Format::ms($over->number('p99_ms')), (int) $over->param('concurrency')),
+            };
             $reasons[] = $saturation;
             if ($memory !== null) {
                 $reasons[] = \sprintf('Memory: %s PSS for all its processes at that load (%s RSS, which counts shared pages once per process).', Format::bytes($best->number('pss_bytes')), Format::bytes($best->number('rss_bytes')));
@@ -195,13 +211,86 @@ final class Recommendation
             }
         }
 
+        if ($best !== null || $clean !== []) {
+            // Rows that failed requests are left out of the advice: say what the server logged for them.
+            foreach (self::logged($ok) as $line) {
+                $reasons[] = $line;
+            }
+        }
         if ($blocking['suspected']) {
             $reasons[] = 'Coroutine mode blocks: ' . \implode(' ', $blocking['evidence'])
                 . ' A call that blocks the worker holds every other request of that worker. Use Weft\'s own clients (Weft\Client\Mysql, Redis, Postgres, Http) or load the native extension, whose hooks make PDO, mysqli, phpredis, curl, file_get_contents and sleep/usleep suspend only the request; until then, sync mode (or coroutine mode with as many workers) is the honest configuration.';
+        } elseif (\count(Findings::values(Findings::ok($ok, ['mode' => 'coroutine']), 'concurrency')) === 1) {
+            // One level says nothing about whether more concurrency would have raised the throughput.
+            $reasons[] = 'Whether the app blocks in coroutine mode cannot be told from this run: coroutine mode ran at one concurrency level only (and its server logged no "blocked" line).';
         } elseif (Findings::ok($ok, ['mode' => 'coroutine']) !== []) {
             $reasons[] = 'No sign that the app blocks in coroutine mode (throughput rose with concurrency or the CPU was busy, and no "blocked" line in the server logs).';
         }
         return new self($data + ['headline' => $headline, 'reasons' => $reasons], $headline, $reasons);
+    }
+
+    /** The share of a row's requests that failed (error answers, resets, timeouts). */
+    public static function errorShare(Row $row): float
+    {
+        $errors = $row->errorTotal();
+        return $errors / \max(1.0, (float) ($row->number('requests') ?? 0) + $errors);
+    }
+
+    private static function errorList(Row $row): string
+    {
+        $parts = [];
+        foreach ((array) ($row->metric('errors') ?? []) as $kind => $count) {
+            if (\is_int($count) && $count > 0) {
+                $parts[] = ($kind === 'non2xx' ? 'answers outside 2xx/3xx' : $kind) . ' ' . Format::number($count, 0);
+            }
+        }
+        return $parts === [] ? 'errors' : \implode(', ', $parts);
+    }
+
+    /**
+     * What the servers logged about failed requests and replaced workers, once per kind, from the rows'
+     * `log` figures (AppScenario::logProblems()).
+     *
+     * @param list<Row> $ok
+     * @return list<string>
+     */
+    private static function logged(array $ok): array
+    {
+        $errors = $exits = 0;
+        $firstError = $firstExit = null;
+        $errorRows = $exitRows = [];
+        foreach ($ok as $row) {
+            $log = $row->metric('log');
+            if (!\is_array($log)) {
+                continue;
+            }
+            if (($log['errors'] ?? 0) > 0) {
+                $errors += $log['errors'];
+                $firstError ??= $log['first_error'];
+                $errorRows[] = $row->label();
+            }
+            if (($log['worker_exits'] ?? 0) > 0) {
+                $exits += $log['worker_exits'];
+                $firstExit ??= $log['first_exit'];
+                $exitRows[] = $row->label();
+            }
+        }
+        $lines = [];
+        if ($errors > 0) {
+            $lines[] = \sprintf('The server logged %s failed request(s) in %d row(s) (%s); the first: %s. The logs folder next to the report has every server\'s log.',
+                Format::number($errors, 0), \count($errorRows), self::some($errorRows), $firstError);
+        }
+        if ($exits > 0) {
+            $lines[] = \sprintf('Workers ended and were replaced %s time(s) in %d row(s) (%s), the first %s: each takes the requests it held with it (in sync mode, exit() or die() in a request ends the worker).',
+                Format::number($exits, 0), \count($exitRows), self::some($exitRows), $firstExit);
+        }
+        return $lines;
+    }
+
+    /** @param list<string> $labels */
+    private static function some(array $labels): string
+    {
+        return \count($labels) <= 3 ? \implode('; ', $labels) : \implode('; ', \array_slice($labels, 0, 3)) . '; …';
     }
 
     /**

@@ -222,6 +222,10 @@ final class AppScenario extends HttpScenario implements Adaptive, Recommending
             return null;
         }
         $eligible = \array_values(\array_filter($modeRows, fn (Row $r): bool => Recommendation::eligible($r, $this->target->p99Ms)));
+        if ($eligible === [] && \array_filter($modeRows, static fn (Row $r): bool => Recommendation::errorShare($r) <= Recommendation::MAX_ERROR_SHARE) === []) {
+            // Every row of the mode failed requests: more workers would fail them too.
+            return null;
+        }
         $best = Findings::best($eligible === [] ? $modeRows : $eligible);
         $largest = \max(\array_map(static fn (Row $r): int => (int) $r->param('workers'), $modeRows));
         if ($best === null || (int) $best->param('workers') !== $largest) {
@@ -280,11 +284,42 @@ final class AppScenario extends HttpScenario implements Adaptive, Recommending
                 $row->notes[] = "server $note";
             }
         }
-        $blocked = self::blockedCalls((string) @\file_get_contents($log));
+        $text = (string) @\file_get_contents($log);
+        $problems = self::logProblems($text);
+        if ($problems['errors'] > 0 || $problems['worker_exits'] > 0) {
+            $row->metrics['log'] = $problems;
+        }
+        if ($problems['errors'] > 0) {
+            $row->notes[] = \sprintf('server log: %s error line(s), the first: %s', Format::number($problems['errors'], 0), $problems['first_error']);
+        }
+        if ($problems['worker_exits'] > 0) {
+            $row->notes[] = \sprintf('server log: a worker ended %s time(s) during the row and was replaced, the first %s', Format::number($problems['worker_exits'], 0), $problems['first_exit']);
+        }
+        $blocked = self::blockedCalls($text);
         if ($blocked !== []) {
             $row->metrics['blocked'] = $blocked;
             $row->notes[] = 'server log: ' . \array_sum($blocked) . ' "blocked" line(s): ' . \implode(', ', \array_map(static fn (string $call, int $n) => "$call ×$n", \array_keys($blocked), $blocked));
         }
+    }
+
+    /**
+     * What went wrong in the app during a row, from the server's log: the requests that failed with an
+     * error (an uncaught exception: the client got a 500) and the workers that ended and were replaced
+     * (exit() in sync mode, a fatal error, a crash). A user whose app fails under load reads the cause
+     * here instead of only a count of non-2xx answers.
+     *
+     * @return array{errors: int, first_error: ?string, worker_exits: int, first_exit: ?string}
+     */
+    public static function logProblems(string $log): array
+    {
+        $errors = \preg_match_all('/\] error: (.*)(?:\R\s+at (\S+))?/', $log, $e);
+        $exits = \preg_match_all('/\] warning: Worker \d+ \(pid \d+\) ((?:exited with code|killed by signal) \d+[^;\r\n]*)/', $log, $x);
+        return [
+            'errors' => $errors,
+            'first_error' => $errors > 0 ? \trim($e[1][0]) . ($e[2][0] !== '' ? " (at {$e[2][0]})" : '') : null,
+            'worker_exits' => $exits,
+            'first_exit' => $exits > 0 ? \trim($x[1][0]) : null,
+        ];
     }
 
     /**

@@ -210,4 +210,57 @@ final class RecommendationTest extends TestCase
         self::assertSame(['coroutine epoll w=1 c=1: ' . $broken->reason], $advice->reasons, 'the cause, once');
         self::assertStringContainsString('could not be loaded', $advice->text());
     }
+
+    public function testAnAppThatFailsRequestsIsToldToFixThemNotToRaiseTheTarget(): void
+    {
+        // Fast, low p99, but one request in ten is a 500: the failures are the finding, not the latency.
+        $rows = [];
+        foreach ([['coroutine', 1], ['sync', 4], ['sync', 16]] as $i => [$mode, $workers]) {
+            $row = self::row($mode, $workers, 1, ['rps' => 11000.0, 'p99_ms' => 1.2]);
+            $row->metrics['errors']['non2xx'] = 2200 + 100 * $i;
+            $row->metrics['log'] = ['errors' => 2200 + 100 * $i, 'first_error' => 'GET /: RuntimeException: boom (at /srv/app.php:6)', 'worker_exits' => 0, 'first_exit' => null];
+            $rows[] = $row;
+        }
+        $advice = Recommendation::compute($rows, 100.0, 1, 'app.php');
+        self::assertNull($advice->toArray()['recommended']);
+        self::assertStringStartsWith('No configuration served without errors: even the best, coroutine select w=1 c=1, failed 9.1 % of its requests (answers outside 2xx/3xx 2,200)', $advice->headline);
+        $text = \implode("\n", $advice->reasons);
+        self::assertStringNotContainsString('Raise --p99', $text);
+        self::assertStringContainsString('Fix the failures before tuning', $text);
+        self::assertStringContainsString('The server logged 6,900 failed request(s) in 3 row(s)', $text);
+        self::assertStringContainsString('the first: GET /: RuntimeException: boom (at /srv/app.php:6)', $text);
+        self::assertStringContainsString('coroutine mode ran at one concurrency level only', $text, 'one level cannot show blocking either way');
+        self::assertStringNotContainsString('No sign that the app blocks', $text);
+    }
+
+    public function testALevelPastTheRangeThatFailedRequestsIsNotDescribedByItsP99(): void
+    {
+        $timeouts = self::row('coroutine', 1, 512, ['rps' => 2000.0, 'p99_ms' => 40.0]);
+        $timeouts->metrics['errors']['timeout'] = 300;
+        $rows = [
+            self::row('coroutine', 1, 1, ['rps' => 500.0, 'p99_ms' => 3.0]),
+            self::row('coroutine', 1, 64, ['rps' => 3000.0, 'p99_ms' => 30.0]),
+            $timeouts,
+        ];
+        $advice = Recommendation::compute($rows, 100.0, 1, 'app.php');
+        self::assertSame(512, $advice->toArray()['first_concurrency_over_target']);
+        $text = \implode("\n", $advice->reasons);
+        self::assertStringContainsString('it stayed under 100 ms without errors up to concurrency 64; at 512, 7.0 % of its requests failed (timeout 300)', $text);
+        self::assertStringNotContainsString('was 40.0 ms at 512', $text, 'a p99 under the target is not why that level is out');
+    }
+
+    public function testTheServerLogSaysWhatFailed(): void
+    {
+        $log = "2026-11-23T10:58:57.417+00:00 [master 3861] info: Weft listening on 127.0.0.1:44933\n"
+            . "2026-11-23T10:58:57.452+00:00 [worker 3863] error: GET /: RuntimeException: boom 10\n  at /srv/app.php:6\n  (+25 frame(s) in Weft)\n"
+            . "2026-11-23T10:58:57.454+00:00 [worker 3863] error: GET /: RuntimeException: boom 20\n  at /srv/app.php:6\n"
+            . "2026-11-23T10:58:58.101+00:00 [master 3861] warning: Worker 1 (pid 3863) exited with code 1 after 0.6 s; restarting in 0.1 s\n"
+            . "2026-11-23T10:58:58.301+00:00 [master 3861] warning: Worker 1 (pid 3870) killed by signal 9 after 0.1 s; restarting in 0.2 s\n"
+            . "2026-11-23T10:58:59.000+00:00 [master 3861] info: Worker 1 (pid 3872) exited with code 0\n";
+        self::assertSame(
+            ['errors' => 2, 'first_error' => 'GET /: RuntimeException: boom 10 (at /srv/app.php:6)', 'worker_exits' => 2, 'first_exit' => 'exited with code 1 after 0.6 s'],
+            AppScenario::logProblems($log),
+        );
+        self::assertSame(['errors' => 0, 'first_error' => null, 'worker_exits' => 0, 'first_exit' => null], AppScenario::logProblems(''));
+    }
 }
