@@ -218,7 +218,8 @@ final class Recommendation
             }
         }
         if ($blocking['suspected']) {
-            $reasons[] = 'Coroutine mode blocks: ' . \implode(' ', $blocking['evidence'])
+            $evidence = $blocking['evidence'];
+            $reasons[] = 'Coroutine mode blocks: ' . \implode(' ', [\array_shift($evidence), ...\array_map('ucfirst', $evidence)])
                 . ' A call that blocks the worker holds every other request of that worker. Use Weft\'s own clients (Weft\Client\Mysql, Redis, Postgres, Http) or load the native extension, whose hooks make PDO, mysqli, phpredis, curl, file_get_contents and sleep/usleep suspend only the request; until then, sync mode (or coroutine mode with as many workers) is the honest configuration.';
         } elseif (\count(Findings::values(Findings::ok($ok, ['mode' => 'coroutine']), 'concurrency')) === 1) {
             // One level says nothing about whether more concurrency would have raised the throughput.
@@ -397,6 +398,13 @@ final class Recommendation
                 continue;
             }
             $serviceS = (int) $low->param('concurrency') / $low->number('rps');
+            // A request that is mostly CPU runs about one at a time per worker whether or not it blocks (a
+            // large response against a slow reader does the same): only a request that waits most of its
+            // time alone and still never overlaps another is blocking.
+            $cpuS = ($low->number('cpu_us_per_req') ?? 0.0) / 1e6;
+            if ($cpuS >= 0.5 * $serviceS) {
+                continue;
+            }
             $peak = Findings::best($config);
             // Little's law: the requests in progress at once at the configuration's best.
             $inFlight = $peak->number('rps') * $serviceS;

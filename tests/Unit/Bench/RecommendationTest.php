@@ -263,4 +263,29 @@ final class RecommendationTest extends TestCase
         );
         self::assertSame(['errors' => 0, 'first_error' => null, 'worker_exits' => 0, 'first_exit' => null], AppScenario::logProblems(''));
     }
+
+    public function testACpuHeavyRequestThatRunsOneAtATimeIsNotBlocking(): void
+    {
+        // A 2 MB answer: 0.56 ms of server CPU in a 0.72 ms request alone; at c=128 the reader, not the
+        // server, sets the pace (CPU 48 %), so about one request is in progress at a time without any block.
+        $rows = [
+            self::row('coroutine', 1, 1, ['rps' => 1392.0, 'p99_ms' => 2.1, 'cpu_us_per_req' => 558.7, 'cpu_pct' => 75.8]),
+            self::row('coroutine', 1, 16, ['rps' => 1211.0, 'p99_ms' => 37.0, 'cpu_us_per_req' => 468.9, 'cpu_pct' => 56.1]),
+            self::row('coroutine', 1, 128, ['rps' => 1009.0, 'p99_ms' => 510.0, 'cpu_us_per_req' => 492.1, 'cpu_pct' => 48.5]),
+        ];
+        $advice = Recommendation::compute($rows, 100.0, 1, 'large.php');
+        self::assertFalse($advice->toArray()['blocking']['suspected']);
+        self::assertTrue($advice->toArray()['cpu_bound']);
+        self::assertStringNotContainsString('Coroutine mode blocks', \implode("\n", $advice->reasons), 'CPU-bound and blocking at once would contradict itself');
+
+        // The same shape with a request that waits 20 ms alone is blocking, and every piece of evidence reads as a sentence.
+        $blocking = [
+            self::row('coroutine', 1, 1, ['rps' => 49.0, 'p99_ms' => 21.0, 'cpu_pct' => 1.0]),
+            self::row('coroutine', 1, 64, ['rps' => 49.6, 'p99_ms' => 1300.0, 'cpu_pct' => 1.5]),
+        ];
+        $blocking[1]->metrics['blocked'] = ['pcntl_sigtimedwait' => 2];
+        $text = \implode("\n", Recommendation::compute($blocking, 100.0, 1, 'app.php')->reasons);
+        self::assertStringContainsString('Coroutine mode blocks: the server logged 2 "blocked" line(s)', $text);
+        self::assertStringContainsString('(pcntl_sigtimedwait ×2). With 1 worker it never served', $text);
+    }
 }
