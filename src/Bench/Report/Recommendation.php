@@ -144,8 +144,9 @@ final class Recommendation
 
             $workers = (int) $best->param('workers');
             $headline = \sprintf(
-                '%s mode, %d worker%s: %s req/s with p99 %s ms (target %s) at concurrency %d, %s of memory.',
-                \ucfirst((string) $best->param('mode')), $workers, $workers === 1 ? '' : 's', Format::rate($best->number('rps')),
+                '%s mode%s, %d worker%s: %s req/s with p99 %s ms (target %s) at concurrency %d, %s of memory.',
+                self::modeName((string) $best->param('mode')), \count(Findings::values($ok, 'loop')) > 1 && $best->param('loop') !== null ? ' (' . $best->param('loop') . ' loop)' : '',
+                $workers, $workers === 1 ? '' : 's', Format::rate($best->number('rps')),
                 Format::ms($best->number('p99_ms')), $target, (int) $best->param('concurrency'), $memory === null ? 'unknown amount' : Format::bytes($memory),
             );
             $lowestC = (int) $config[0]->param('concurrency');
@@ -228,6 +229,11 @@ final class Recommendation
             $reasons[] = 'No sign that the app blocks in coroutine mode (throughput rose with concurrency or the CPU was busy, and no "blocked" line in the server logs).';
         }
         return new self($data + ['headline' => $headline, 'reasons' => $reasons], $headline, $reasons);
+    }
+
+    private static function modeName(string $mode): string
+    {
+        return $mode === 'fpm' ? 'FPM' : \ucfirst($mode);
     }
 
     /** The share of a row's requests that failed (error answers, resets, timeouts). */
@@ -345,7 +351,9 @@ final class Recommendation
         if ($single === []) {
             return null;
         }
-        \usort($single, static fn (Row $a, Row $b): int => [$a->param('mode') !== ($best?->param('mode') ?? 'coroutine'), $a->param('workers')] <=> [$b->param('mode') !== ($best?->param('mode') ?? 'coroutine'), $b->param('workers')]);
+        // The recommended mode and loop first, then the fewest workers.
+        $rank = static fn (Row $r): array => [$r->param('mode') !== ($best?->param('mode') ?? 'coroutine'), $best !== null && $r->param('loop') !== $best->param('loop'), $r->param('workers')];
+        \usort($single, static fn (Row $a, Row $b): int => $rank($a) <=> $rank($b));
         $row = $single[0];
         // The mean (a closed loop of one connection completes 1 / mean latency per second), to match the
         // CPU time per request, which is a mean too.
@@ -454,12 +462,12 @@ final class Recommendation
     {
         $under = $m['best_under_target'];
         if ($under === null) {
-            $text = \sprintf('%s mode never kept p99 under %s without errors', \ucfirst($mode), $target);
+            $text = \sprintf('%s mode never kept p99 under %s without errors', self::modeName($mode), $target);
             if ($m['best_any'] !== null) {
                 $text .= \sprintf(' (its most requests/s: %s at p99 %s ms, %s)', Format::rate($m['best_any']['rps']), Format::ms($m['best_any']['p99_ms']), $m['best_any']['label']);
             }
         } else {
-            $text = \sprintf('%s mode at best: %s req/s under target with %d worker%s (%s of the recommendation; %s PSS)', \ucfirst($mode), Format::rate($under['rps']),
+            $text = \sprintf('%s mode at best: %s req/s under target with %d worker%s (%s of the recommendation; %s PSS)', self::modeName($mode), Format::rate($under['rps']),
                 $under['workers'], $under['workers'] === 1 ? '' : 's', Format::times($under['rps'] / \max(0.001, (float) $best->number('rps'))), Format::bytes($under['pss_bytes']));
             $text .= $m['workers_to_match'] !== null
                 ? \sprintf('; it needs %d worker%s to come within %d %% of it', $m['workers_to_match'], $m['workers_to_match'] === 1 ? '' : 's', (int) (self::TIE * 100))

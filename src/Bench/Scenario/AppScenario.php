@@ -124,11 +124,14 @@ final class AppScenario extends HttpScenario implements Adaptive, Recommending
     public function rows(Environment $env): array
     {
         $rows = [];
-        $loop = $this->settings->loops[0] ?? self::defaultLoops($env)[0];
+        // Each loop given is a configuration of its own (fpm has none); by default the best one available.
+        $loops = $this->settings->loops ?? [self::defaultLoops($env)[0]];
         foreach ($this->modes() as $mode) {
-            foreach ($this->workers($mode, $env) as $w) {
-                foreach ($this->settings->concurrency ?? [$this->ladder()[0]] as $c) {
-                    $rows[] = $this->row($mode, $loop, $w, $c);
+            foreach ($mode === 'fpm' ? [$loops[0]] : $loops as $loop) {
+                foreach ($this->workers($mode, $env) as $w) {
+                    foreach ($this->settings->concurrency ?? [$this->ladder()[0]] as $c) {
+                        $rows[] = $this->row($mode, $loop, $w, $c);
+                    }
                 }
             }
         }

@@ -255,6 +255,16 @@ final class BenchAppTest extends TestCase
         self::assertStringContainsString("Unclosed '('", (string) \file_get_contents($this->out . '/report.md'));
     }
 
+    public function testEveryLoopGivenIsAConfigurationOfItsOwn(): void
+    {
+        [$code, , $stderr] = $this->bench(['app', \dirname(__DIR__, 3) . '/examples/hello.php', '--duration', '1', '--modes', 'coroutine,fpm', '--loops', 'select,epoll', '--workers', '1', '--concurrency', '1'], 90);
+        self::assertSame(0, $code, $stderr);
+        $rows = $this->results()['scenarios']['app']['rows'];
+        $configs = \array_map(static fn (array $r): string => $r['params']['mode'] . ' ' . ($r['params']['loop'] ?? '-'), $rows);
+        // fpm has no loop of its own: one row, not one a loop.
+        self::assertSame(['coroutine select', 'coroutine epoll', 'fpm -'], $configs);
+    }
+
     public function testOneConnectionLoadsEvenWhenTheRunnerInheritedManyDescriptors(): void
     {
         // wrk -c1 sizes its event loop for 13 descriptors: the sockets this process holds (inherited by

@@ -15,9 +15,9 @@ use Weft\Bench\Settings;
 final class RecommendationTest extends TestCase
 {
     /** @param array<string, mixed> $metrics */
-    private static function row(string $mode, int $workers, int $c, array $metrics): Row
+    private static function row(string $mode, int $workers, int $c, array $metrics, string $loop = 'select'): Row
     {
-        $row = new Row('app', ['mode' => $mode, 'loop' => 'select', 'workers' => $workers, 'concurrency' => $c]);
+        $row = new Row('app', ['mode' => $mode, 'loop' => $loop, 'workers' => $workers, 'concurrency' => $c]);
         $row->metrics = $metrics + [
             'errors' => ['connect' => 0, 'read' => 0, 'write' => 0, 'timeout' => 0, 'non2xx' => 0],
             'requests' => (int) (($metrics['rps'] ?? 0) * 2),
@@ -287,5 +287,19 @@ final class RecommendationTest extends TestCase
         $text = \implode("\n", Recommendation::compute($blocking, 100.0, 1, 'app.php')->reasons);
         self::assertStringContainsString('Coroutine mode blocks: the server logged 2 "blocked" line(s)', $text);
         self::assertStringContainsString('(pcntl_sigtimedwait ×2). With 1 worker it never served', $text);
+    }
+
+    public function testWithBothLoopsTheHeadlineNamesTheLoopAndAloneIsOfTheRecommendedOne(): void
+    {
+        $select = self::row('coroutine', 1, 1, ['rps' => 5000.0, 'p99_ms' => 3.0, 'cpu_us_per_req' => 60.0]);
+        $epoll = [
+            self::row('coroutine', 1, 1, ['rps' => 10000.0, 'p99_ms' => 2.0, 'cpu_us_per_req' => 40.0], 'epoll'),
+            self::row('coroutine', 1, 16, ['rps' => 40000.0, 'p99_ms' => 4.0], 'epoll'),
+        ];
+        $advice = Recommendation::compute([$select, ...$epoll], 100.0, 1, 'app.php');
+        self::assertStringStartsWith('Coroutine mode (epoll loop), 1 worker: 40,000 req/s', $advice->headline);
+        self::assertSame('coroutine epoll w=1 c=1', $advice->toArray()['alone']['label']);
+        // One loop: nothing to tell apart, so the headline does not name it.
+        self::assertStringStartsWith('Coroutine mode, 1 worker', Recommendation::compute($epoll, 100.0, 1, 'app.php')->headline);
     }
 }
