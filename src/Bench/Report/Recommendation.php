@@ -51,14 +51,19 @@ final class Recommendation
         return $row->errorTotal() <= self::MAX_ERROR_SHARE * \max(1.0, $requests + $row->errorTotal());
     }
 
-    /** @param list<Row> $rows */
-    public static function compute(array $rows, float $p99Target, int $serverCores, string $app): self
+    /**
+     * @param list<Row> $rows
+     * @param array<string, mixed> $request what was sent (AppTarget::toArray()), carried into the JSON so
+     *        a CI job can tell which requests the advice is for
+     */
+    public static function compute(array $rows, float $p99Target, int $serverCores, string $app, array $request = []): self
     {
         $ok = Findings::ok($rows);
         $eligible = \array_values(\array_filter($ok, static fn (Row $r): bool => self::eligible($r, $p99Target)));
         $target = Format::number($p99Target, 0) . ' ms';
         $data = [
             'app' => $app,
+            'request' => $request === [] ? null : $request,
             'p99_target_ms' => $p99Target,
             'rows_measured' => \count($ok),
             'recommended' => null,

@@ -385,7 +385,9 @@ final class AppScenario extends HttpScenario implements Adaptive, Recommending
 
     public function recommendation(array $rows): Recommendation
     {
-        return Recommendation::compute($rows, $this->target->p99Ms, $this->serverCores, $this->target->app);
+        $request = $this->target->toArray();
+        unset($request['app'], $request['p99_target_ms']);
+        return Recommendation::compute($rows, $this->target->p99Ms, $this->serverCores, $this->target->app, $request + ['env' => \array_keys($this->target->env)]);
     }
 
     public function checks(array $rows): array

@@ -194,6 +194,8 @@ final class BenchAppTest extends TestCase
             self::assertLessThan(0.05 * $row['metrics']['requests'] + 3, \array_sum($row['metrics']['errors']), \json_encode($row['metrics']['errors']));
         }
         self::assertConsistent($rows, $results['recommendations']['app']);
+        // What was sent is in the JSON (header and environment names, never their values).
+        self::assertSame(['paths' => ['/a', '/b?x=1'], 'method' => 'POST', 'body_bytes' => 8, 'headers' => ['X-Bench'], 'script' => null, 'env' => ['HITS_FILE']], $results['recommendations']['app']['request']);
         // The mix: both paths, with the method, header and body given.
         $seen = \array_count_values(\array_filter(\explode("\n", (string) @\file_get_contents($hits))));
         self::assertArrayHasKey('POST /a yes {"n": 1}', $seen, \implode(', ', \array_keys($seen)));
