@@ -18,6 +18,8 @@ final class Recommendation
     public const TIE = 0.05;
     /** The knee: the first concurrency at which a configuration reached this share of its peak. */
     public const KNEE = 0.90;
+    /** A configuration whose last concurrency step still added this share of requests/s had not saturated. */
+    public const RISING = 0.05;
     /** A row with a larger share of failed requests is not a candidate. */
     public const MAX_ERROR_SHARE = 0.001;
     /** A server at this share of its cores is CPU-bound... */
@@ -121,6 +123,14 @@ final class Recommendation
                     break;
                 }
             }
+            // No knee inside the measured range: one level only, or requests/s still rising at the last one.
+            $last = $config[\count($config) - 1];
+            $before = \count($config) >= 2 ? $config[\count($config) - 2] : null;
+            $rising = $before !== null && $before->number('rps') > 0 && $last->number('rps') >= $peak
+                && $last->number('rps') / $before->number('rps') - 1 >= self::RISING;
+            if (\count($config) === 1 || $rising) {
+                $knee = null;
+            }
             $under = \array_values(\array_filter($config, static fn (Row $r): bool => self::eligible($r, $p99Target)));
             $maxUnder = \max(\array_map(static fn (Row $r): int => (int) $r->param('concurrency'), $under));
             $over = null;
@@ -155,10 +165,14 @@ final class Recommendation
                 Format::ms($best->number('p99_ms')), $target, (int) $best->param('concurrency'), $memory === null ? 'unknown amount' : Format::bytes($memory),
             );
             $lowestC = (int) $config[0]->param('concurrency');
-            $saturation = $knee === $lowestC && $lowestC > 1
+            $saturation = match (true) {
+                \count($config) === 1 => \sprintf('Only concurrency %d was measured for it, so where it saturates is not known', $lowestC),
+                $rising => \sprintf('It had not saturated at concurrency %d, the highest level measured for it (requests/s still rose %s from concurrency %d); more concurrency may serve more, at a higher p99',
+                    (int) $last->param('concurrency'), Format::number(100 * ($last->number('rps') / $before->number('rps') - 1), 0) . ' %', (int) $before->param('concurrency')),
                 // Its climb started high (a configuration added for more workers): the knee is at or below its first level.
-                ? \sprintf('It saturates at or below concurrency %d, the lowest level measured for it', $knee)
-                : \sprintf('It saturates at about concurrency %d (the first level where it reached %d %% of its peak requests/s)', $knee, (int) (self::KNEE * 100));
+                $knee === $lowestC && $lowestC > 1 => \sprintf('It saturates at or below concurrency %d, the lowest level measured for it', $knee),
+                default => \sprintf('It saturates at about concurrency %d (the first level where it reached %d %% of its peak requests/s)', $knee, (int) (self::KNEE * 100)),
+            };
             $saturation .= match (true) {
                 $over === null => \sprintf('; p99 stayed under %s up to concurrency %d, the highest measured for it.', $target, $maxUnder),
                 // Past the range it failed requests (timeouts, resets, errors), whatever its p99 was.
@@ -200,7 +214,8 @@ final class Recommendation
             );
         }
 
-        if ($best !== null && !$data['cpu_bound'] && !$blocking['suspected']) {
+        // Only where the throughput stopped rising inside the measured range did something set a pace.
+        if ($best !== null && !$data['cpu_bound'] && !$blocking['suspected'] && $data['knee_concurrency'] !== null) {
             $config = self::config($ok, $best);
             $peak = Findings::best($config);
             if ($peak !== null && ($peak->number('cpu_pct') ?? 100.0) < self::IDLE * 100 * $serverCores && \count($config) > 1) {

@@ -302,4 +302,29 @@ final class RecommendationTest extends TestCase
         // One loop: nothing to tell apart, so the headline does not name it.
         self::assertStringStartsWith('Coroutine mode, 1 worker', Recommendation::compute($epoll, 100.0, 1, 'app.php')->headline);
     }
+
+    public function testAConfigurationStillRisingAtItsLastLevelHasNoKnee(): void
+    {
+        // A 50 ms upstream: requests/s grow with concurrency all the way up the ladder; p99 passes the
+        // target on the way. Neither "saturates at 512" nor "something outside set the pace" holds.
+        $rows = [
+            self::row('coroutine', 1, 1, ['rps' => 19.0, 'p99_ms' => 54.7, 'cpu_pct' => 2.0, 'cpu_us_per_req' => 1050.0]),
+            self::row('coroutine', 1, 16, ['rps' => 292.0, 'p99_ms' => 67.1, 'cpu_pct' => 9.7]),
+            self::row('coroutine', 1, 128, ['rps' => 2149.0, 'p99_ms' => 128.0, 'cpu_pct' => 36.0]),
+            self::row('coroutine', 1, 512, ['rps' => 3156.0, 'p99_ms' => 359.0, 'cpu_pct' => 49.9]),
+        ];
+        $advice = Recommendation::compute($rows, 100.0, 1, 'upstream.php');
+        $data = $advice->toArray();
+        self::assertSame(16, $data['recommended']['concurrency']);
+        self::assertNull($data['knee_concurrency']);
+        $text = \implode("\n", $advice->reasons);
+        self::assertStringContainsString('It had not saturated at concurrency 512, the highest level measured for it (requests/s still rose 47 % from concurrency 128)', $text);
+        self::assertStringNotContainsString('saturates at', $text);
+        self::assertStringNotContainsString('something outside the server set the pace', $text);
+
+        // One level only: nothing to say about where it saturates.
+        $one = Recommendation::compute([self::row('coroutine', 1, 16, ['rps' => 292.0, 'p99_ms' => 67.1])], 100.0, 1, 'upstream.php');
+        self::assertNull($one->toArray()['knee_concurrency']);
+        self::assertStringContainsString('Only concurrency 16 was measured for it, so where it saturates is not known', \implode("\n", $one->reasons));
+    }
 }
