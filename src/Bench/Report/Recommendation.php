@@ -80,14 +80,10 @@ final class Recommendation
         $reasons = [];
         if ($ok === []) {
             // Say why: a user whose app does not load must read it here, not dig through the table.
-            $why = [];
-            foreach ($rows as $row) {
-                if ($row->status === Row::FAILED && $row->reason !== null && \count($why) < 3) {
-                    $why[$row->reason] ??= $row->label() . ': ' . $row->reason;
-                }
-            }
+            // The failures first (up to three different ones); with none, why the rows were skipped.
+            $why = self::causes($rows, Row::FAILED, 3) ?: self::causes($rows, Row::SKIPPED, 1);
             $headline = 'No row ran, so there is nothing to recommend.';
-            return new self($data + ['headline' => $headline, 'reasons' => \array_values($why)], $headline, \array_values($why));
+            return new self($data + ['headline' => $headline, 'reasons' => $why], $headline, $why);
         }
 
         $best = self::pick($eligible);
@@ -249,6 +245,21 @@ final class Recommendation
             $reasons[] = 'No sign that the app blocks in coroutine mode (throughput rose with concurrency or the CPU was busy, and no "blocked" line in the server logs).';
         }
         return new self($data + ['headline' => $headline, 'reasons' => $reasons], $headline, $reasons);
+    }
+
+    /**
+     * @param list<Row> $rows
+     * @return list<string> "label: reason" of the first rows with this status, one per different reason
+     */
+    private static function causes(array $rows, string $status, int $max): array
+    {
+        $why = [];
+        foreach ($rows as $row) {
+            if ($row->status === $status && $row->reason !== null && !isset($why[$row->reason]) && \count($why) < $max) {
+                $why[$row->reason] = $row->label() . ': ' . ($status === Row::SKIPPED ? 'skipped: ' : '') . $row->reason;
+            }
+        }
+        return \array_values($why);
     }
 
     private static function modeName(string $mode): string

@@ -209,6 +209,10 @@ final class RecommendationTest extends TestCase
         self::assertSame($advice->headline, $data['headline'], 'the JSON carries the headline too');
         self::assertSame(['coroutine epoll w=1 c=1: ' . $broken->reason], $advice->reasons, 'the cause, once');
         self::assertStringContainsString('could not be loaded', $advice->text());
+
+        $interrupted = new Row('app', ['mode' => 'sync', 'loop' => 'epoll', 'workers' => 64, 'concurrency' => 128]);
+        $interrupted->skip('interrupted');
+        self::assertSame(['sync epoll w=64 c=128: skipped: interrupted'], Recommendation::compute([$interrupted], 100.0, 1, 'app.php')->reasons);
     }
 
     public function testAnAppThatFailsRequestsIsToldToFixThemNotToRaiseTheTarget(): void
