@@ -268,10 +268,19 @@ final class AppScenario extends HttpScenario implements Adaptive, Recommending
             }
             $script = $this->script;
         }
-        $check = static function (array $answer): ?string {
-            return $answer['status'] >= 200 && $answer['status'] < 400
-                ? null
-                : "status {$answer['status']} (body: " . \substr($answer['body'], 0, 160) . ')';
+        $request = "{$t->method} {$t->paths[0]}";
+        $scriptCheck = null;
+        $check = static function (array $answer) use ($t, $request, &$scriptCheck): ?string {
+            if ($answer['status'] >= 200 && $answer['status'] < 400) {
+                return null;
+            }
+            $problem = "$request answered status {$answer['status']} (body: " . \substr($answer['body'], 0, 160) . ')';
+            if ($t->script !== null) {
+                // The script, not this request, makes the load: its own failures show in the errors column.
+                $scriptCheck = $problem;
+                return null;
+            }
+            return $problem . ($answer['status'] === 404 || $answer['status'] === 405 ? '; give the request the app expects with --url, --method, --header, --body' : '');
         };
         $probe = static fn (int $port): array => Probe::request('127.0.0.1', $port, $t->method, $t->paths[0], $t->headers, $t->body, 15.0);
         $server = $this->startServer($row, $env, $t->app, self::serveArguments($row), $t->env);
@@ -281,6 +290,9 @@ final class AppScenario extends HttpScenario implements Adaptive, Recommending
         $log = $server->process->stderrFile;
         try {
             $this->loadServer($row, $env, $server, $check, $t->paths[0], $script, null, \Weft\Bench\Load\Wrk::TIMEOUT, $probe);
+            if ($scriptCheck !== null) {
+                $row->notes[] = "check request: $scriptCheck; the wrk script's own requests were loaded anyway (their failures are in the errors column)";
+            }
         } finally {
             $note = $server->stop();
             if ($note !== null) {

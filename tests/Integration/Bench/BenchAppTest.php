@@ -272,6 +272,31 @@ final class BenchAppTest extends TestCase
         self::assertSame(['coroutine select', 'coroutine epoll', 'fpm -'], $configs);
     }
 
+    public function testAScriptLoadsAnAppThatRefusesTheCheckRequestAndAPlainRunSaysWhatToGive(): void
+    {
+        \mkdir($this->out);
+        $app = $this->out . '/post-only.php';
+        \file_put_contents($app, <<<'PHP'
+            <?php
+            use Weft\Http\Message\{Request, Response};
+            return static fn (Request $r): Response => $r->method() === 'POST' && $r->path() === '/items'
+                ? new Response(201, [], 'made') : new Response(405, [], 'POST /items only');
+            PHP);
+        $script = $this->out . '/posts.lua';
+        \file_put_contents($script, "request = function()\n  return wrk.format(\"POST\", \"/items\", {}, \"x\")\nend\n");
+        [$code, , $stderr] = $this->bench(['app', $app, '--script', $script, '--duration', '1', '--modes', 'coroutine', '--workers', '1', '--concurrency', '2'], 60);
+        self::assertSame(0, $code, $stderr);
+        $row = $this->results()['scenarios']['app']['rows'][0];
+        self::assertSame('ok', $row['status'], (string) $row['reason']);
+        self::assertSame(0, $row['metrics']['errors']['non2xx'], 'the script\'s POSTs were answered 201');
+        self::assertStringContainsString('check request: GET / answered status 405', \implode(' ', $row['notes']));
+
+        // Without the script the check request is the load's request: it fails the row, and says how to fix it.
+        [$code, $stdout] = $this->bench(['app', $app, '--duration', '1', '--modes', 'coroutine', '--workers', '1', '--concurrency', '2'], 60);
+        self::assertSame(1, $code);
+        self::assertStringContainsString('GET / answered status 405 (body: POST /items only); give the request the app expects with --url, --method', $stdout);
+    }
+
     public function testOneConnectionLoadsEvenWhenTheRunnerInheritedManyDescriptors(): void
     {
         // wrk -c1 sizes its event loop for 13 descriptors: the sockets this process holds (inherited by
