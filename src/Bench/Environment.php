@@ -241,7 +241,8 @@ final class Environment
      */
     public static function bootFailure(string $log): ?string
     {
-        if (\preg_match('/could not load the application: (.*)\R(?:\s+at (\S+))?/', $log, $m)) {
+        // "Worker could not load..." (a Weft worker), "Cannot load the application: ..." (an fpm-mode worker).
+        if (\preg_match('/(?:could not|Cannot) load the application: (.*)\R(?:\s+at (\S+))?/', $log, $m)) {
             return 'the application could not be loaded: ' . \trim($m[1]) . (isset($m[2]) && $m[2] !== '' ? " (at {$m[2]})" : '');
         }
         // A worker that ends as it starts (exit() in the app file, a fatal error that kills the process):

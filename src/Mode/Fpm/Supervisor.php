@@ -240,6 +240,8 @@ final class Supervisor
                     return false;
                 }
             }
+            // The workers' records while starting too: an app that cannot load says so now, not at exit.
+            $this->logPipe?->drain($this->logger, $this->output);
             // php-fpm's socket first: a probe before it exists only earns a [crit] line from nginx.
             if (\file_exists($this->settings->fpmSocket()) && $this->portOpen() && $this->client->ping()) {
                 return true;

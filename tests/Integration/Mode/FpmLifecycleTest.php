@@ -154,6 +154,32 @@ final class FpmLifecycleTest extends FpmTestCase
         self::assertDirectoryDoesNotExist($this->dir . '/weft.pid.fpm');
     }
 
+    public function testAnAppThatCannotLoadSaysSoWhileStarting(): void
+    {
+        // The workers' log records reach the supervisor through a FIFO it used to read only once
+        // running: an app that cannot load was silent for the whole start timeout.
+        $app = $this->dir . '/broken.php';
+        \file_put_contents($app, "<?php\nreturn static fn (\$r) => strlen(\n");
+        $stderr = $this->dir . '/stderr';
+        $process = \proc_open(
+            [\PHP_BINARY, ServerProcess::BIN, 'serve', $app, '--mode', 'fpm', '--port', '0', '--workers', '1', '--pid-file', $this->dir . '/weft.pid'],
+            [0 => ['file', '/dev/null', 'r'], 1 => ['file', '/dev/null', 'w'], 2 => ['file', $stderr, 'w']],
+            $pipes,
+        );
+        self::assertIsResource($process);
+        try {
+            $log = self::eventually(static fn () => \str_contains((string) @\file_get_contents($stderr), 'Cannot load the application') ? \file_get_contents($stderr) : null, 30.0, 'the load error in the log');
+            self::assertStringContainsString("Unclosed '('", $log);
+            self::assertStringContainsString("at $app:3", $log);
+            self::assertTrue(\proc_get_status($process)['running'], 'still starting: php-fpm keeps trying');
+        } finally {
+            \proc_terminate($process, \SIGTERM);
+            self::eventually(static fn () => !\proc_get_status($process)['running'], 30.0, 'the stop');
+            \proc_close($process);
+        }
+        self::assertDirectoryDoesNotExist($this->dir . '/weft.pid.fpm');
+    }
+
     /** @return iterable<string, array{string, string}> */
     public static function binaries(): iterable
     {

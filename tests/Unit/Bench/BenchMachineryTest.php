@@ -167,6 +167,9 @@ final class BenchMachineryTest extends TestCase
             . "  at /srv/app.php:3\n  (+10 frame(s) in Weft)\n";
         self::assertSame("the application could not be loaded: Unclosed '(' on line 2 (at /srv/app.php:3)", Environment::bootFailure($parse));
 
+        $fpm = "2026-11-23T11:15:23.080+00:00 [fpm worker 8072] error: Cannot load the application: ParseError: Unclosed '(' on line 2\n  at /srv/app.php:3\n";
+        self::assertSame("the application could not be loaded: ParseError: Unclosed '(' on line 2 (at /srv/app.php:3)", Environment::bootFailure($fpm));
+
         // exit() in the app file: workers end as they start, with nothing else in the log.
         $exits = $master;
         for ($i = 0; $i < 2; $i++) {
