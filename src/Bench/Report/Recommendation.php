@@ -527,8 +527,8 @@ final class Recommendation
         foreach ($this->reasons as $reason) {
             $out .= "- $reason\n";
         }
-        return $out . "\nComputed from the rows of this run (table below): the best requests/s among rows with p99 ≤ "
-            . Format::number((float) $this->data['p99_target_ms'], 0) . " ms and no errors, ties within 5 % going to the smaller memory.\n\n";
+        return $out . "\nComputed from the rows of this run (table below): the best requests/s among the candidates, rows with p99 ≤ "
+            . Format::number((float) $this->data['p99_target_ms'], 0) . ' ms and at most ' . Format::number(100 * self::MAX_ERROR_SHARE) . " % of requests failed, ties within 5 % going to the smaller memory.\n\n";
     }
 
     /** Plain text for the terminal. */

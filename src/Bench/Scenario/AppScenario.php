@@ -366,7 +366,13 @@ final class AppScenario extends HttpScenario implements Adaptive, Recommending
             Column::param('workers', 'workers'),
             Column::param('conc.', 'concurrency'),
             ...Column::http(),
-            new Column('p99 ≤ target', fn (Row $r): string => $r->isOk() ? (Recommendation::eligible($r, $this->target->p99Ms) ? 'yes' : 'no') : Format::NONE, false),
+            // Whether the recommendation may pick the row, and if not why: a fast row that failed requests is out too.
+            new Column('candidate', fn (Row $r): string => match (true) {
+                !$r->isOk() => Format::NONE,
+                Recommendation::eligible($r, $this->target->p99Ms) => 'yes',
+                ($r->number('p99_ms') ?? \INF) > $this->target->p99Ms => 'no: p99',
+                default => 'no: errors',
+            }, false),
             ...$this->abColumns(),
             Column::status(),
         ];
