@@ -380,7 +380,8 @@ final class AppScenario extends HttpScenario implements Adaptive, Recommending
 
     public function charts(): array
     {
-        $series = ['mode', 'workers'];
+        // With several loops each is a line of its own: mode and workers alone would merge their points.
+        $series = \count($this->settings->loops ?? []) > 1 ? ['mode', 'loop', 'workers'] : ['mode', 'workers'];
         return [
             new Chart('app-rps.svg', 'app: requests/s against concurrency', 'concurrency', 'concurrent connections', 'rps', 'requests/s', $series),
             new Chart('app-p99.svg', 'app: p99 latency against concurrency', 'concurrency', 'concurrent connections', 'p99_ms', 'p99 latency (ms)', $series),

@@ -270,6 +270,10 @@ final class BenchAppTest extends TestCase
         $configs = \array_map(static fn (array $r): string => $r['params']['mode'] . ' ' . ($r['params']['loop'] ?? '-'), $rows);
         // fpm has no loop of its own: one row, not one a loop.
         self::assertSame(['coroutine select', 'coroutine epoll', 'fpm -'], $configs);
+        // ... and a line of its own in the charts.
+        $svg = (string) \file_get_contents($this->out . '/app-rps.svg');
+        self::assertStringContainsString('coroutine select 1 w', $svg);
+        self::assertStringContainsString('coroutine epoll 1 w', $svg);
     }
 
     public function testAScriptLoadsAnAppThatRefusesTheCheckRequestAndAPlainRunSaysWhatToGive(): void
