@@ -282,7 +282,13 @@ final class AppScenario extends HttpScenario implements Adaptive, Recommending
             }
             return $problem . ($answer['status'] === 404 || $answer['status'] === 405 ? '; give the request the app expects with --url, --method, --header, --body' : '');
         };
-        $probe = static fn (int $port): array => Probe::request('127.0.0.1', $port, $t->method, $t->paths[0], $t->headers, $t->body, 15.0);
+        $probeSeconds = null;
+        $probe = static function (int $port) use ($t, &$probeSeconds): array {
+            $started = \microtime(true);
+            $answer = Probe::request('127.0.0.1', $port, $t->method, $t->paths[0], $t->headers, $t->body, 15.0);
+            $probeSeconds = \microtime(true) - $started;
+            return $answer;
+        };
         $server = $this->startServer($row, $env, $t->app, self::serveArguments($row), $t->env);
         if ($server === null) {
             return;
@@ -290,6 +296,12 @@ final class AppScenario extends HttpScenario implements Adaptive, Recommending
         $log = $server->process->stderrFile;
         try {
             $this->loadServer($row, $env, $server, $check, $t->paths[0], $script, null, \Weft\Bench\Load\Wrk::TIMEOUT, $probe);
+            if ($row->isOk() && (int) ($row->number('requests') ?? 0) === 0) {
+                // wrk counts only the requests that completed within the row: none is no figure at all.
+                $row->fail(\sprintf('no request completed in the row\'s %s s of load%s: give a --duration well above the time a request takes (and a --p99 above it)',
+                    Format::number($env->settings->duration(), \fmod($env->settings->duration(), 1.0) === 0.0 ? 0 : 1),
+                    $probeSeconds === null ? '' : ' (the check request alone took ' . Format::ms($probeSeconds * 1000) . ' ms)'));
+            }
             if ($scriptCheck !== null) {
                 $row->notes[] = "check request: $scriptCheck; the wrk script's own requests were loaded anyway (their failures are in the errors column)";
             }

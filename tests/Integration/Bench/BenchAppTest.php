@@ -301,6 +301,21 @@ final class BenchAppTest extends TestCase
         self::assertStringContainsString('GET / answered status 405 (body: POST /items only); give the request the app expects with --url, --method', $stdout);
     }
 
+    public function testARowInWhichNoRequestCompletedIsAFailureThatSaysWhy(): void
+    {
+        \mkdir($this->out);
+        $app = $this->out . '/slow-app.php';
+        // 2 s a request (suspended, not blocking) against 1 s rows: wrk can never count one.
+        \file_put_contents($app, "<?php\nreturn static function (\$r) { usleep(2_000_000); return new Weft\\Http\\Message\\Response(200, [], 'late'); };\n");
+        [$code, $stdout] = $this->bench(['app', $app, '--duration', '1', '--modes', 'coroutine', '--workers', '1', '--concurrency', '1'], 60);
+        self::assertSame(1, $code, 'nothing was measured');
+        $row = $this->results()['scenarios']['app']['rows'][0];
+        self::assertSame('failed', $row['status']);
+        self::assertStringContainsString("no request completed in the row's 1 s of load (the check request alone took", (string) $row['reason']);
+        self::assertStringContainsString('give a --duration well above the time a request takes', $stdout);
+        self::assertStringNotContainsString('Raise --p99', $stdout);
+    }
+
     public function testOneConnectionLoadsEvenWhenTheRunnerInheritedManyDescriptors(): void
     {
         // wrk -c1 sizes its event loop for 13 descriptors: the sockets this process holds (inherited by
