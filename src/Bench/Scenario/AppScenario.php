@@ -283,9 +283,9 @@ final class AppScenario extends HttpScenario implements Adaptive, Recommending
             return $problem . ($answer['status'] === 404 || $answer['status'] === 405 ? '; give the request the app expects with --url, --method, --header, --body' : '');
         };
         $probeSeconds = null;
-        $probe = static function (int $port) use ($t, &$probeSeconds): array {
+        $probe = static function (int $port) use ($t, $env, &$probeSeconds): array {
             $started = \microtime(true);
-            $answer = Probe::request('127.0.0.1', $port, $t->method, $t->paths[0], $t->headers, $t->body, 15.0);
+            $answer = Probe::request('127.0.0.1', $port, $t->method, $t->paths[0], $t->headers, $t->body, 15.0, static fn (): bool => $env->interrupted);
             $probeSeconds = \microtime(true) - $started;
             return $answer;
         };
@@ -296,6 +296,9 @@ final class AppScenario extends HttpScenario implements Adaptive, Recommending
         $log = $server->process->stderrFile;
         try {
             $this->loadServer($row, $env, $server, $check, $t->paths[0], $script, null, \Weft\Bench\Load\Wrk::TIMEOUT, $probe);
+            if ($env->interrupted && !$row->isOk()) {
+                $row->skip('interrupted');
+            }
             if ($row->isOk() && (int) ($row->number('requests') ?? 0) === 0) {
                 // wrk counts only the requests that completed within the row: none is no figure at all.
                 $row->fail(\sprintf('no request completed in the row\'s %s s of load%s: give a --duration well above the time a request takes (and a --p99 above it)',
