@@ -169,6 +169,10 @@ final class BenchCommand
         } catch (\InvalidArgumentException $e) {
             throw new UsageError($e->getMessage());
         }
+        if ($target->method === 'HEAD') {
+            // wrk does not know an answer to HEAD has no body: it waits for the Content-Length bytes and counts nothing.
+            throw new UsageError("option '--method': wrk cannot load HEAD requests (it waits for a body the answer never sends); load GET instead");
+        }
         if ($settings->ab && ($target->needsScript() || $target->script !== null)) {
             // ab sends one GET of one URL: its figures would be for a different request than wrk's.
             throw new UsageError("option '--ab' loads one GET of one path; it cannot send --method, --body, --header, several --url or a --script");

@@ -301,9 +301,13 @@ final class AppScenario extends HttpScenario implements Adaptive, Recommending
             }
             if ($row->isOk() && (int) ($row->number('requests') ?? 0) === 0) {
                 // wrk counts only the requests that completed within the row: none is no figure at all.
-                $row->fail(\sprintf('no request completed in the row\'s %s s of load%s: give a --duration well above the time a request takes (and a --p99 above it)',
-                    Format::number($env->settings->duration(), \fmod($env->settings->duration(), 1.0) === 0.0 ? 0 : 1),
-                    $probeSeconds === null ? '' : ' (the check request alone took ' . Format::ms($probeSeconds * 1000) . ' ms)'));
+                $seconds = $env->settings->duration();
+                $took = $probeSeconds === null ? '' : 'the check request alone took ' . Format::ms($probeSeconds * 1000) . ' ms';
+                $row->fail(\sprintf('no request completed in the row\'s %s s of load', Format::number($seconds, \fmod($seconds, 1.0) === 0.0 ? 0 : 1))
+                    . ($probeSeconds !== null && $probeSeconds < $seconds / 2
+                        // Fast alone, yet nothing counted: wrk could not read the answers.
+                        ? ", although $took: wrk could not read the answers (its output is in the logs folder)"
+                        : ($took === '' ? '' : " ($took)") . ': give a --duration well above the time a request takes (and a --p99 above it)'));
             }
             if ($scriptCheck !== null) {
                 $row->notes[] = "check request: $scriptCheck; the wrk script's own requests were loaded anyway (their failures are in the errors column)";

@@ -314,6 +314,15 @@ final class BenchAppTest extends TestCase
         self::assertStringContainsString("no request completed in the row's 1 s of load (the check request alone took", (string) $row['reason']);
         self::assertStringContainsString('give a --duration well above the time a request takes', $stdout);
         self::assertStringNotContainsString('Raise --p99', $stdout);
+
+        // Fast answers that wrk cannot count (HEAD from a script: wrk waits for the announced body) say so instead.
+        $script = $this->out . '/head.lua';
+        \file_put_contents($script, "request = function()\n  return wrk.format(\"HEAD\", \"/\")\nend\n");
+        [$code] = $this->bench(['app', \dirname(__DIR__, 3) . '/examples/hello.php', '--script', $script, '--duration', '1', '--modes', 'coroutine', '--workers', '1', '--concurrency', '1'], 60);
+        self::assertSame(1, $code);
+        $row = $this->results()['scenarios']['app']['rows'][0];
+        self::assertSame('failed', $row['status']);
+        self::assertStringContainsString('wrk could not read the answers', (string) $row['reason']);
     }
 
     public function testOneConnectionLoadsEvenWhenTheRunnerInheritedManyDescriptors(): void

@@ -41,6 +41,11 @@ final class BenchAppOptionsTest extends TestCase
         self::assertStringContainsString('--ab', $help);
     }
 
+    public function testHeadIsRefusedSinceWrkCannotCountItsAnswers(): void
+    {
+        self::assertStringContainsString('wrk cannot load HEAD requests', self::usageError(['--method', 'head']));
+    }
+
     public function testAbCannotSendAnythingButOneGet(): void
     {
         foreach ([['--method', 'POST'], ['--body', 'x'], ['--header', 'X-A: b'], ['--url', '/a', '--url', '/b']] as $request) {
