@@ -122,8 +122,10 @@ final class Recommendation
             // No knee inside the measured range: one level only, or requests/s still rising at the last one.
             $last = $config[\count($config) - 1];
             $before = \count($config) >= 2 ? $config[\count($config) - 2] : null;
+            // ... unless the server's CPU was already saturated there: that is where it saturates.
             $rising = $before !== null && $before->number('rps') > 0 && $last->number('rps') >= $peak
-                && $last->number('rps') / $before->number('rps') - 1 >= self::RISING;
+                && $last->number('rps') / $before->number('rps') - 1 >= self::RISING
+                && ($last->number('cpu_pct') ?? 0.0) < self::SATURATED * 100 * $serverCores;
             if (\count($config) === 1 || $rising) {
                 $knee = null;
             }

@@ -326,6 +326,13 @@ final class RecommendationTest extends TestCase
         self::assertStringNotContainsString('saturates at', $text);
         self::assertStringNotContainsString('something outside the server set the pace', $text);
 
+        // The same climb with the CPU saturated at the last level: that level is where it saturates.
+        $rows[3]->metrics['cpu_pct'] = 96.0;
+        $rows[2]->metrics['p99_ms'] = 90.0;
+        $cpu = Recommendation::compute($rows, 100.0, 1, 'upstream.php');
+        self::assertSame(512, $cpu->toArray()['knee_concurrency']);
+        self::assertStringNotContainsString('had not saturated', \implode("\n", $cpu->reasons));
+
         // One level only: nothing to say about where it saturates.
         $one = Recommendation::compute([self::row('coroutine', 1, 16, ['rps' => 292.0, 'p99_ms' => 67.1])], 100.0, 1, 'upstream.php');
         self::assertNull($one->toArray()['knee_concurrency']);
