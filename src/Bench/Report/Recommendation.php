@@ -317,7 +317,7 @@ final class Recommendation
         }
         $lines = [];
         if ($errors > 0) {
-            $lines[] = \sprintf('The server logged %s failed request(s) in %d row(s) (%s); the first: %s. The logs folder next to the report has every server\'s log.',
+            $lines[] = \sprintf('The server logged %s error line(s) (each uncaught exception among them is a failed request) in %d row(s) (%s); the first: %s. The logs folder next to the report has every server\'s log.',
                 Format::number($errors, 0), \count($errorRows), self::some($errorRows), $firstError);
         }
         if ($exits > 0) {

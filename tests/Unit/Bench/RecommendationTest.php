@@ -231,7 +231,7 @@ final class RecommendationTest extends TestCase
         $text = \implode("\n", $advice->reasons);
         self::assertStringNotContainsString('Raise --p99', $text);
         self::assertStringContainsString('Fix the failures before tuning', $text);
-        self::assertStringContainsString('The server logged 6,900 failed request(s) in 3 row(s)', $text);
+        self::assertStringContainsString('The server logged 6,900 error line(s) (each uncaught exception among them is a failed request) in 3 row(s)', $text);
         self::assertStringContainsString('the first: GET /: RuntimeException: boom (at /srv/app.php:6)', $text);
         self::assertStringContainsString('coroutine mode ran at one concurrency level only', $text, 'one level cannot show blocking either way');
         self::assertStringNotContainsString('No sign that the app blocks', $text);
