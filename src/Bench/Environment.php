@@ -245,6 +245,9 @@ final class Environment
         if (\preg_match('/(?:could not|Cannot) load the application: (.*)\R(?:\s+at (\S+))?/', $log, $m)) {
             return 'the application could not be loaded: ' . \trim($m[1]) . (isset($m[2]) && $m[2] !== '' ? " (at {$m[2]})" : '');
         }
+        if (\preg_match('/The readiness request loads the application and expects "pong", but (.*)/', $log, $m)) {
+            return 'the application could not be loaded: the fpm worker answered the readiness request, but ' . \trim($m[1]);
+        }
         // A worker that ends as it starts (exit() in the app file, a fatal error that kills the process):
         // one restart may be bad luck, three in a row before the server was ever ready are not.
         if (\preg_match_all('/Worker \d+ \(pid \d+\) exited with code (\d+)/', $log, $m) >= 3) {

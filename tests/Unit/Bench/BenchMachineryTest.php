@@ -170,6 +170,9 @@ final class BenchMachineryTest extends TestCase
         $fpm = "2026-11-23T11:15:23.080+00:00 [fpm worker 8072] error: Cannot load the application: ParseError: Unclosed '(' on line 2\n  at /srv/app.php:3\n";
         self::assertSame("the application could not be loaded: ParseError: Unclosed '(' on line 2 (at /srv/app.php:3)", Environment::bootFailure($fpm));
 
+        $fpmExit = "2026-11-23T11:30:00.000+00:00 [master 7521] warning: The readiness request loads the application and expects \"pong\", but got status 200 with 0 byte(s): does the application file call exit() or die() when it is loaded?\n";
+        self::assertSame('the application could not be loaded: the fpm worker answered the readiness request, but got status 200 with 0 byte(s): does the application file call exit() or die() when it is loaded?', Environment::bootFailure($fpmExit));
+
         // exit() in the app file: workers end as they start, with nothing else in the log.
         $exits = $master;
         for ($i = 0; $i < 2; $i++) {
