@@ -245,6 +245,10 @@ final class Environment
         if (\preg_match('/(?:could not|Cannot) load the application: (.*)\R(?:\s+at (\S+))?/', $log, $m)) {
             return 'the application could not be loaded: ' . \trim($m[1]) . (isset($m[2]) && $m[2] !== '' ? " (at {$m[2]})" : '');
         }
+        // Before the server is ready no request has run: a fatal error of an fpm worker is the app's loading.
+        if (\preg_match('/\[fpm worker(?: \d+)?\] \w+: stderr: PHP Fatal error:\s+(.*)/', $log, $m)) {
+            return 'the application could not be loaded: PHP Fatal error: ' . \trim($m[1]);
+        }
         if (\preg_match('/The readiness request loads the application and expects "pong", but (.*)/', $log, $m)) {
             return 'the application could not be loaded: the fpm worker answered the readiness request, but ' . \trim($m[1]);
         }

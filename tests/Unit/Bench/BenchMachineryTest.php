@@ -173,6 +173,9 @@ final class BenchMachineryTest extends TestCase
         $fpmExit = "2026-11-23T11:30:00.000+00:00 [master 7521] warning: The readiness request loads the application and expects \"pong\", but got status 200 with 0 byte(s): does the application file call exit() or die() when it is loaded?\n";
         self::assertSame('the application could not be loaded: the fpm worker answered the readiness request, but got status 200 with 0 byte(s): does the application file call exit() or die() when it is loaded?', Environment::bootFailure($fpmExit));
 
+        $fpmFatal = "2026-11-23T11:29:08.207+00:00 [fpm worker] warning: stderr: PHP Fatal error:  Allowed memory size exhausted in /srv/app.php on line 3\n";
+        self::assertSame('the application could not be loaded: PHP Fatal error: Allowed memory size exhausted in /srv/app.php on line 3', Environment::bootFailure($fpmFatal));
+
         // exit() in the app file: workers end as they start, with nothing else in the log.
         $exits = $master;
         for ($i = 0; $i < 2; $i++) {
