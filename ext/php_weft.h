@@ -11,7 +11,9 @@ extern zend_module_entry weft_module_entry;
 ZEND_TSRMLS_CACHE_EXTERN()
 #endif
 
-/* weft_epoll.c */
+/* weft.c: the Weft\WeftException interface, registered first at MINIT */
+extern zend_class_entry *weft_ce_weft_exception;
+
 /* weft_epoll.c; the method tables live in weft_arginfo.h, included by weft.c only. */
 zend_result weft_epoll_minit(const zend_function_entry *epoll_methods, const zend_function_entry *exception_methods);
 

@@ -10,9 +10,26 @@
 
 #include "php.h"
 #include "ext/standard/info.h"
+#include "zend_exceptions.h"
 #include "php_weft.h"
 #include "weft_arginfo.h"
 #include "weft_curl.h"
+
+/*
+ * Weft\WeftException, the marker every exception Weft throws carries (src/WeftException.php declares
+ * the same interface for PHP without the extension). Declared here so that the extension's own
+ * exceptions carry it too; with the extension loaded the PHP file is never autoloaded, and it declares
+ * the interface only when it is not there yet.
+ */
+zend_class_entry *weft_ce_weft_exception = NULL;
+
+static void weft_register_exception_root(void)
+{
+	zend_class_entry ce;
+	INIT_NS_CLASS_ENTRY(ce, "Weft", "WeftException", NULL);
+	weft_ce_weft_exception = zend_register_internal_interface(&ce);
+	zend_class_implements(weft_ce_weft_exception, 1, zend_ce_throwable);
+}
 
 PHP_FUNCTION(weft_version)
 {
@@ -25,6 +42,7 @@ static PHP_MINIT_FUNCTION(weft)
 #if defined(ZTS) && defined(COMPILE_DL_WEFT)
 	ZEND_TSRMLS_CACHE_UPDATE();
 #endif
+	weft_register_exception_root();
 	weft_curl_minit(module_number);
 	REGISTER_NS_STRING_CONSTANT("Weft\\Ext", "VERSION", PHP_WEFT_VERSION, CONST_PERSISTENT);
 	if (weft_epoll_minit(class_Weft_Ext_Epoll_methods, class_Weft_Ext_EpollException_methods) != SUCCESS

@@ -127,6 +127,7 @@ namespace Weft\Ext {
     /**
      * Thrown by exit()/die() inside a Weft coroutine while the exit hook is on: it ends that coroutine
      * (the request it serves gets a 500), not the process. The code is exit()'s status (0 for a string).
+     * Implements Weft\WeftException (registered by weft.c, as for EpollException).
      */
     final class ExitException extends \Error
     {

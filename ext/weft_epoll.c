@@ -754,6 +754,7 @@ zend_result weft_epoll_minit(const zend_function_entry *epoll_methods, const zen
 	INIT_NS_CLASS_ENTRY(ce, "Weft\\Ext", "EpollException", exception_methods);
 	weft_ce_epoll_exception = zend_register_internal_class_ex(&ce, spl_ce_RuntimeException);
 	weft_ce_epoll_exception->ce_flags |= ZEND_ACC_FINAL;
+	zend_class_implements(weft_ce_epoll_exception, 1, weft_ce_weft_exception);
 
 	INIT_NS_CLASS_ENTRY(ce, "Weft\\Ext", "Epoll", epoll_methods);
 	weft_ce_epoll = zend_register_internal_class_ex(&ce, NULL);

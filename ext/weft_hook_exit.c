@@ -95,6 +95,7 @@ zend_result weft_hook_exit_minit(void)
 	/* An Error: application code that catches \Exception around its work does not swallow it. */
 	weft_ce_exit = zend_register_internal_class_ex(&ce, zend_ce_error);
 	weft_ce_exit->ce_flags |= ZEND_ACC_FINAL;
+	zend_class_implements(weft_ce_exit, 1, weft_ce_weft_exception);
 
 	weft_previous_exit_handler = zend_get_user_opcode_handler(ZEND_EXIT);
 	if (zend_set_user_opcode_handler(ZEND_EXIT, weft_exit_handler) == SUCCESS) {

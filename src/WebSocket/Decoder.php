@@ -9,7 +9,8 @@ namespace Weft\WebSocket;
  * ProtocolError carrying the close code. Enforces masking (clients must mask), reserved bits and
  * opcodes, control-frame rules (final, at most 125 bytes, allowed between fragments), fragment order,
  * the message size limit (checked from a frame's header, before its payload is buffered) and strict
- * UTF-8 in text messages and close reasons, checked fragment by fragment.
+ * UTF-8 in text messages and close reasons, checked fragment by fragment and, within a frame, as its
+ * payload arrives.
  *
  * next() returns [opcode, payload]: TEXT or BINARY for a whole message, PING, PONG, or CLOSE (payload
  * already checked: empty, or a sendable code and a UTF-8 reason).
@@ -23,6 +24,8 @@ final class Decoder
     private string $fragments = '';
     /** Bytes of $fragments already known to be valid UTF-8 (a character boundary). */
     private int $checked = 0;
+    /** Payload bytes of the incomplete text frame at the head of the buffer already checked (a character boundary). */
+    private int $partial = 0;
 
     public function __construct(public readonly int $maxMessage)
     {
@@ -115,8 +118,12 @@ final class Decoder
                 }
             }
             if ($available < $head + $length) {
+                if ($available > $head + $this->partial && ($opcode === Frame::TEXT || ($opcode === Frame::CONTINUATION && $this->fragmented === Frame::TEXT))) {
+                    $this->checkPartial($buffer, $offset + $head, $available - $head, $opcode === Frame::CONTINUATION);
+                }
                 return null;
             }
+            $this->partial = 0;
             $payload = $length === 0 ? '' : \substr($buffer, $offset + $head, $length) ^ \str_repeat(\substr($buffer, $offset + $head - 4, 4), ($length >> 2) + 1);
             $offset += $head + $length;
             if ($offset === \strlen($buffer)) {
@@ -156,6 +163,37 @@ final class Decoder
                 return $message;
             }
         }
+    }
+
+    /**
+     * Fail fast inside a frame: the part of an incomplete text frame's payload that has arrived is
+     * checked as it comes (from where the last read's check stopped), so text that can never be
+     * UTF-8 is refused at once rather than after the rest of a large frame has been buffered.
+     * The complete frame is checked again as usual; this only decides earlier.
+     *
+     * @throws ProtocolError
+     */
+    private function checkPartial(string $buffer, int $payloadAt, int $have, bool $continuation): void
+    {
+        $from = $this->partial;
+        $mask = \substr($buffer, $payloadAt - 4, 4);
+        $key = \substr($mask . $mask, $from & 3, 4);   // the mask, rotated to where $from falls
+        $count = $have - $from;
+        $text = \substr($buffer, $payloadAt + $from, $count) ^ \str_repeat($key, ($count >> 2) + 1);
+        // The frame's first bytes may finish a character that earlier fragments started.
+        $lead = $from === 0 && $continuation ? \strlen($this->fragments) - $this->checked : 0;
+        if ($lead > 0) {
+            $text = \substr($this->fragments, $this->checked) . $text;
+        }
+        $tail = Utf8::incompleteTail($text);
+        if ($tail < 0) {
+            throw ProtocolError::invalidUtf8('a text message');
+        }
+        $end = \strlen($text) - $tail;
+        if ($end > 0 && !Utf8::valid(\substr($text, 0, $end))) {
+            throw ProtocolError::invalidUtf8('a text message');
+        }
+        $this->partial = \max($from, $from + $end - $lead);
     }
 
     /** Checks the text received so far, up to a character cut by the fragment boundary. */

@@ -39,6 +39,8 @@ final class WebSocketSession implements Session
     /** Inside received(): answers are written now and flushed once at its end. */
     private bool $receiving = false;
     private bool $goingAway = false;
+    /** A close frame or a protocol violation came in: our close frame is on its way, nothing more is read. */
+    private bool $ending = false;
     private readonly Decoder $decoder;
     private readonly Scheduler $scheduler;
     /** Undoes a receive() wait when its coroutine is cancelled; one closure for every wait. */
@@ -66,7 +68,7 @@ final class WebSocketSession implements Session
 
     public function received(string $bytes): void
     {
-        if ($this->state === self::CLOSED) {
+        if ($this->state === self::CLOSED || $this->ending) {
             return;
         }
         $this->decoder->push($bytes);
@@ -83,7 +85,14 @@ final class WebSocketSession implements Session
                         $this->connection->write(Frame::encode(Frame::PONG, $payload));
                     }
                 } elseif ($opcode === Frame::CLOSE) {
-                    $this->peerClosed($payload);
+                    if ($this->state === self::OPEN) {
+                        // Known now, whatever happens to TCP before the answer goes out.
+                        $this->closeCode = $payload === '' ? CloseCode::NO_STATUS : (\ord($payload[0]) << 8) | \ord($payload[1]);
+                        $this->closeReason = (string) \substr($payload, 2);
+                        $this->endAfterDelivered(fn () => $this->peerClosed($payload));
+                    } else {
+                        $this->peerClosed($payload);
+                    }
                     break;
                 }
                 if ($this->state === self::CLOSED) {
@@ -91,11 +100,35 @@ final class WebSocketSession implements Session
                 }
             }
         } catch (ProtocolError $e) {
-            $this->fail($e->closeCode, $e->getMessage());
+            if ($this->state === self::OPEN) {
+                $this->endAfterDelivered(fn () => $this->fail($e->closeCode, $e->getMessage()));
+            } else {
+                $this->fail($e->closeCode, $e->getMessage());
+            }
         } finally {
             $this->receiving = false;
         }
         $this->connection->flush();
+    }
+
+    /**
+     * A close frame or a protocol violation ends the connection, but the messages that came before
+     * it in the same read are good ones: the application gets to answer them first (an echo of a
+     * message followed at once by the client's close, or by a bad frame, goes out before our close
+     * frame, as RFC 6455 5.5.1 allows and Autobahn's cases 7.1.1 and 3.x check). deliver() has
+     * resumed the application's coroutine or queued it, and the scheduler runs queued coroutines
+     * from a deferred callback queued before this one. Nothing more is read or decoded meanwhile.
+     */
+    private function endAfterDelivered(\Closure $end): void
+    {
+        $this->ending = true;
+        $this->scheduler->driver->defer(function () use ($end): void {
+            if ($this->state === self::CLOSED) {
+                return; // TCP ended meanwhile
+            }
+            $end();
+            $this->connection->flush();
+        });
     }
 
     public function ended(): void
@@ -127,7 +160,7 @@ final class WebSocketSession implements Session
 
     public function wantsInput(): bool
     {
-        return $this->state !== self::CLOSED && $this->queued < self::READ_AHEAD;
+        return $this->state !== self::CLOSED && !$this->ending && $this->queued < self::READ_AHEAD;
     }
 
     public function timedOut(): ?string
@@ -263,9 +296,9 @@ final class WebSocketSession implements Session
 
     private function peerClosed(string $payload): void
     {
-        $code = $payload === '' ? CloseCode::NO_STATUS : (\ord($payload[0]) << 8) | \ord($payload[1]);
         if ($this->state === self::OPEN) {
             // Echo the code (RFC 6455 5.5.1), then close TCP: the server closes first.
+            $code = $payload === '' ? CloseCode::NO_STATUS : (\ord($payload[0]) << 8) | \ord($payload[1]);
             $this->connection->write($payload === '' ? Frame::encode(Frame::CLOSE, '') : Frame::close($code));
             $this->closeCode = $code;
             $this->closeReason = (string) \substr($payload, 2);

@@ -17,8 +17,12 @@ final class RawWebSocket
     private string $buffer = '';
     public string $responseHead = '';
 
-    /** @param array<string, string> $headers */
-    public function __construct(string $address, string $path = '/', array $headers = [], ?int $receiveBuffer = null)
+    /**
+     * @param array<string, string> $headers
+     * @param string $pipelined bytes sent in the same write as the handshake (frames the server reads
+     *     together with the request, before the application's handler has started)
+     */
+    public function __construct(string $address, string $path = '/', array $headers = [], ?int $receiveBuffer = null, string $pipelined = '')
     {
         if ($receiveBuffer !== null) {
             // A small kernel buffer, set before connecting: a client that reads nothing fills it quickly.
@@ -47,7 +51,7 @@ final class RawWebSocket
         foreach ($headers as $name => $value) {
             $request .= "$name: $value\r\n";
         }
-        \fwrite($socket, $request . "\r\n");
+        \fwrite($socket, $request . "\r\n" . $pipelined);
         $deadline = \microtime(true) + 5.0;
         while (!\str_contains($this->buffer, "\r\n\r\n")) {
             $chunk = $this->readSome($deadline);

@@ -25,7 +25,8 @@ use Weft\Http\Psr\PsrHandlerAdapter;
  * would lie to range requests, while If-None-Match (weak comparison) still matches the file's tag.
  * A streamed body is compressed as it is produced: each write() is deflated with ZLIB_SYNC_FLUSH, so
  * what the producer wrote is decodable by the client at once (server-sent events stay live). A HEAD
- * gets the head a GET would get, and nothing is compressed for it.
+ * gets the head a GET would get: with the compressed length when the application gave it the body,
+ * without a length for a file's head or a stream.
  */
 final class Gzip
 {
@@ -66,8 +67,14 @@ final class Gzip
         if ($etag !== null && !\str_starts_with($etag, 'W/')) {
             $response = $response->withHeader('ETag', 'W/' . $etag);
         }
+        if (!$response->isStreamed() && $response->body() !== '') {
+            // A HEAD too (an application's answer carries the body a GET would get): its head then
+            // says the Content-Length the GET's compressed body has.
+            return $response->withBody((string) \gzencode($response->body(), $this->options->level));
+        }
         if ($request->method() === 'HEAD') {
-            // The length of the gzip body is unknown without compressing it: a head without one.
+            // No bytes to measure (a file's head, a stream): a head without a length, as a GET's
+            // streamed answer has none either.
             return self::streamed($response, static function (): void {
             });
         }
@@ -99,9 +106,11 @@ final class Gzip
             }
             $q = 1.0;
             foreach ($parameters as $parameter) {
-                $parameter = \trim($parameter);
-                if (\strncasecmp($parameter, 'q=', 2) === 0) {
-                    $value = \trim(\substr($parameter, 2));
+                // Spaces around "=" are outside the grammar but sent by some clients: "gzip; q = 0"
+                // still refuses gzip, rather than counting as an unweighted (q=1) "gzip".
+                $pair = \explode('=', $parameter, 2);
+                if (\count($pair) === 2 && \strcasecmp(\trim($pair[0]), 'q') === 0) {
+                    $value = \trim($pair[1]);
                     $q = \preg_match('/\A(?:0(?:\.\d{0,3})?|1(?:\.0{0,3})?)\z/', $value) === 1 ? (float) $value : 0.0;
                 }
             }

@@ -155,6 +155,7 @@ final class ResponseEncoder
             $this->dateField = 'Date: ' . $date . "\r\n";
         }
         $dateField = $this->dateField;
+        $connection = 'Connection: ';
         foreach ($response->headerFields() as $name => $value) {
             $name = (string) $name;
             if (isset(self::MANAGED_LENGTHS[\strlen($name)]) && ($managed = self::MANAGED[strtolower($name)] ?? 0) !== 0) {
@@ -167,6 +168,11 @@ final class ResponseEncoder
                     continue;
                 }
                 if ($managed === self::CONNECTION) {
+                    // Keep-alive or close is decided below; an "upgrade" option survives, as a 426
+                    // that names the protocol in Upgrade must send it (RFC 9110 section 7.8).
+                    if (HeaderBlock::listHas(\is_array($value) ? implode(',', $value) : (string) $value, 'upgrade')) {
+                        $connection = 'Connection: Upgrade, ';
+                    }
                     continue;
                 }
                 if ($managed === self::SERVER) {
@@ -216,7 +222,7 @@ final class ResponseEncoder
         }
 
         return $head . $server . $dateField . $fields . $framing
-            . ($keepAlive ? "Connection: keep-alive\r\n\r\n" : "Connection: close\r\n\r\n");
+            . $connection . ($keepAlive ? "keep-alive\r\n\r\n" : "close\r\n\r\n");
     }
 
     private static function checkLength(string $length): string

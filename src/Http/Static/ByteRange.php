@@ -8,18 +8,67 @@ namespace Weft\Http\Static;
 final class ByteRange
 {
     /**
+     * More ranges than this in one request are not worth a multipart answer (RFC 9110 section 14.2
+     * lets a server ignore a set of many small ranges): the whole file is sent instead.
+     */
+    public const MAX_RANGES = 32;
+
+    /**
+     * One range only (a request for several is ignored here; see parseSet()).
+     *
      * @return array{0: int, 1: int}|false|null [offset, length] of the one satisfiable range; false when
      *     unsatisfiable (416); null when the header is to be ignored (the whole file, 200): not a
-     *     bytes range, malformed, or several ranges (see StaticFiles)
+     *     bytes range, malformed, or several ranges
      */
     public static function parse(string $header, int $size): array|false|null
+    {
+        $set = self::parseSet($header, $size);
+        if (\is_array($set) && \count($set) > 1) {
+            return null;
+        }
+        return \is_array($set) ? $set[0] : $set;
+    }
+
+    /**
+     * Every satisfiable range of the header, in the order asked.
+     *
+     * @return non-empty-list<array{0: int, 1: int}>|false|null [offset, length] per satisfiable range;
+     *     false when none is satisfiable (416); null when the header is to be ignored (the whole file,
+     *     200): not a bytes range, a malformed element, more than MAX_RANGES, or ranges that together
+     *     ask for more than the file (overlaps: answering them would send the file several times over)
+     */
+    public static function parseSet(string $header, int $size): array|false|null
     {
         if (\preg_match('/\A\s*bytes\s*=\s*(.*)\z/is', $header, $m) !== 1) {
             return null;
         }
         // Empty list elements are allowed ("bytes=0-1,,"): drop them before counting.
         $specs = \array_values(\array_filter(\array_map('trim', \explode(',', $m[1])), static fn (string $s): bool => $s !== ''));
-        if (\count($specs) !== 1 || \preg_match('/\A(\d*)-(\d*)\z/', $specs[0], $r) !== 1) {
+        if ($specs === [] || \count($specs) > self::MAX_RANGES) {
+            return null;
+        }
+        $ranges = [];
+        $total = 0;
+        foreach ($specs as $spec) {
+            $range = self::one($spec, $size);
+            if ($range === null) {
+                return null;   // one malformed element makes the whole header invalid
+            }
+            if ($range !== false) {
+                $ranges[] = $range;
+                $total += $range[1];
+            }
+        }
+        if ($ranges === []) {
+            return false;
+        }
+        return \count($ranges) > 1 && $total > $size ? null : $ranges;
+    }
+
+    /** @return array{0: int, 1: int}|false|null one range spec: [offset, length], false (unsatisfiable), null (malformed) */
+    private static function one(string $spec, int $size): array|false|null
+    {
+        if (\preg_match('/\A(\d*)-(\d*)\z/', $spec, $r) !== 1) {
             return null;
         }
         [, $first, $last] = $r;

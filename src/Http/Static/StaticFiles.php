@@ -16,7 +16,8 @@ use Weft\Http\Psr\PsrHandlerAdapter;
  * any app the same way.
  *
  * What it answers, and what it leaves to the application (the "next" handler):
- * - Only GET and HEAD look at the file system. Every other method goes to the application; without
+ * - Only GET and HEAD look at the file system, and not a WebSocket handshake (a GET with
+ *   Upgrade: websocket), which always goes to the application when there is one. Every other method goes to the application; without
  *   one, a path that names a file gets 405 (Allow: GET, HEAD) and anything else 404.
  * - A path that does not name a servable file goes to the application (404 without one). That
  *   includes every path this class refuses to map: a "." or ".." segment, a segment whose decoding
@@ -29,10 +30,10 @@ use Weft\Http\Psr\PsrHandlerAdapter;
  * - Conditional requests (RFC 9110 section 13): If-Match and If-Unmodified-Since (412),
  *   If-None-Match (weak comparison) and If-Modified-Since (304). The ETag is strong, "mtime-size" in hex.
  * - Range (GET only): one range gets 206 with Content-Range; suffix ranges ("bytes=-500") and open
- *   ones ("bytes=100-") included; an unsatisfiable one gets 416 with "Content-Range: bytes *\/size".
- *   A request for several ranges gets the whole file (200): RFC 9110 lets a server ignore Range, and
- *   multipart/byteranges is rarely worth its cost (browsers and download tools ask for one range).
- *   If-Range with a stale validator also gets the whole file.
+ *   ones ("bytes=100-") included; when none of the ranges is satisfiable, 416 with
+ *   "Content-Range: bytes *\/size". Several satisfiable ranges get one 206 multipart/byteranges body
+ *   in the order asked, unless they are more than ByteRange::MAX_RANGES or together ask for more than
+ *   the file (overlaps): then, as for a malformed header or a stale If-Range, the whole file (200).
  * - Files up to bufferLimit are read in one call; larger ones are streamed chunkSize bytes at a time
  *   behind a declared Content-Length, so a transfer holds one chunk however big the file is, and all
  *   transfers together about streamBudget (chunks shrink when many are in flight). A file that
@@ -65,7 +66,10 @@ final class StaticFiles
     public function __invoke(Request $request): mixed
     {
         $method = $request->method();
-        if ($method === 'GET' || $method === 'HEAD') {
+        // A WebSocket handshake is never a file request, even on a path a file answers ("/" with an
+        // index.html and the chat page's `new WebSocket('ws://' + location.host + '/')`): it is the
+        // application's to upgrade.
+        if ($method === 'HEAD' || ($method === 'GET' && ($this->next === null || !self::isWebSocketHandshake($request)))) {
             $response = $this->serve($request);
             if ($response !== null) {
                 return $response;
@@ -180,63 +184,97 @@ final class StaticFiles
 
         $isHead = $request->method() === 'HEAD';
         $status = 200;
-        $offset = 0;
-        $length = $size;
+        // What is sent: [bytes written before, file offset, length] per piece, then $tail.
+        $pieces = [['', 0, $size]];
+        $tail = '';
         $range = $isHead ? null : $request->header('range');
         if ($range !== null && $this->ifRangeHolds($request, $etag, $lastModified)) {
-            $byteRange = ByteRange::parse($range, $size);
-            if ($byteRange === false) {
+            $ranges = ByteRange::parseSet($range, $size);
+            if ($ranges === false) {
                 \fclose($handle);
                 return new Response(416, [
                     'Content-Range' => 'bytes */' . $size,
                     'Content-Type' => 'text/plain; charset=utf-8',
                 ] + \array_diff_key($headers, ['Content-Type' => 1]), "Range Not Satisfiable\n");
             }
-            if ($byteRange !== null) {
-                [$offset, $length] = $byteRange;
+            if ($ranges !== null && \count($ranges) === 1) {
+                [$offset, $length] = $ranges[0];
                 $status = 206;
                 $headers['Content-Range'] = 'bytes ' . $offset . '-' . ($offset + $length - 1) . '/' . $size;
+                $pieces = [['', $offset, $length]];
+            } elseif ($ranges !== null) {
+                // Several satisfiable ranges: one multipart/byteranges body (RFC 9110 section 14.6),
+                // each part with its own Content-Type and Content-Range, in the order asked.
+                $status = 206;
+                $boundary = \bin2hex(\random_bytes(12));
+                $pieces = [];
+                foreach ($ranges as $i => [$offset, $length]) {
+                    $pieces[] = [
+                        ($i === 0 ? '' : "\r\n") . "--$boundary\r\nContent-Type: {$headers['Content-Type']}\r\n"
+                            . 'Content-Range: bytes ' . $offset . '-' . ($offset + $length - 1) . '/' . $size . "\r\n\r\n",
+                        $offset,
+                        $length,
+                    ];
+                }
+                $tail = "\r\n--$boundary--\r\n";
+                $headers['Content-Type'] = 'multipart/byteranges; boundary=' . $boundary;
             }
+        }
+        $total = \strlen($tail);
+        foreach ($pieces as [$before, , $length]) {
+            $total += \strlen($before) + $length;
         }
 
         if ($isHead) {
             \fclose($handle);
             // A string response with a declared length: the head says what a GET would send.
-            return new Response($status, $headers + ['Content-Length' => (string) $length]);
+            return new Response($status, $headers + ['Content-Length' => (string) $total]);
         }
-        if ($length <= $this->options->bufferLimit) {
-            $body = $length === 0 ? '' : \stream_get_contents($handle, $length, $offset);
-            \fclose($handle);
-            if ($body === false || \strlen($body) !== $length) {
-                throw new \RuntimeException("Static file '$file' could not be read whole");
+        if ($total <= $this->options->bufferLimit) {
+            $body = '';
+            foreach ($pieces as [$before, $offset, $length]) {
+                $bytes = $length === 0 ? '' : \stream_get_contents($handle, $length, $offset);
+                if ($bytes === false || \strlen($bytes) !== $length) {
+                    \fclose($handle);
+                    throw new \RuntimeException("Static file '$file' could not be read whole");
+                }
+                $body .= $before . $bytes;
             }
-            return new Response($status, $headers, $body);
+            \fclose($handle);
+            return new Response($status, $headers, $body . $tail);
         }
         $transfers = $this->transfers;
         $options = $this->options;
-        return Response::stream(static function ($out) use ($handle, $offset, $length, $file, $transfers, $options): void {
+        return Response::stream(static function ($out) use ($handle, $pieces, $tail, $file, $transfers, $options): void {
             $transfers->inFlight++;
             try {
-                if ($offset > 0 && \fseek($handle, $offset) !== 0) {
-                    throw new \RuntimeException("Static file '$file': cannot seek to $offset");
-                }
-                $left = $length;
-                while ($left > 0) {
-                    // Asked for every chunk: transfers that start or end meanwhile change the share.
-                    $chunk = \fread($handle, \min($transfers->chunkSize($options), $left));
-                    if ($chunk === false || $chunk === '') {
-                        // The head promised $length bytes: the file shrank. Throwing cuts the
-                        // connection, the only honest signal left.
-                        throw new \RuntimeException("Static file '$file' ended $left bytes early (changed while being sent)");
+                foreach ($pieces as [$before, $offset, $left]) {
+                    if ($before !== '') {
+                        $out->write($before);
                     }
-                    $left -= \strlen($chunk);
-                    $out->write($chunk);
+                    if (\fseek($handle, $offset) !== 0) {
+                        throw new \RuntimeException("Static file '$file': cannot seek to $offset");
+                    }
+                    while ($left > 0) {
+                        // Asked for every chunk: transfers that start or end meanwhile change the share.
+                        $chunk = \fread($handle, \min($transfers->chunkSize($options), $left));
+                        if ($chunk === false || $chunk === '') {
+                            // The head promised the length: the file shrank. Throwing cuts the
+                            // connection, the only honest signal left.
+                            throw new \RuntimeException("Static file '$file' ended $left bytes early (changed while being sent)");
+                        }
+                        $left -= \strlen($chunk);
+                        $out->write($chunk);
+                    }
+                }
+                if ($tail !== '') {
+                    $out->write($tail);
                 }
             } finally {
                 $transfers->inFlight--;
                 \fclose($handle);
             }
-        }, $status, $headers + ['Content-Length' => (string) $length]);
+        }, $status, $headers + ['Content-Length' => (string) $total]);
     }
 
     /** 200 (go on), 304 or 412, in the order of RFC 9110 section 13.2.2. */
@@ -294,6 +332,12 @@ final class StaticFiles
             }
         }
         return false;
+    }
+
+    private static function isWebSocketHandshake(Request $request): bool
+    {
+        $upgrade = $request->header('upgrade');
+        return $upgrade !== null && \Weft\WebSocket\Handshake::hasToken($upgrade, 'websocket');
     }
 
     private function inside(string $real): bool

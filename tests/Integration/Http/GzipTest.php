@@ -83,6 +83,8 @@ final class GzipTest extends TestCase
         yield 'empty' => ['', false];
         yield 'malformed q' => ['gzip;q=high', false];
         yield 'spaces' => [' br ;q=1 ,  gzip ; q=0.8 ', true];
+        yield 'spaces around =, refused' => ['gzip ; q = 0', false];
+        yield 'spaces around =, accepted' => ['gzip;q =0.5', true];
     }
 
     #[DataProvider('acceptEncodings')]
@@ -154,6 +156,23 @@ final class GzipTest extends TestCase
         self::assertStringEndsWith("\r\n\r\nHello, static world\n", $rest);
     }
 
+    public function testHeadOfAnApplicationsAnswerHasTheCompressedGetsLength(): void
+    {
+        $get = self::get('/app/json', ['Accept-Encoding' => 'gzip']);
+        self::assertSame('gzip', $get['headers']['content-encoding']);
+        $client = new RawHttp(self::$server->address());
+        $client->send("HEAD /app/json HTTP/1.1\r\nHost: t\r\nAccept-Encoding: gzip\r\n\r\nGET /hello.txt HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+        $raw = $client->rest();
+        $client->close();
+        [$head, $rest] = \explode("\r\n\r\n", $raw, 2);
+        self::assertStringStartsWith('HTTP/1.1 200 OK', $head);
+        self::assertStringContainsString("\r\nContent-Encoding: gzip", $head);
+        self::assertStringContainsString("\r\nContent-Length: " . \strlen($get['body']) . "\r\n", $head . "\r\n");
+        // No body follows the head: the next bytes are the pipelined GET's answer.
+        self::assertStringStartsWith('HTTP/1.1 200 OK', $rest);
+        self::assertStringEndsWith("\r\n\r\nHello, static world\n", $rest);
+    }
+
     public function testStreamedChunksAreDecodableAsTheyArrive(): void
     {
         $flag = self::$docRoot->base . '/events-flag';
@@ -216,7 +235,10 @@ final class GzipTest extends TestCase
             [['--static', '.', '--mode', 'fpm'], 'not available in fpm mode'],
             [['--static', '.', '--protocol', 'line'], "needs --protocol http"],
         ] as [$args, $reason]) {
-            [$code, $out] = ServerProcess::cli(['serve', self::APP, '--port', '0', ...$args]);
+            // A pid file of its own: the default one for port 0 is shared with every other
+            // `--port 0` server on the machine, and one running would answer "already running".
+            $pidFile = \sys_get_temp_dir() . '/weft-gzip-options-' . \getmypid() . '.pid';
+            [$code, $out] = ServerProcess::cli(['serve', self::APP, '--port', '0', '--pid-file', $pidFile, ...$args]);
             self::assertSame(2, $code, $out);
             self::assertStringContainsString($reason, $out);
         }

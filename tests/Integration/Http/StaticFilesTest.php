@@ -7,7 +7,9 @@ namespace Weft\Tests\Integration\Http;
 use PHPUnit\Framework\Attributes\DataProvider;
 use PHPUnit\Framework\TestCase;
 use Weft\Tests\Support\RawHttp;
+use Weft\Tests\Support\RawWebSocket;
 use Weft\Tests\Support\ServerProcess;
+use Weft\WebSocket\Frame;
 
 /** `bin/weft serve --static DIR` against curl and raw sockets. */
 final class StaticFilesTest extends TestCase
@@ -63,6 +65,21 @@ final class StaticFilesTest extends TestCase
         $post = $client->send("POST /hello.txt HTTP/1.1\r\nHost: t\r\nContent-Length: 2\r\n\r\nhi")->response();
         self::assertSame('app: POST /hello.txt', $post['body']);
         $client->close();
+    }
+
+    public function testAWebSocketHandshakeReachesTheApplicationEvenWhereAFileAnswers(): void
+    {
+        // A page at "/" (index.html) opening `new WebSocket('ws://' + location.host + '/')`, as a browser
+        // sends it (compression accepted too): the upgrade is the application's, not index.html's.
+        foreach (['/', '/hello.txt'] as $path) {
+            $ws = new RawWebSocket(self::$server->address(), $path, ['Accept-Encoding' => 'gzip, deflate, br', 'Origin' => 'http://' . self::$server->address()]);
+            self::assertSame(101, $ws->status(), $ws->responseHead);
+            $ws->sendText('through the document root');
+            self::assertSame([Frame::TEXT, 'through the document root'], \array_slice($ws->read() ?? [], 0, 2));
+            $ws->close();
+        }
+        // A plain GET of the same path still gets the file.
+        self::assertSame("<!doctype html><title>home</title>\n", Curl::get(self::url('/'))['body']);
     }
 
     public function testDirectoriesServeTheirIndexAndRedirectWithoutTheSlash(): void
@@ -197,8 +214,20 @@ final class StaticFilesTest extends TestCase
         }
         self::assertSame(416, RawHttp::get(self::$server->address(), '/empty.txt', ['Range' => 'bytes=0-'])['status']);
 
-        // Several ranges, malformed or foreign units, a stale If-Range, or HEAD: the whole file, 200.
-        foreach ([['Range' => 'bytes=0-1,5-6'], ['Range' => 'bytes=5-1'], ['Range' => 'items=0-1'], ['Range' => 'bytes=0-1', 'If-Range' => '"stale"']] as $headers) {
+        // Several ranges: one multipart/byteranges body, parts in the order asked.
+        $multi = Curl::get(self::url('/bytes.bin'), ['--range', '5000-5099,0-9,-5']);
+        self::assertSame(206, $multi['status']);
+        self::assertSame([[5000, 5099], [0, 9], [$size - 5, $size - 1]], self::assertByteranges($multi, $bytes, 'application/octet-stream'));
+        self::assertSame((string) \strlen($multi['body']), $multi['headers']['content-length']);
+        // Only the satisfiable ranges count: one left is a plain 206, none left a 416.
+        $oneLeft = RawHttp::get(self::$server->address(), '/bytes.bin', ['Range' => 'bytes=0-9, 20000-']);
+        self::assertSame([206, "bytes 0-9/$size", \substr($bytes, 0, 10)], [$oneLeft['status'], $oneLeft['headers']['content-range'], $oneLeft['body']]);
+        $noneLeft = RawHttp::get(self::$server->address(), '/bytes.bin', ['Range' => 'bytes=20000-,30000-30001']);
+        self::assertSame([416, "bytes */$size"], [$noneLeft['status'], $noneLeft['headers']['content-range']]);
+
+        // Overlapping ranges (more than the file), malformed or foreign units, a stale If-Range, or
+        // HEAD: the whole file, 200.
+        foreach ([['Range' => 'bytes=0-,1-'], ['Range' => 'bytes=0-1,x'], ['Range' => 'bytes=5-1'], ['Range' => 'items=0-1'], ['Range' => 'bytes=0-1', 'If-Range' => '"stale"']] as $headers) {
             $whole = RawHttp::get(self::$server->address(), '/bytes.bin', $headers);
             self::assertSame([200, $bytes], [$whole['status'], $whole['body']], \json_encode($headers));
             self::assertArrayNotHasKey('content-range', $whole['headers']);
@@ -206,6 +235,47 @@ final class StaticFilesTest extends TestCase
         $etag = $first['headers']['etag'];
         $current = RawHttp::get(self::$server->address(), '/bytes.bin', ['Range' => 'bytes=0-9', 'If-Range' => $etag]);
         self::assertSame([206, \substr($bytes, 0, 10)], [$current['status'], $current['body']]);
+    }
+
+    public function testSeveralRangesOfAStreamedFile(): void
+    {
+        $bytes = (string) \file_get_contents(self::$docRoot->path('large.txt'));
+        $size = \strlen($bytes);
+        // Above the buffer limit: the parts are streamed behind an exact Content-Length.
+        $multi = Curl::get(self::url('/large.txt'), ['--range', '100-70099,2000000-2000099,-10', '--header', 'Accept-Encoding: gzip']);
+        self::assertSame(206, $multi['status']);
+        self::assertArrayNotHasKey('content-encoding', $multi['headers'], 'ranges are never compressed');
+        self::assertSame([[100, 70099], [2000000, 2000099], [$size - 10, $size - 1]], self::assertByteranges($multi, $bytes, 'text/plain; charset=utf-8'));
+        self::assertSame((string) \strlen($multi['body']), $multi['headers']['content-length']);
+    }
+
+    /**
+     * Checks a multipart/byteranges response part by part against the file's bytes.
+     *
+     * @param array{headers: array<string, string>, body: string} $response
+     * @param string $type the file's Content-Type, repeated in every part
+     * @return list<array{int, int}> the ranges of the parts, in order
+     */
+    private static function assertByteranges(array $response, string $bytes, string $type): array
+    {
+        self::assertSame(1, \preg_match('#\Amultipart/byteranges; boundary=([0-9A-Za-z]+)\z#', $response['headers']['content-type'], $m), $response['headers']['content-type']);
+        $body = $response['body'];
+        self::assertStringEndsWith("\r\n--{$m[1]}--\r\n", $body);
+        $parts = \explode("--{$m[1]}\r\n", \substr($body, 0, -\strlen("\r\n--{$m[1]}--\r\n")));
+        self::assertSame('', \array_shift($parts), 'nothing before the first boundary');
+        $ranges = [];
+        foreach ($parts as $i => $part) {
+            [$head, $content] = \explode("\r\n\r\n", $part, 2);
+            if ($i < \count($parts) - 1) {
+                self::assertStringEndsWith("\r\n", $content);
+                $content = \substr($content, 0, -2);
+            }
+            self::assertSame(1, \preg_match('#Content-Range: bytes (\d+)-(\d+)/' . \strlen($bytes) . '\r?$#m', $head, $r), $head);
+            self::assertStringStartsWith("Content-Type: $type\r\n", $head);
+            self::assertSame(\substr($bytes, (int) $r[1], (int) $r[2] - (int) $r[1] + 1), $content, "part $i");
+            $ranges[] = [(int) $r[1], (int) $r[2]];
+        }
+        return $ranges;
     }
 
     public function testHeadDescribesTheBodyWithoutSendingIt(): void

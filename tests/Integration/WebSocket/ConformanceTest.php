@@ -94,6 +94,12 @@ final class ConformanceTest extends TestCase
         yield '6.2 every byte a fragment' => ['/', [$m(self::T, $kosme[0], false), ...\array_map(static fn (string $c) => $m(self::C, $c, false), \str_split(\substr($kosme, 1, -1))), $m(self::C, \substr($kosme, -1))], [[self::T, $kosme]], false];
         yield '6.4 fail fast: invalid first fragment' => ['/', [$m(self::T, $kosme . "\xed\xa0\x80edited", false)], [[self::CLOSE, 1007]], true];
         yield '6.4 fail fast: impossible tail' => ['/', [$m(self::T, $kosme . "\xf4\x90", false)], [[self::CLOSE, 1007]], true];
+        // 6.4.3/6.4.4: one frame whose payload stops right after the bytes that break UTF-8 (the
+        // rest is never sent): the server fails it from what has arrived.
+        $chopped = Frame::encodeMasked(self::T, $kosme . "\xf4\x90\x80\x80edited");
+        yield '6.4.3 fail fast inside a frame' => ['/', [\substr($chopped, 0, 6 + 11), \substr($chopped, 6 + 11, 2)], [[self::CLOSE, 1007]], true];
+        $chopped = Frame::encodeMasked(self::T, $kosme . "\xf4\x90\x80\x80edited");
+        yield '6.4.4 fail fast inside a frame, one byte' => ['/', [\substr($chopped, 0, 6 + 11), \substr($chopped, 6 + 11, 1), \substr($chopped, 6 + 12, 1)], [[self::CLOSE, 1007]], true];
         yield '6.6 4-byte character at the end, complete' => ['/', [$m(self::T, "\xf0\x90\x80\x80", false), $m(self::C, '')], [[self::T, "\xf0\x90\x80\x80"]], false];
         yield '6.6 message ends inside a character' => ['/', [$m(self::T, "ab\xe2\x82", false), $m(self::C, '')], [[self::CLOSE, 1007]], true];
         $invalid = ['overlong /' => "\xc0\xaf", 'overlong 3-byte' => "\xe0\x80\xaf", 'surrogate' => "\xed\xa0\x80", 'above U+10FFFF' => "\xf4\x90\x80\x80", 'lone continuation' => "\x80", '5-byte form' => "\xf8\x88\x80\x80\x80", 'byte FE' => "\xfe", 'truncated' => "\xce"];
@@ -117,10 +123,20 @@ final class ConformanceTest extends TestCase
             yield "7.9 invalid close code $code" => ['/', [$close($code)], [[self::CLOSE, 1002]], true];
         }
 
+        // What arrives in the same read as a close frame or a violation: the messages before it are
+        // answered before our close frame (one write: one read on the server, the echo handler is
+        // resumed with the first message while the close or the bad frame is still in the buffer).
+        yield '7.1.1 a message and the close in one write' => ['/', [$m(self::T, 'Hello World!') . $close(1000)], [[self::T, 'Hello World!'], [self::CLOSE, 1000]], true];
+        yield '7.1 messages, a close with a code, then data, in one write' => ['/', [$m(self::T, 'a') . $m(self::B, 'b') . $close(4000, 'bye') . $m(self::T, 'late')], [[self::T, 'a'], [self::B, 'b'], [self::CLOSE, 4000]], true];
+        yield '3.2 a message, a frame with RSV, a ping, in one write' => ['/', [$m(self::T, 'Hello, world!') . $m(self::T, 'Hello, world!', true, 2) . $m(self::PING)], [[self::T, 'Hello, world!'], [self::CLOSE, 1002]], true];
+        yield '4.1.3 a message, a reserved opcode, a ping, in one write' => ['/', [$m(self::T, 'Hello, world!') . $m(5, '') . $m(self::PING)], [[self::T, 'Hello, world!'], [self::CLOSE, 1002]], true];
+        yield '6 a message, then invalid UTF-8, in one write' => ['/', [$m(self::T, 'good') . $m(self::T, "bad\xff")], [[self::T, 'good'], [self::CLOSE, 1007]], true];
+
         // Limits (the /small endpoint allows 1024-byte messages).
         yield 'limit: exactly the limit' => ['/small', [$m(self::T, \str_repeat('a', 1024))], [[self::T, \str_repeat('a', 1024)]], false];
         yield 'limit: one byte over' => ['/small', [$m(self::T, \str_repeat('a', 1025))], [[self::CLOSE, 1009]], true];
         yield 'limit: fragments over, together' => ['/small', [$m(self::B, \str_repeat('a', 600), false), $m(self::C, \str_repeat('a', 600))], [[self::CLOSE, 1009]], true];
+        yield 'limit: a message, then one over, in one write' => ['/small', [$m(self::T, 'fits') . $m(self::T, \str_repeat('a', 1025))], [[self::T, 'fits'], [self::CLOSE, 1009]], true];
         yield 'limit: a huge length announced, no payload sent' => ['/small', ["\x82\xff" . \pack('J', 1 << 40) . 'mask'], [[self::CLOSE, 1009]], true];
         yield 'framing: 64-bit length with the top bit set' => ['/', ["\x82\xff\x80\x00\x00\x00\x00\x00\x00\x01mask"], [[self::CLOSE, 1002]], true];
 
@@ -151,6 +167,39 @@ final class ConformanceTest extends TestCase
         [$frames, $ended] = $ws->readToEnd(10.0);
         $ws->close();
         $got = \array_map(static fn (array $f): array => $f[0] === self::CLOSE ? [self::CLOSE, RawWebSocket::code($f[1])] : [$f[0], $f[1]], $frames);
+        self::assertSame(self::describe($expected), self::describe($got));
+        self::assertTrue($ended, 'the server ends TCP after the closing handshake');
+    }
+
+    /**
+     * Frames in the same write as the handshake reach the server in one read with it: the session
+     * decodes them before the application's coroutine has even started. The messages before a close
+     * frame or a violation are still the application's to answer before our close frame goes out.
+     *
+     * @return iterable<string, array{string, string, list<array{int, string|int}>}>
+     */
+    public static function pipelined(): iterable
+    {
+        $m = static fn (int $op, string $payload = '', int $rsv = 0): string => Frame::encodeMasked($op, $payload, true, null, $rsv);
+        $close = static fn (int $code, string $reason = ''): string => Frame::encodeMasked(Frame::CLOSE, \pack('n', $code) . $reason);
+        yield 'a message and the close' => ['/', $m(self::T, 'Hello World!') . $close(1000), [[self::T, 'Hello World!'], [self::CLOSE, 1000]]];
+        yield 'messages, a close with a code, then data' => ['/', $m(self::T, 'a') . $m(self::B, 'b') . $close(4000, 'bye') . $m(self::T, 'late'), [[self::T, 'a'], [self::B, 'b'], [self::CLOSE, 4000]]];
+        yield 'a message, then RSV' => ['/', $m(self::T, 'Hello') . $m(self::T, 'bad', 2) . $m(self::PING), [[self::T, 'Hello'], [self::CLOSE, 1002]]];
+        yield 'a message, then a reserved opcode' => ['/', $m(self::T, 'Hello') . $m(5) . $m(self::PING), [[self::T, 'Hello'], [self::CLOSE, 1002]]];
+        yield 'a message, then invalid UTF-8' => ['/', $m(self::T, 'good') . $m(self::T, "bad\xff"), [[self::T, 'good'], [self::CLOSE, 1007]]];
+        yield 'a message, then one over the limit' => ['/small', $m(self::T, 'fits') . $m(self::T, \str_repeat('a', 1025)), [[self::T, 'fits'], [self::CLOSE, 1009]]];
+        yield 'a ping and the close' => ['/', $m(self::PING, 'p') . $close(1000), [[self::PONG, 'p'], [self::CLOSE, 1000]]];
+    }
+
+    /** @param list<array{int, string|int}> $expected */
+    #[DataProvider('pipelined')]
+    public function testFramesSentWithTheHandshake(string $path, string $frames, array $expected): void
+    {
+        $ws = new RawWebSocket(self::$server->address(), $path, pipelined: $frames);
+        self::assertSame(101, $ws->status(), $ws->responseHead);
+        [$got, $ended] = $ws->readToEnd(10.0);
+        $ws->close();
+        $got = \array_map(static fn (array $f): array => $f[0] === self::CLOSE ? [self::CLOSE, RawWebSocket::code($f[1])] : [$f[0], $f[1]], $got);
         self::assertSame(self::describe($expected), self::describe($got));
         self::assertTrue($ended, 'the server ends TCP after the closing handshake');
     }

@@ -43,7 +43,9 @@ final class WebSocketServerTest extends TestCase
         self::assertSame(101, (new RawWebSocket($address, '/origin', ['Origin' => 'https://good.example']))->status());
 
         $http = new RawHttp($address);
-        self::assertSame(426, $http->send("GET /echo HTTP/1.1\r\nHost: t\r\n\r\n")->response()['status'], 'a plain GET is told to upgrade');
+        $plain = $http->send("GET /echo HTTP/1.1\r\nHost: t\r\n\r\n")->response();
+        self::assertSame(426, $plain['status'], 'a plain GET is told to upgrade');
+        self::assertSame(['websocket', 'Upgrade, keep-alive'], [$plain['headers']['upgrade'], $plain['headers']['connection']], 'RFC 9110 7.8: Upgrade goes with a Connection: upgrade option');
         self::assertSame(405, $http->send("POST /echo HTTP/1.1\r\nHost: t\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nContent-Length: 0\r\n\r\n")->response()['status']);
         self::assertSame('plain HTTP', \trim($http->send("GET /plain HTTP/1.1\r\nHost: t\r\n\r\n")->response()['body']), 'and the connection keeps serving HTTP');
         $server->stop();

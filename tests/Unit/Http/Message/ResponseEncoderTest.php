@@ -67,6 +67,10 @@ final class ResponseEncoderTest extends TestCase
             new Response(200, ['content-length' => '999', 'Connection' => 'close'], 'abc'), '1.1', true, false,
             "HTTP/1.1 200 OK\r\nServer: weft\r\nDate: " . self::DATE . "\r\nContent-Length: 3\r\nConnection: keep-alive\r\n\r\nabc",
         ];
+        yield 'an upgrade option of the handler survives (a 426 with Upgrade)' => [
+            new Response(426, ['Upgrade' => 'websocket', 'Connection' => 'Upgrade'], ''), '1.1', false, false,
+            "HTTP/1.1 426 Upgrade Required\r\nServer: weft\r\nDate: " . self::DATE . "\r\nUpgrade: websocket\r\nContent-Length: 0\r\nConnection: Upgrade, close\r\n\r\n",
+        ];
         yield 'handler Transfer-Encoding means a pre-encoded body' => [
             new Response(200, ['Transfer-Encoding' => 'chunked'], "3\r\nabc\r\n0\r\n\r\n"), '1.1', true, false,
             "HTTP/1.1 200 OK\r\nServer: weft\r\nDate: " . self::DATE . "\r\nTransfer-Encoding: chunked\r\nConnection: keep-alive\r\n\r\n3\r\nabc\r\n0\r\n\r\n",

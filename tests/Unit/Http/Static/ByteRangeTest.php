@@ -37,6 +37,28 @@ final class ByteRangeTest extends TestCase
         yield 'negative' => ['bytes=-1-2', 10, null];
     }
 
+    /** @return iterable<string, array{string, int, list<array{int, int}>|false|null}> */
+    public static function sets(): iterable
+    {
+        yield 'one range' => ['bytes=0-99', 1000, [[0, 100]]];
+        yield 'several, in the order asked' => ['bytes=500-599, 0-9,-10', 1000, [[500, 100], [0, 10], [990, 10]]];
+        yield 'unsatisfiable ones dropped' => ['bytes=0-9,5000-', 1000, [[0, 10]]];
+        yield 'none satisfiable' => ['bytes=5000-,6000-7000,-0', 1000, false];
+        yield 'overlaps asking for more than the file' => ['bytes=0-,1-', 1000, null];
+        yield 'adjacent ranges within the file' => ['bytes=0-499,500-999', 1000, [[0, 500], [500, 500]]];
+        yield 'one malformed element' => ['bytes=0-1,x', 1000, null];
+        yield 'one inverted element' => ['bytes=0-1,9-5', 1000, null];
+        yield 'too many' => ['bytes=' . \implode(',', \array_map(static fn (int $i): string => "$i-$i", \range(0, ByteRange::MAX_RANGES))), 1000, null];
+        yield 'as many as allowed' => ['bytes=' . \implode(',', \array_map(static fn (int $i): string => "$i-$i", \range(1, ByteRange::MAX_RANGES))), 1000, \array_map(static fn (int $i): array => [$i, 1], \range(1, ByteRange::MAX_RANGES))];
+    }
+
+    /** @param list<array{int, int}>|false|null $expected */
+    #[DataProvider('sets')]
+    public function testParseSet(string $header, int $size, array|false|null $expected): void
+    {
+        self::assertSame($expected, ByteRange::parseSet($header, $size));
+    }
+
     /** @param array{int, int}|false|null $expected */
     #[DataProvider('cases')]
     public function testParse(string $header, int $size, array|false|null $expected): void
