@@ -230,6 +230,7 @@ final class Supervisor
     private function waitUntilReady(): bool
     {
         $deadline = \microtime(true) + self::START_TIMEOUT;
+        $odd = false;
         while (true) {
             if ($this->stopSignals > 0) {
                 $this->logger->info('Stop requested while starting');
@@ -244,9 +245,20 @@ final class Supervisor
                     return false;
                 }
             }
+            // The workers' records while starting too: an app that cannot load says so now, not at exit.
+            $this->logPipe?->drain($this->logger, $this->output);
             // php-fpm's socket first: a probe before it exists only earns a [crit] line from nginx.
-            if (\file_exists($this->settings->fpmSocket()) && $this->portOpen() && $this->client->ping()) {
-                return true;
+            if (\file_exists($this->settings->fpmSocket()) && $this->portOpen()) {
+                $reply = $this->client->pingReply();
+                if (InternalClient::isPong($reply)) {
+                    return true;
+                }
+                if (!$odd && $reply !== null && $reply[0] === 200) {
+                    // The worker answered, but not what loading the app and answering leads to: the app file
+                    // ended the request itself (exit() or die() at load leave an empty 200).
+                    $odd = true;
+                    $this->logger->warning('The readiness request loads the application and expects "pong", but got status 200 with {bytes} byte(s): does the application file call exit() or die() when it is loaded?', ['bytes' => \strlen($reply[1])]);
+                }
             }
             if (\microtime(true) >= $deadline) {
                 $this->logger->error('nginx and php-fpm did not answer within {s} s', ['s' => self::START_TIMEOUT]);
