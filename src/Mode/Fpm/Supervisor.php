@@ -247,6 +247,7 @@ final class Supervisor
             }
             // The workers' records while starting too: an app that cannot load says so now, not at exit.
             $this->logPipe?->drain($this->logger, $this->output);
+            $this->recordPipe?->drain($this->logger, $this->output);
             // php-fpm's socket first: a probe before it exists only earns a [crit] line from nginx.
             if (\file_exists($this->settings->fpmSocket()) && $this->portOpen()) {
                 $reply = $this->client->pingReply();
