@@ -229,7 +229,36 @@ final class Environment
                 }
                 return $processes->start([$php, $weft, 'stop', '--pid-file', $pidFile, '--timeout', '10'], "$base.stop.out", "$base.stop.log");
             },
+            self::bootFailure(...),
         );
+    }
+
+    /**
+     * Why a starting Weft server will never be ready, from its log so far, or null. Its master keeps
+     * restarting a worker that cannot load the application (with a growing delay), so without this a
+     * syntax error in the app would cost the whole start timeout of every row and end in a line about
+     * restarts instead of the error.
+     */
+    public static function bootFailure(string $log): ?string
+    {
+        // "Worker could not load..." (a Weft worker), "Cannot load the application: ..." (an fpm-mode worker).
+        if (\preg_match('/(?:could not|Cannot) load the application: (.*)\R(?:\s+at (\S+))?/', $log, $m)) {
+            return 'the application could not be loaded: ' . \trim($m[1]) . (isset($m[2]) && $m[2] !== '' ? " (at {$m[2]})" : '');
+        }
+        // Before the server is ready no request has run: a fatal error of an fpm worker is the app's loading.
+        if (\preg_match('/\[fpm worker(?: \d+)?\] \w+: stderr: PHP Fatal error:\s+(.*)/', $log, $m)) {
+            return 'the application could not be loaded: PHP Fatal error: ' . \trim($m[1]);
+        }
+        if (\preg_match('/The readiness request loads the application and expects "pong", but (.*)/', $log, $m)) {
+            return 'the application could not be loaded: the fpm worker answered the readiness request, but ' . \trim($m[1]);
+        }
+        // A worker that ends as it starts (exit() in the app file, a fatal error that kills the process):
+        // one restart may be bad luck, three in a row before the server was ever ready are not.
+        if (\preg_match_all('/Worker \d+ \(pid \d+\) exited with code (\d+)/', $log, $m) >= 3) {
+            $why = \preg_match_all('/\] critical: (.*)/', $log, $critical) > 0 ? ': ' . \trim(\end($critical[1])) : ': does the application file call exit() or die() when it is loaded?';
+            return \sprintf('every worker exited as it started (exit code %s) before the server was ready%s', \end($m[1]), $why);
+        }
+        return null;
     }
 
     /**

@@ -15,7 +15,7 @@ final class Application
         'reload' => 'Reload a running server: new workers load the app afresh, old ones drain (SIGUSR1)',
         'config' => 'Print the effective serve configuration and where each value comes from (file, WEFT_* env, command line)',
         'status' => "Show a running server's workers: pid, uptime, requests, connections, coroutines, memory",
-        'bench' => 'Run the benchmark scenarios (core, hello, sleep, sql3, upstream, line, preload, all)',
+        'bench' => 'Run the benchmark scenarios (bench --help), or measure your own app and get a mode, workers and concurrency (bench app APP.php)',
         'preload' => 'Write an opcache.preload script for an application (for fpm mode)',
         'fuzz' => 'Fuzz the HTTP request parser (and a live server with --live); deterministic by --seed',
     ];

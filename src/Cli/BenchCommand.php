@@ -76,8 +76,11 @@ final class BenchCommand
             'p99' => ['string', '100ms', 'the p99 latency the recommendation must stay under (e.g. 50ms, 0.2s)'],
             'env' => ['string', null, 'NAME=value for the server (repeatable), e.g. DATABASE_URL=...'],
             'json' => ['bool', false, 'print the recommendation as JSON on stdout (for CI); progress stays on stderr'],
-        ] + self::spec();
+        ] + \array_diff_key(self::spec(), \array_flip(self::NOT_FOR_APP));
     }
+
+    /** Common options that mean nothing to `bench app` (they choose rows of other scenarios). */
+    private const NOT_FOR_APP = ['varied', 'app'];
 
     /** @param list<string> $args */
     public function run(array $args): int
@@ -132,6 +135,11 @@ final class BenchCommand
      */
     private function app(array $args, array $argv): int
     {
+        foreach (self::NOT_FOR_APP as $name) {
+            if (\in_array("--$name", $args, true) || \array_filter($args, static fn (string $a): bool => \str_starts_with($a, "--$name=")) !== []) {
+                throw new UsageError("option '--$name' chooses rows of the classic scenarios (bin/weft bench --help); bench app loads the app it is given");
+            }
+        }
         $repeated = self::repeated($args, ['url', 'header', 'env']);
         $options = Options::parse($args, self::appSpec());
         if ($options->get('help')) {
@@ -161,6 +169,14 @@ final class BenchCommand
         } catch (\InvalidArgumentException $e) {
             throw new UsageError($e->getMessage());
         }
+        if ($target->method === 'HEAD') {
+            // wrk does not know an answer to HEAD has no body: it waits for the Content-Length bytes and counts nothing.
+            throw new UsageError("option '--method': wrk cannot load HEAD requests (it waits for a body the answer never sends); load GET instead");
+        }
+        if ($settings->ab && ($target->needsScript() || $target->script !== null)) {
+            // ab sends one GET of one URL: its figures would be for a different request than wrk's.
+            throw new UsageError("option '--ab' loads one GET of one path; it cannot send --method, --body, --header, several --url or a --script");
+        }
         $scenario = new AppScenario($settings, $target);
         $json = $options->get('json');
         [$code, $runner, $writer] = $this->runScenarios([$scenario], $settings, $options, ['bin/weft', 'bench', ...$argv]);
@@ -172,7 +188,8 @@ final class BenchCommand
         } else {
             echo "\n" . $advice->text();
         }
-        return $code;
+        // Nothing measured (the app did not load or answer) is a failure a CI job must see.
+        return $code === 0 && $advice->toArray()['rows_measured'] === 0 ? 1 : $code;
     }
 
     /**
@@ -360,8 +377,8 @@ final class BenchCommand
             modes: $choices('modes', $app ? ['fpm', 'sync', 'coroutine'] : ['fpm', 'sync', 'coroutine', 'netty']),
             loops: $choices('loops', ['select', 'epoll']),
             ab: $options->get('ab'),
-            varied: $options->get('varied'),
-            apps: $choices('app', ['weft', 'curl', 'streams', 'pdo', 'usleep']),
+            varied: !$app && $options->get('varied'),
+            apps: $app ? null : $choices('app', ['weft', 'curl', 'streams', 'pdo', 'usleep']),
             portRange: $portRange,
             baseline: $options->get('baseline'),
         );

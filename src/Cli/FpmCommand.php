@@ -11,6 +11,7 @@ use Weft\Mode\Fpm\MissingBinary;
 use Weft\Mode\Fpm\ProcessTable;
 use Weft\Mode\Fpm\Supervisor;
 use Weft\Server\Logger;
+use Weft\Server\RuntimeFiles;
 
 /** `bin/weft serve APP.php --mode fpm`: the same application behind nginx and php-fpm. */
 final class FpmCommand
@@ -113,7 +114,8 @@ final class FpmCommand
         if (\strlen($dir . '/php-fpm-status.sock') <= self::MAX_SOCKET_PATH) {
             return $dir;
         }
-        return \rtrim(\sys_get_temp_dir(), '/') . "/weft-fpm-$port-" . \substr(\md5($dir), 0, 8);
+        // Weft's private runtime directory (short, and no other user can create names in it).
+        return RuntimeFiles::directory() . "/fpm-$port-" . \substr(\md5($dir), 0, 8);
     }
 
     private static function absolute(string $path): string

@@ -121,6 +121,13 @@ final class Options
                 return \array_values(\array_filter(\array_map('trim', \explode(',', $value)), static fn ($v) => $v !== ''));
             default:
                 if ($allowed !== null && !\in_array($value, $allowed, true)) {
+                    // --help spells the choices in capitals (--log-level DEBUG|INFO|...), as every
+                    // placeholder, and WEFT_LOG_LEVEL=WARNING is how environments are often written.
+                    foreach ($allowed as $choice) {
+                        if (\strcasecmp($choice, $value) === 0) {
+                            return $choice;
+                        }
+                    }
                     throw new UsageError("option '--$name' expects one of " . \implode(', ', $allowed) . ", got '$value'");
                 }
                 return $value;

@@ -166,6 +166,14 @@ final class ServeCommand
             return 1;
         }
 
+        try {
+            $logger = new Logger($logFile, $options->get('log-level'), $options->get('log-format'));
+        } catch (\RuntimeException $e) {
+            // An unsafe or unwritable log path stops the start with its reason, in every mode.
+            \fwrite(\STDERR, 'weft: ' . $e->getMessage() . "\n");
+            return 1;
+        }
+
         if ($options->get('mode') === 'fpm') {
             if ($options->get('static') !== null) {
                 throw new UsageError("option '--static' is not available in fpm mode (nginx there can serve files itself)");
@@ -179,17 +187,15 @@ final class ServeCommand
             return (new FpmCommand())->run($app, $options, $pidFile, $logFile);
         }
 
-        try {
-            $logger = new Logger($logFile, $options->get('log-level'), $options->get('log-format'));
-        } catch (\RuntimeException $e) {
-            \fwrite(\STDERR, 'weft: ' . $e->getMessage() . "\n");
-            return 1;
-        }
         $requestMetrics = new RequestMetrics();
         $accessLog = null;
         if ($options->get('access-log') !== null) {
             if ($options->get('protocol') !== 'http') {
                 throw new UsageError("option '--access-log' needs --protocol http");
+            }
+            if ($options->get('access-log') === '-' && $options->get('daemon')) {
+                // A daemon leaves its terminal: "-" would keep writing to the shell that started it.
+                throw new UsageError("option '--access-log -' (stdout) cannot be used with --daemon: give a file");
             }
             try {
                 // Opened here, in the master, so that an unsafe or unwritable path stops the start.

@@ -27,7 +27,7 @@ final class AccessLog
     public const FORMATS = ['combined', 'json'];
     private const FLUSH_AT = 65536;
 
-    /** @var resource */
+    /** @var resource|null null in the master, which only checks that the file can be opened */
     private mixed $stream;
     private string $buffer = '';
     private bool $flushQueued = false;
@@ -45,6 +45,13 @@ final class AccessLog
         }
         $this->pid = (int) \getmypid();
         $this->stream = $this->open();
+        if ($file !== '-') {
+            // The master writes no line: holding the file would keep it (its disk space) after logrotate
+            // renamed and later deleted it. Workers open the file at the path in afterFork() (or at
+            // their first line).
+            \fclose($this->stream);
+            $this->stream = null;
+        }
     }
 
     /** In a worker after fork: its own pid, and the file that is at the path now. */
@@ -128,6 +135,15 @@ final class AccessLog
         }
         $buffer = $this->buffer;
         $this->buffer = '';
+        if ($this->stream === null) {
+            // First lines of a process that did not open the file in afterFork().
+            try {
+                $this->stream = $this->open();
+            } catch (\RuntimeException $e) {
+                \Weft\logger()->error('Cannot open the access log: {message}', ['message' => $e->getMessage()]);
+                return;
+            }
+        }
         @\fwrite($this->stream, $buffer);
     }
 

@@ -11,6 +11,7 @@ use Weft\Socket\ListenOptions;
 use Weft\Socket\Socket;
 
 use function Weft\go;
+use function Weft\timeout;
 
 /**
  * `--metrics HOST:PORT`: the master answers GET /health and GET /metrics on a port of its own, from the
@@ -18,14 +19,19 @@ use function Weft\go;
  * works while workers start, drain or crash, and never queues behind application requests.
  *
  * It is deliberately tiny HTTP: one request per connection, a head of at most 8 KB read within 5 s,
- * `Connection: close`. Scrapers and load-balancer health checks need nothing more.
+ * `Connection: close`. Scrapers and load-balancer health checks need nothing more. The 5 s cover the
+ * whole exchange (not each read: a client trickling a byte every few seconds would hold a descriptor
+ * for hours), and at most MAX_CLIENTS connections are open at once (more are closed unanswered), so
+ * clients of this port cannot use up the master's descriptors, which it needs to replace workers.
  */
 final class MetricsServer implements MasterHook
 {
     private const MAX_HEAD = 8192;
     private const TIMEOUT = 5.0;
+    private const MAX_CLIENTS = 64;
 
     private ?Listener $listener = null;
+    private int $clients = 0;
     private readonly Prometheus $prometheus;
 
     public function __construct(private readonly string $address, private readonly LoggerInterface $logger)
@@ -61,7 +67,18 @@ final class MetricsServer implements MasterHook
                 } catch (\Throwable) {
                     return; // closed by stop()
                 }
-                go(fn () => $this->serve($client, $status));
+                if ($this->clients >= self::MAX_CLIENTS) {
+                    $client->close();
+                    continue;
+                }
+                $this->clients++;
+                go(function () use ($client, $status): void {
+                    try {
+                        $this->serve($client, $status);
+                    } finally {
+                        $this->clients--;
+                    }
+                });
             }
         });
     }
@@ -91,17 +108,19 @@ final class MetricsServer implements MasterHook
     private function serve(Socket $client, \Closure $status): void
     {
         try {
-            $line = $client->readLine(self::MAX_HEAD, self::TIMEOUT);
-            // Read (and drop) the rest of the head, so the client never sees a reset for unread data.
-            $read = \strlen((string) $line);
-            while (($header = $client->readLine(self::MAX_HEAD, self::TIMEOUT)) !== null && $header !== '') {
-                $read += \strlen($header);
-                if ($read > self::MAX_HEAD) {
-                    $client->write(self::response(431, 'text/plain', "Request header too large\n"), self::TIMEOUT);
-                    return;
+            timeout(self::TIMEOUT, function () use ($client, $status): void {
+                $line = $client->readLine(self::MAX_HEAD);
+                // Read (and drop) the rest of the head, so the client never sees a reset for unread data.
+                $read = \strlen((string) $line);
+                while (($header = $client->readLine(self::MAX_HEAD)) !== null && $header !== '') {
+                    $read += \strlen($header);
+                    if ($read > self::MAX_HEAD) {
+                        $client->write(self::response(431, 'text/plain', "Request header too large\n"));
+                        return;
+                    }
                 }
-            }
-            $client->write($this->answer((string) $line, $status), self::TIMEOUT);
+                $client->write($this->answer((string) $line, $status));
+            }, 'A metrics request');
         } catch (\Throwable) {
             // A client that leaves or stalls gets nothing more; the master carries on.
         } finally {

@@ -100,7 +100,7 @@ final class Prometheus
         $samples[] = ['_sum', $sum];
         $samples[] = ['_count', $count];
         self::family($out, 'weft_loop_lag_seconds_total', 'counter', "Seconds the workers' event loops ran late (a handler computing without waiting), all workers.", [['', $lag]]);
-        self::family($out, 'weft_http_request_duration_seconds', 'histogram', 'Time the application took to produce a response.', $samples);
+        self::family($out, 'weft_http_request_duration_seconds', 'histogram', 'Seconds from the start of a request\'s handling to the last byte of its response (a streamed one included).', $samples);
 
         $perWorker = [
             ['weft_worker_connections', 'Open connections.', 'connections'],

@@ -20,11 +20,12 @@ final class ExceptionTrace
         for ($current = $e; $current !== null; $current = $current->getPrevious()) {
             $data = self::describe($current);
             if (!$first || $withHeadline) {
-                $lines[] = ($first ? '' : 'Caused by: ') . $data['class'] . ': ' . $data['message'];
+                // Indented like every line after a record's first, so a log reader can tell records apart.
+                $lines[] = ($first ? '  ' : '  Caused by: ') . $data['class'] . ': ' . Logger::oneLine($data['message']);
             }
-            $lines[] = '  at ' . $data['file'] . ':' . $data['line'];
+            $lines[] = '  at ' . Logger::oneLine($data['file']) . ':' . $data['line'];
             foreach ($data['trace'] as $frame) {
-                $lines[] = '  #' . $frame;
+                $lines[] = '  #' . Logger::oneLine($frame);
             }
             if ($data['weft_frames'] > 0) {
                 $lines[] = '  (+' . $data['weft_frames'] . " frame(s) in Weft)";

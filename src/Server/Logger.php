@@ -23,6 +23,9 @@ final class Logger extends AbstractLogger
         LogLevel::ERROR => 4, LogLevel::CRITICAL => 5, LogLevel::ALERT => 6, LogLevel::EMERGENCY => 7,
     ];
     public const FORMATS = ['text', 'json'];
+    private const JSON_FLAGS = \JSON_UNESCAPED_SLASHES | \JSON_UNESCAPED_UNICODE | \JSON_INVALID_UTF8_SUBSTITUTE | \JSON_PARTIAL_OUTPUT_ON_ERROR;
+    /** How deep an array in a JSON record's context may go. */
+    private const CONTEXT_DEPTH = 16;
 
     /** @var resource */
     private mixed $stream;
@@ -121,10 +124,15 @@ final class Logger extends AbstractLogger
             if ($exception !== null) {
                 $fields['exception'] = ExceptionTrace::describe($exception);
             }
-            $line = \json_encode($fields, \JSON_UNESCAPED_SLASHES | \JSON_UNESCAPED_UNICODE | \JSON_INVALID_UTF8_SUBSTITUTE | \JSON_PARTIAL_OUTPUT_ON_ERROR);
+            $line = \json_encode($fields, self::JSON_FLAGS);
+            if ($line === false) {
+                // Never a blank line instead of the record: without what could not be encoded.
+                unset($fields['context'], $fields['exception']);
+                $line = (string) \json_encode($fields, self::JSON_FLAGS);
+            }
         } else {
             $text = self::interpolate($message, $context);
-            $line = \sprintf('%s [%s] %s: %s', $time, $pid > 0 ? "$role $pid" : $role, $level, $text);
+            $line = \sprintf('%s [%s] %s: %s', $time, $pid > 0 ? "$role $pid" : $role, $level, self::oneLine($text));
             if ($exception !== null) {
                 // Once: when the message already quotes the exception, the trace does not repeat it.
                 $named = $exception->getMessage() !== '' && \str_contains($text, $exception->getMessage());
@@ -132,6 +140,24 @@ final class Logger extends AbstractLogger
             }
         }
         @\fwrite($this->stream, $line . "\n");
+    }
+
+    /**
+     * A text record is one line that starts with its time, followed only by indented trace lines. A
+     * message carries request data (a decoded `%0A` in a query the application logs, an exception
+     * message quoting input): its line breaks and other control characters are written as `\n`, `\r`,
+     * `\xHH`, so no input can forge a record or send escape sequences to an operator's terminal.
+     */
+    public static function oneLine(string $text): string
+    {
+        if (!\preg_match('/[\x00-\x08\x0a-\x1f\x7f]/', $text)) {
+            return $text;
+        }
+        return (string) \preg_replace_callback('/[\x00-\x08\x0a-\x1f\x7f]/', static fn (array $m): string => match ($m[0]) {
+            "\n" => '\n',
+            "\r" => '\r',
+            default => \sprintf('\x%02X', \ord($m[0])),
+        }, $text);
     }
 
     private function open(?string $file): void
@@ -167,7 +193,7 @@ final class Logger extends AbstractLogger
         }
     }
 
-    /** @return array<string, scalar|null> the context values a JSON record can carry as they are */
+    /** @return array<string, mixed> the context values a JSON record can carry as they are */
     private static function scalars(array $context): array
     {
         $out = [];
@@ -179,6 +205,9 @@ final class Logger extends AbstractLogger
                 $out[(string) $key] = $value;
             } elseif ($value instanceof \Stringable) {
                 $out[(string) $key] = (string) $value;
+            } elseif ((\is_array($value) || $value instanceof \JsonSerializable) && \json_encode($value, \JSON_INVALID_UTF8_SUBSTITUTE, self::CONTEXT_DEPTH) !== false) {
+                // Structured context (['user' => ['id' => 7]]) is what a JSON log is for.
+                $out[(string) $key] = $value;
             }
         }
         return $out;

@@ -162,11 +162,14 @@ final class Worker
             return;
         }
         $this->driver->disable($this->acceptWatcher);
-        $this->driver->unreference($this->driver->delay($pause, function (): void {
+        // Referenced: while accepting is paused, this timer may be all that keeps the loop running (the
+        // connection just taken can be answered and closed within the pause). Unreferenced, the loop
+        // ended and the worker exited with code 0, to be replaced: a restart every few requests.
+        $this->driver->delay($pause, function (): void {
             if (!$this->draining && $this->acceptWatcher !== null) {
                 $this->driver->enable($this->acceptWatcher);
             }
-        }));
+        });
     }
 
     private function drain(): void

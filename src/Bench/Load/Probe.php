@@ -24,10 +24,12 @@ final class Probe
      * One request with any method, headers and body (Content-Length set from the body).
      *
      * @param array<string, string> $headers
+     * @param null|\Closure(): bool $abandon asked while waiting: true gives up at once (Ctrl-C must not
+     *        wait out a slow app's answer)
      * @return array{status: int, headers: array<string, string>, body: string}
      * @throws \RuntimeException when there is no complete HTTP answer within $timeout seconds
      */
-    public static function request(string $host, int $port, string $method, string $target, array $headers = [], ?string $body = null, float $timeout = 10.0): array
+    public static function request(string $host, int $port, string $method, string $target, array $headers = [], ?string $body = null, float $timeout = 10.0, ?\Closure $abandon = null): array
     {
         $socket = @\stream_socket_client("tcp://$host:$port", $errno, $error, $timeout);
         if ($socket === false) {
@@ -45,6 +47,17 @@ final class Probe
         $response = '';
         $deadline = \microtime(true) + $timeout;
         while (!\feof($socket) && \microtime(true) < $deadline) {
+            // Wait in short slices, so $abandon is asked while a slow answer is awaited.
+            $read = [$socket];
+            $write = $except = null;
+            $ready = @\stream_select($read, $write, $except, 0, 200_000);
+            if ($ready === 0 || $ready === false) {
+                if ($abandon !== null && $abandon()) {
+                    \fclose($socket);
+                    throw new \RuntimeException('abandoned while waiting for the answer');
+                }
+                continue;
+            }
             $chunk = \fread($socket, 65536);
             if ($chunk === false || ($chunk === '' && \stream_get_meta_data($socket)['timed_out'])) {
                 break;

@@ -23,6 +23,9 @@ final class Service
      * @param list<string> $command
      * @param array<string, string>|null $env
      * @param null|\Closure(self): ?Process $gracefulStop starts the graceful stop (e.g. bin/weft stop)
+     * @param null|\Closure(string): ?string $doomed reads the process's stderr so far and says why it will
+     *        never be ready (e.g. its application does not load), or null: start() fails at once instead of
+     *        waiting out $timeout
      * @throws ServiceFailed when the process exits or stays silent before announcing its port
      */
     public static function start(
@@ -33,9 +36,11 @@ final class Service
         float $timeout = 20.0,
         ?string $pidFile = null,
         ?\Closure $gracefulStop = null,
+        ?\Closure $doomed = null,
     ): self {
         $process = $list->start($command, "$logBase.out", "$logBase.log", $env);
         $deadline = \microtime(true) + $timeout;
+        $nextLook = 0.0;
         while (true) {
             if (\preg_match('/^READY (\d+)\s*$/m', $process->stdout(), $m)) {
                 return new self($process, (int) $m[1], $list, $pidFile, $gracefulStop);
@@ -46,6 +51,15 @@ final class Service
                 $process->terminate(0.5);
                 $list->forget($process);
                 throw new ServiceFailed("exited with code $code before it was ready" . ($reason !== '' ? ": $reason" : ''));
+            }
+            if ($doomed !== null && \microtime(true) >= $nextLook) {
+                $nextLook = \microtime(true) + 0.1;
+                $why = $doomed((string) @\file_get_contents($process->stderrFile));
+                if ($why !== null) {
+                    $process->terminate(1.0);
+                    $list->forget($process);
+                    throw new ServiceFailed($why, ServiceFailed::DOOMED);
+                }
             }
             if (\microtime(true) >= $deadline) {
                 $reason = $process->stderrTail(3);

@@ -18,6 +18,8 @@ final class Recommendation
     public const TIE = 0.05;
     /** The knee: the first concurrency at which a configuration reached this share of its peak. */
     public const KNEE = 0.90;
+    /** A configuration whose last concurrency step still added this share of requests/s had not saturated. */
+    public const RISING = 0.05;
     /** A row with a larger share of failed requests is not a candidate. */
     public const MAX_ERROR_SHARE = 0.001;
     /** A server at this share of its cores is CPU-bound... */
@@ -51,14 +53,19 @@ final class Recommendation
         return $row->errorTotal() <= self::MAX_ERROR_SHARE * \max(1.0, $requests + $row->errorTotal());
     }
 
-    /** @param list<Row> $rows */
-    public static function compute(array $rows, float $p99Target, int $serverCores, string $app): self
+    /**
+     * @param list<Row> $rows
+     * @param array<string, mixed> $request what was sent (AppTarget::toArray()), carried into the JSON so
+     *        a CI job can tell which requests the advice is for
+     */
+    public static function compute(array $rows, float $p99Target, int $serverCores, string $app, array $request = []): self
     {
         $ok = Findings::ok($rows);
         $eligible = \array_values(\array_filter($ok, static fn (Row $r): bool => self::eligible($r, $p99Target)));
         $target = Format::number($p99Target, 0) . ' ms';
         $data = [
             'app' => $app,
+            'request' => $request === [] ? null : $request,
             'p99_target_ms' => $p99Target,
             'rows_measured' => \count($ok),
             'recommended' => null,
@@ -72,7 +79,11 @@ final class Recommendation
         ];
         $reasons = [];
         if ($ok === []) {
-            return new self($data, 'No row ran, so there is nothing to recommend.', []);
+            // Say why: a user whose app does not load must read it here, not dig through the table.
+            // The failures first (up to three different ones); with none, why the rows were skipped.
+            $why = self::causes($rows, Row::FAILED, 3) ?: self::causes($rows, Row::SKIPPED, 1);
+            $headline = 'No row ran, so there is nothing to recommend.';
+            return new self($data + ['headline' => $headline, 'reasons' => $why], $headline, $why);
         }
 
         $best = self::pick($eligible);
@@ -81,10 +92,22 @@ final class Recommendation
         $blocking = self::blocking($ok, $serverCores);
         $data['blocking'] = $blocking;
 
-        if ($best === null) {
-            $lowest = self::lowest($ok, 'p99_ms');
+        $clean = \array_values(\array_filter($ok, static fn (Row $r): bool => self::errorShare($r) <= self::MAX_ERROR_SHARE));
+        if ($best === null && $clean === []) {
+            // Every row failed requests: latency is beside the point until the app answers.
+            $least = $ok;
+            \usort($least, static fn (Row $a, Row $b): int => self::errorShare($a) <=> self::errorShare($b));
+            $headline = \sprintf('No configuration served without errors: even the best, %s, failed %s %% of its requests (%s).',
+                $least[0]->label(), Format::number(100 * self::errorShare($least[0])), self::errorList($least[0]));
+            $reasons[] = 'Fix the failures before tuning: a configuration is recommended only when at most '
+                . Format::number(100 * self::MAX_ERROR_SHARE) . ' % of its requests fail (an answer outside 2xx/3xx, a reset or a timeout).';
+            foreach (self::logged($ok) as $line) {
+                $reasons[] = $line;
+            }
+        } elseif ($best === null) {
+            $lowest = self::lowest($clean, 'p99_ms');
             $headline = \sprintf('No configuration kept p99 under %s without errors%s.', $target,
-                $lowest === null ? '' : \sprintf('; the lowest p99 was %s ms (%s, %s req/s)', Format::ms($lowest->number('p99_ms')), $lowest->label(), Format::rate($lowest->number('rps'))));
+                $lowest === null ? '' : \sprintf('; the lowest p99 without errors was %s ms (%s, %s req/s)', Format::ms($lowest->number('p99_ms')), $lowest->label(), Format::rate($lowest->number('rps'))));
             $reasons[] = 'Raise --p99, lower the concurrency your clients send (a proxy in front with a connection limit), or make the request cheaper; the table below shows where latency went.';
         } else {
             $config = self::config($ok, $best);
@@ -95,6 +118,16 @@ final class Recommendation
                     $knee = (int) $row->param('concurrency');
                     break;
                 }
+            }
+            // No knee inside the measured range: one level only, or requests/s still rising at the last one.
+            $last = $config[\count($config) - 1];
+            $before = \count($config) >= 2 ? $config[\count($config) - 2] : null;
+            // ... unless the server's CPU was already saturated there: that is where it saturates.
+            $rising = $before !== null && $before->number('rps') > 0 && $last->number('rps') >= $peak
+                && $last->number('rps') / $before->number('rps') - 1 >= self::RISING
+                && ($last->number('cpu_pct') ?? 0.0) < self::SATURATED * 100 * $serverCores;
+            if (\count($config) === 1 || $rising) {
+                $knee = null;
             }
             $under = \array_values(\array_filter($config, static fn (Row $r): bool => self::eligible($r, $p99Target)));
             $maxUnder = \max(\array_map(static fn (Row $r): int => (int) $r->param('concurrency'), $under));
@@ -124,18 +157,27 @@ final class Recommendation
 
             $workers = (int) $best->param('workers');
             $headline = \sprintf(
-                '%s mode, %d worker%s: %s req/s with p99 %s ms (target %s) at concurrency %d, %s of memory.',
-                \ucfirst((string) $best->param('mode')), $workers, $workers === 1 ? '' : 's', Format::rate($best->number('rps')),
+                '%s mode%s, %d worker%s: %s req/s with p99 %s ms (target %s) at concurrency %d, %s of memory.',
+                self::modeName((string) $best->param('mode')), \count(Findings::values($ok, 'loop')) > 1 && $best->param('loop') !== null ? ' (' . $best->param('loop') . ' loop)' : '',
+                $workers, $workers === 1 ? '' : 's', Format::rate($best->number('rps')),
                 Format::ms($best->number('p99_ms')), $target, (int) $best->param('concurrency'), $memory === null ? 'unknown amount' : Format::bytes($memory),
             );
             $lowestC = (int) $config[0]->param('concurrency');
-            $saturation = $knee === $lowestC && $lowestC > 1
+            $saturation = match (true) {
+                \count($config) === 1 => \sprintf('Only concurrency %d was measured for it, so where it saturates is not known', $lowestC),
+                $rising => \sprintf('It had not saturated at concurrency %d, the highest level measured for it (requests/s still rose %s from concurrency %d); more concurrency may serve more, at a higher p99',
+                    (int) $last->param('concurrency'), Format::number(100 * ($last->number('rps') / $before->number('rps') - 1), 0) . ' %', (int) $before->param('concurrency')),
                 // Its climb started high (a configuration added for more workers): the knee is at or below its first level.
-                ? \sprintf('It saturates at or below concurrency %d, the lowest level measured for it', $knee)
-                : \sprintf('It saturates at about concurrency %d (the first level where it reached %d %% of its peak requests/s)', $knee, (int) (self::KNEE * 100));
-            $saturation .= $over === null
-                ? \sprintf('; p99 stayed under %s up to concurrency %d, the highest measured for it.', $target, $maxUnder)
-                : \sprintf('; p99 stayed under %s up to concurrency %d and was %s ms at %d.', $target, $maxUnder, Format::ms($over->number('p99_ms')), (int) $over->param('concurrency'));
+                $knee === $lowestC && $lowestC > 1 => \sprintf('It saturates at or below concurrency %d, the lowest level measured for it', $knee),
+                default => \sprintf('It saturates at about concurrency %d (the first level where it reached %d %% of its peak requests/s)', $knee, (int) (self::KNEE * 100)),
+            };
+            $saturation .= match (true) {
+                $over === null => \sprintf('; p99 stayed under %s up to concurrency %d, the highest measured for it.', $target, $maxUnder),
+                // Past the range it failed requests (timeouts, resets, errors), whatever its p99 was.
+                self::errorShare($over) > self::MAX_ERROR_SHARE => \sprintf('; it stayed under %s without errors up to concurrency %d; at %d, %s %% of its requests failed (%s).',
+                    $target, $maxUnder, (int) $over->param('concurrency'), Format::number(100 * self::errorShare($over)), self::errorList($over)),
+                default => \sprintf('; p99 stayed under %s up to concurrency %d and was %s ms at %d.', $target, $maxUnder, Format::ms($over->number('p99_ms')), (int) $over->param('concurrency')),
+            };
             $reasons[] = $saturation;
             if ($memory !== null) {
                 $reasons[] = \sprintf('Memory: %s PSS for all its processes at that load (%s RSS, which counts shared pages once per process).', Format::bytes($best->number('pss_bytes')), Format::bytes($best->number('rss_bytes')));
@@ -170,7 +212,8 @@ final class Recommendation
             );
         }
 
-        if ($best !== null && !$data['cpu_bound'] && !$blocking['suspected']) {
+        // Only where the throughput stopped rising inside the measured range did something set a pace.
+        if ($best !== null && !$data['cpu_bound'] && !$blocking['suspected'] && $data['knee_concurrency'] !== null) {
             $config = self::config($ok, $best);
             $peak = Findings::best($config);
             if ($peak !== null && ($peak->number('cpu_pct') ?? 100.0) < self::IDLE * 100 * $serverCores && \count($config) > 1) {
@@ -187,13 +230,107 @@ final class Recommendation
             }
         }
 
+        if ($best !== null || $clean !== []) {
+            // Rows that failed requests are left out of the advice: say what the server logged for them.
+            foreach (self::logged($ok) as $line) {
+                $reasons[] = $line;
+            }
+        }
         if ($blocking['suspected']) {
-            $reasons[] = 'Coroutine mode blocks: ' . \implode(' ', $blocking['evidence'])
+            $evidence = $blocking['evidence'];
+            $reasons[] = 'Coroutine mode blocks: ' . \implode(' ', [\array_shift($evidence), ...\array_map('ucfirst', $evidence)])
                 . ' A call that blocks the worker holds every other request of that worker. Use Weft\'s own clients (Weft\Client\Mysql, Redis, Postgres, Http) or load the native extension, whose hooks make PDO, mysqli, phpredis, curl, file_get_contents and sleep/usleep suspend only the request; until then, sync mode (or coroutine mode with as many workers) is the honest configuration.';
+        } elseif (\count(Findings::values(Findings::ok($ok, ['mode' => 'coroutine']), 'concurrency')) === 1) {
+            // One level says nothing about whether more concurrency would have raised the throughput.
+            $reasons[] = 'Whether the app blocks in coroutine mode cannot be told from this run: coroutine mode ran at one concurrency level only (and its server logged no "blocked" line).';
         } elseif (Findings::ok($ok, ['mode' => 'coroutine']) !== []) {
             $reasons[] = 'No sign that the app blocks in coroutine mode (throughput rose with concurrency or the CPU was busy, and no "blocked" line in the server logs).';
         }
         return new self($data + ['headline' => $headline, 'reasons' => $reasons], $headline, $reasons);
+    }
+
+    /**
+     * @param list<Row> $rows
+     * @return list<string> "label: reason" of the first rows with this status, one per different reason
+     */
+    private static function causes(array $rows, string $status, int $max): array
+    {
+        $why = [];
+        foreach ($rows as $row) {
+            if ($row->status === $status && $row->reason !== null && !isset($why[$row->reason]) && \count($why) < $max) {
+                $why[$row->reason] = $row->label() . ': ' . ($status === Row::SKIPPED ? 'skipped: ' : '') . $row->reason;
+            }
+        }
+        return \array_values($why);
+    }
+
+    private static function modeName(string $mode): string
+    {
+        return $mode === 'fpm' ? 'FPM' : \ucfirst($mode);
+    }
+
+    /** The share of a row's requests that failed (error answers, resets, timeouts). */
+    public static function errorShare(Row $row): float
+    {
+        $errors = $row->errorTotal();
+        return $errors / \max(1.0, (float) ($row->number('requests') ?? 0) + $errors);
+    }
+
+    private static function errorList(Row $row): string
+    {
+        $parts = [];
+        foreach ((array) ($row->metric('errors') ?? []) as $kind => $count) {
+            if (\is_int($count) && $count > 0) {
+                $parts[] = ($kind === 'non2xx' ? 'answers outside 2xx/3xx' : $kind) . ' ' . Format::number($count, 0);
+            }
+        }
+        return $parts === [] ? 'errors' : \implode(', ', $parts);
+    }
+
+    /**
+     * What the servers logged about failed requests and replaced workers, once per kind, from the rows'
+     * `log` figures (AppScenario::logProblems()).
+     *
+     * @param list<Row> $ok
+     * @return list<string>
+     */
+    private static function logged(array $ok): array
+    {
+        $errors = $exits = 0;
+        $firstError = $firstExit = null;
+        $errorRows = $exitRows = [];
+        foreach ($ok as $row) {
+            $log = $row->metric('log');
+            if (!\is_array($log)) {
+                continue;
+            }
+            if (($log['errors'] ?? 0) > 0) {
+                $errors += $log['errors'];
+                $firstError ??= $log['first_error'];
+                $errorRows[] = $row->label();
+            }
+            if (($log['worker_exits'] ?? 0) > 0) {
+                $exits += $log['worker_exits'];
+                $firstExit ??= $log['first_exit'];
+                $exitRows[] = $row->label();
+            }
+        }
+        $lines = [];
+        if ($errors > 0) {
+            $lines[] = \sprintf('The server logged %s error line(s) (each uncaught exception among them is a failed request) in %d row(s) (%s); the first: %s. The logs folder next to the report has every server\'s log.',
+                Format::number($errors, 0), \count($errorRows), self::some($errorRows), $firstError);
+        }
+        if ($exits > 0) {
+            $lines[] = \sprintf('Workers ended and were replaced %s time(s) in %d row(s) (%s), the first %s: each takes the requests it held with it (in sync mode, exit() or die() in a request ends the worker).',
+                Format::number($exits, 0), \count($exitRows), self::some($exitRows), $firstExit);
+        }
+        return $lines;
+    }
+
+    /** @param list<string> $labels */
+    private static function some(array $labels): string
+    {
+        return \count($labels) <= 3 ? \implode('; ', $labels) : \implode('; ', \array_slice($labels, 0, 3)) . '; …';
     }
 
     /**
@@ -247,7 +384,9 @@ final class Recommendation
         if ($single === []) {
             return null;
         }
-        \usort($single, static fn (Row $a, Row $b): int => [$a->param('mode') !== ($best?->param('mode') ?? 'coroutine'), $a->param('workers')] <=> [$b->param('mode') !== ($best?->param('mode') ?? 'coroutine'), $b->param('workers')]);
+        // The recommended mode and loop first, then the fewest workers.
+        $rank = static fn (Row $r): array => [$r->param('mode') !== ($best?->param('mode') ?? 'coroutine'), $best !== null && $r->param('loop') !== $best->param('loop'), $r->param('workers')];
+        \usort($single, static fn (Row $a, Row $b): int => $rank($a) <=> $rank($b));
         $row = $single[0];
         // The mean (a closed loop of one connection completes 1 / mean latency per second), to match the
         // CPU time per request, which is a mean too.
@@ -300,6 +439,13 @@ final class Recommendation
                 continue;
             }
             $serviceS = (int) $low->param('concurrency') / $low->number('rps');
+            // A request that is mostly CPU runs about one at a time per worker whether or not it blocks (a
+            // large response against a slow reader does the same): only a request that waits most of its
+            // time alone and still never overlaps another is blocking.
+            $cpuS = ($low->number('cpu_us_per_req') ?? 0.0) / 1e6;
+            if ($cpuS >= 0.5 * $serviceS) {
+                continue;
+            }
             $peak = Findings::best($config);
             // Little's law: the requests in progress at once at the configuration's best.
             $inFlight = $peak->number('rps') * $serviceS;
@@ -349,12 +495,12 @@ final class Recommendation
     {
         $under = $m['best_under_target'];
         if ($under === null) {
-            $text = \sprintf('%s mode never kept p99 under %s without errors', \ucfirst($mode), $target);
+            $text = \sprintf('%s mode never kept p99 under %s without errors', self::modeName($mode), $target);
             if ($m['best_any'] !== null) {
                 $text .= \sprintf(' (its most requests/s: %s at p99 %s ms, %s)', Format::rate($m['best_any']['rps']), Format::ms($m['best_any']['p99_ms']), $m['best_any']['label']);
             }
         } else {
-            $text = \sprintf('%s mode at best: %s req/s under target with %d worker%s (%s of the recommendation; %s PSS)', \ucfirst($mode), Format::rate($under['rps']),
+            $text = \sprintf('%s mode at best: %s req/s under target with %d worker%s (%s of the recommendation; %s PSS)', self::modeName($mode), Format::rate($under['rps']),
                 $under['workers'], $under['workers'] === 1 ? '' : 's', Format::times($under['rps'] / \max(0.001, (float) $best->number('rps'))), Format::bytes($under['pss_bytes']));
             $text .= $m['workers_to_match'] !== null
                 ? \sprintf('; it needs %d worker%s to come within %d %% of it', $m['workers_to_match'], $m['workers_to_match'] === 1 ? '' : 's', (int) (self::TIE * 100))
@@ -383,8 +529,8 @@ final class Recommendation
         foreach ($this->reasons as $reason) {
             $out .= "- $reason\n";
         }
-        return $out . "\nComputed from the rows of this run (table below): the best requests/s among rows with p99 ≤ "
-            . Format::number((float) $this->data['p99_target_ms'], 0) . " ms and no errors, ties within 5 % going to the smaller memory.\n\n";
+        return $out . "\nComputed from the rows of this run (table below): the best requests/s among the candidates, rows with p99 ≤ "
+            . Format::number((float) $this->data['p99_target_ms'], 0) . ' ms and at most ' . Format::number(100 * self::MAX_ERROR_SHARE) . " % of requests failed, ties within 5 % going to the smaller memory.\n\n";
     }
 
     /** Plain text for the terminal. */

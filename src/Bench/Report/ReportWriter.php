@@ -250,7 +250,7 @@ final class ReportWriter
                 'text' => 'Pinning: every server process (and its nginx/php-fpm in fpm mode) runs on CPU ' . Environment::SERVER_CPU
                     . ' (`taskset -c ' . Environment::SERVER_CPU . '`); load generators and the runner itself run on CPU ' . Environment::LOAD_CPU
                     . ' (`taskset -c ' . Environment::LOAD_CPU . '`). The server side therefore has one core: 100 % CPU is its ceiling. '
-                    . 'MariaDB (sql3) is a shared service and is not pinned.',
+                    . 'Whatever the server calls (MariaDB in sql3, the database or upstream of an app under bench app) is not pinned.',
             ];
         }
         $why = $this->env->machine->cores < 2 ? 'only one core' : 'taskset missing (Debian package util-linux)';

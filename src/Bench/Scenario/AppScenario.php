@@ -124,11 +124,14 @@ final class AppScenario extends HttpScenario implements Adaptive, Recommending
     public function rows(Environment $env): array
     {
         $rows = [];
-        $loop = $this->settings->loops[0] ?? self::defaultLoops($env)[0];
+        // Each loop given is a configuration of its own (fpm has none); by default the best one available.
+        $loops = $this->settings->loops ?? [self::defaultLoops($env)[0]];
         foreach ($this->modes() as $mode) {
-            foreach ($this->workers($mode, $env) as $w) {
-                foreach ($this->settings->concurrency ?? [$this->ladder()[0]] as $c) {
-                    $rows[] = $this->row($mode, $loop, $w, $c);
+            foreach ($mode === 'fpm' ? [$loops[0]] : $loops as $loop) {
+                foreach ($this->workers($mode, $env) as $w) {
+                    foreach ($this->settings->concurrency ?? [$this->ladder()[0]] as $c) {
+                        $rows[] = $this->row($mode, $loop, $w, $c);
+                    }
                 }
             }
         }
@@ -145,6 +148,8 @@ final class AppScenario extends HttpScenario implements Adaptive, Recommending
         if ($this->settings->concurrency !== null) {
             return [];
         }
+        // A mode whose server cannot start has no climb to continue.
+        $rows = \array_values(\array_filter($rows, fn (Row $r): bool => !isset($this->bootFailures[(string) $r->param('mode')])));
         $more = [];
         $configs = Findings::groupBy($rows, ['mode', 'loop', 'workers']);
         foreach ($configs as $config) {
@@ -220,6 +225,10 @@ final class AppScenario extends HttpScenario implements Adaptive, Recommending
             return null;
         }
         $eligible = \array_values(\array_filter($modeRows, fn (Row $r): bool => Recommendation::eligible($r, $this->target->p99Ms)));
+        if ($eligible === [] && \array_filter($modeRows, static fn (Row $r): bool => Recommendation::errorShare($r) <= Recommendation::MAX_ERROR_SHARE) === []) {
+            // Every row of the mode failed requests: more workers would fail them too.
+            return null;
+        }
         $best = Findings::best($eligible === [] ? $modeRows : $eligible);
         $largest = \max(\array_map(static fn (Row $r): int => (int) $r->param('workers'), $modeRows));
         if ($best === null || (int) $best->param('workers') !== $largest) {
@@ -245,6 +254,11 @@ final class AppScenario extends HttpScenario implements Adaptive, Recommending
 
     public function run(Row $row, Environment $env): void
     {
+        if (isset($this->bootFailures[(string) $row->param('mode')])) {
+            // Every configuration of the mode would fail the same way: say so once, not once a row.
+            $row->skip(\sprintf('not run: as in the first %s row, %s', $row->param('mode'), $this->bootFailures[(string) $row->param('mode')]));
+            return;
+        }
         $t = $this->target;
         $script = $t->script;
         if ($script === null && $t->needsScript()) {
@@ -254,12 +268,27 @@ final class AppScenario extends HttpScenario implements Adaptive, Recommending
             }
             $script = $this->script;
         }
-        $check = static function (array $answer): ?string {
-            return $answer['status'] >= 200 && $answer['status'] < 400
-                ? null
-                : "status {$answer['status']} (body: " . \substr($answer['body'], 0, 160) . ')';
+        $request = "{$t->method} {$t->paths[0]}";
+        $scriptCheck = null;
+        $check = static function (array $answer) use ($t, $request, &$scriptCheck): ?string {
+            if ($answer['status'] >= 200 && $answer['status'] < 400) {
+                return null;
+            }
+            $problem = "$request answered status {$answer['status']} (body: " . \substr($answer['body'], 0, 160) . ')';
+            if ($t->script !== null) {
+                // The script, not this request, makes the load: its own failures show in the errors column.
+                $scriptCheck = $problem;
+                return null;
+            }
+            return $problem . ($answer['status'] === 404 || $answer['status'] === 405 ? '; give the request the app expects with --url, --method, --header, --body' : '');
         };
-        $probe = static fn (int $port): array => Probe::request('127.0.0.1', $port, $t->method, $t->paths[0], $t->headers, $t->body, 15.0);
+        $probeSeconds = null;
+        $probe = static function (int $port) use ($t, $env, &$probeSeconds): array {
+            $started = \microtime(true);
+            $answer = Probe::request('127.0.0.1', $port, $t->method, $t->paths[0], $t->headers, $t->body, 15.0, static fn (): bool => $env->interrupted);
+            $probeSeconds = \microtime(true) - $started;
+            return $answer;
+        };
         $server = $this->startServer($row, $env, $t->app, self::serveArguments($row), $t->env);
         if ($server === null) {
             return;
@@ -267,17 +296,64 @@ final class AppScenario extends HttpScenario implements Adaptive, Recommending
         $log = $server->process->stderrFile;
         try {
             $this->loadServer($row, $env, $server, $check, $t->paths[0], $script, null, \Weft\Bench\Load\Wrk::TIMEOUT, $probe);
+            if ($env->interrupted && !$row->isOk()) {
+                $row->skip('interrupted');
+            }
+            if ($row->isOk() && (int) ($row->number('requests') ?? 0) === 0) {
+                // wrk counts only the requests that completed within the row: none is no figure at all.
+                $seconds = $env->settings->duration();
+                $took = $probeSeconds === null ? '' : 'the check request alone took ' . Format::ms($probeSeconds * 1000) . ' ms';
+                $row->fail(\sprintf('no request completed in the row\'s %s s of load', Format::number($seconds, \fmod($seconds, 1.0) === 0.0 ? 0 : 1))
+                    . ($probeSeconds !== null && $probeSeconds < $seconds / 2
+                        // Fast alone, yet nothing counted: wrk could not read the answers.
+                        ? ", although $took: wrk could not read the answers (its output is in the logs folder)"
+                        : ($took === '' ? '' : " ($took)") . ': give a --duration well above the time a request takes (and a --p99 above it)'));
+            }
+            if ($scriptCheck !== null) {
+                $row->notes[] = "check request: $scriptCheck; the wrk script's own requests were loaded anyway (their failures are in the errors column)";
+            }
         } finally {
             $note = $server->stop();
             if ($note !== null) {
                 $row->notes[] = "server $note";
             }
         }
-        $blocked = self::blockedCalls((string) @\file_get_contents($log));
+        $text = (string) @\file_get_contents($log);
+        $problems = self::logProblems($text);
+        if ($problems['errors'] > 0 || $problems['worker_exits'] > 0) {
+            $row->metrics['log'] = $problems;
+        }
+        if ($problems['errors'] > 0) {
+            $row->notes[] = \sprintf('server log: %s error line(s), the first: %s', Format::number($problems['errors'], 0), $problems['first_error']);
+        }
+        if ($problems['worker_exits'] > 0) {
+            $row->notes[] = \sprintf('server log: a worker ended %s time(s) during the row and was replaced, the first %s', Format::number($problems['worker_exits'], 0), $problems['first_exit']);
+        }
+        $blocked = self::blockedCalls($text);
         if ($blocked !== []) {
             $row->metrics['blocked'] = $blocked;
             $row->notes[] = 'server log: ' . \array_sum($blocked) . ' "blocked" line(s): ' . \implode(', ', \array_map(static fn (string $call, int $n) => "$call ×$n", \array_keys($blocked), $blocked));
         }
+    }
+
+    /**
+     * What went wrong in the app during a row, from the server's log: the requests that failed with an
+     * error (an uncaught exception: the client got a 500) and the workers that ended and were replaced
+     * (exit() in sync mode, a fatal error, a crash). A user whose app fails under load reads the cause
+     * here instead of only a count of non-2xx answers.
+     *
+     * @return array{errors: int, first_error: ?string, worker_exits: int, first_exit: ?string}
+     */
+    public static function logProblems(string $log): array
+    {
+        $errors = \preg_match_all('/\] error: (.*)(?:\R\s+at (\S+))?/', $log, $e);
+        $exits = \preg_match_all('/\] warning: Worker \d+ \(pid \d+\) ((?:exited with code|killed by signal) \d+[^;\r\n]*)/', $log, $x);
+        return [
+            'errors' => $errors,
+            'first_error' => $errors > 0 ? \trim($e[1][0]) . ($e[2][0] !== '' ? " (at {$e[2][0]})" : '') : null,
+            'worker_exits' => $exits,
+            'first_exit' => $exits > 0 ? \trim($x[1][0]) : null,
+        ];
     }
 
     /**
@@ -309,7 +385,13 @@ final class AppScenario extends HttpScenario implements Adaptive, Recommending
             Column::param('workers', 'workers'),
             Column::param('conc.', 'concurrency'),
             ...Column::http(),
-            new Column('p99 ≤ target', fn (Row $r): string => $r->isOk() ? (Recommendation::eligible($r, $this->target->p99Ms) ? 'yes' : 'no') : Format::NONE, false),
+            // Whether the recommendation may pick the row, and if not why: a fast row that failed requests is out too.
+            new Column('candidate', fn (Row $r): string => match (true) {
+                !$r->isOk() => Format::NONE,
+                Recommendation::eligible($r, $this->target->p99Ms) => 'yes',
+                ($r->number('p99_ms') ?? \INF) > $this->target->p99Ms => 'no: p99',
+                default => 'no: errors',
+            }, false),
             ...$this->abColumns(),
             Column::status(),
         ];
@@ -317,7 +399,8 @@ final class AppScenario extends HttpScenario implements Adaptive, Recommending
 
     public function charts(): array
     {
-        $series = ['mode', 'workers'];
+        // With several loops each is a line of its own: mode and workers alone would merge their points.
+        $series = \count($this->settings->loops ?? []) > 1 ? ['mode', 'loop', 'workers'] : ['mode', 'workers'];
         return [
             new Chart('app-rps.svg', 'app: requests/s against concurrency', 'concurrency', 'concurrent connections', 'rps', 'requests/s', $series),
             new Chart('app-p99.svg', 'app: p99 latency against concurrency', 'concurrency', 'concurrent connections', 'p99_ms', 'p99 latency (ms)', $series),
@@ -340,7 +423,9 @@ final class AppScenario extends HttpScenario implements Adaptive, Recommending
 
     public function recommendation(array $rows): Recommendation
     {
-        return Recommendation::compute($rows, $this->target->p99Ms, $this->serverCores, $this->target->app);
+        $request = $this->target->toArray();
+        unset($request['app'], $request['p99_target_ms']);
+        return Recommendation::compute($rows, $this->target->p99Ms, $this->serverCores, $this->target->app, $request + ['env' => \array_keys($this->target->env)]);
     }
 
     public function checks(array $rows): array

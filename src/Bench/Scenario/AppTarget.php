@@ -99,7 +99,8 @@ final class AppTarget
             'paths' => $this->paths,
             'method' => $this->method,
             'body_bytes' => $this->body === null ? null : \strlen($this->body),
-            'headers' => $this->headers,
+            // Names only, as in the report: a header value may be a token that a CI artefact must not keep.
+            'headers' => \array_keys($this->headers),
             'script' => $this->script,
             'p99_target_ms' => $this->p99Ms,
         ];

@@ -27,6 +27,9 @@ abstract class HttpScenario extends AbstractScenario
     /** Seconds of unmeasured load before a Netty row (half in --quick). */
     public const NETTY_WARM_UP = 2.0;
 
+    /** @var array<string, string> mode => why its server can never start (the app does not load in it) */
+    protected array $bootFailures = [];
+
     public function unavailable(Environment $env): ?string
     {
         return $env->tools->has('wrk') ? null : Tools::missing('wrk');
@@ -104,6 +107,9 @@ abstract class HttpScenario extends AbstractScenario
             return $env->startWeft($app, $serveArguments, $this->name() . '-' . $row->label(), $serverEnv, $row->param('mode') === 'fpm' ? 60.0 : 30.0);
         } catch (\Weft\Bench\Process\ServiceFailed $e) {
             $row->fail('server did not start: ' . $e->getMessage());
+            if ($e->getCode() === \Weft\Bench\Process\ServiceFailed::DOOMED) {
+                $this->bootFailures[(string) $row->param('mode')] = $e->getMessage();
+            }
             return null;
         }
     }

@@ -14,6 +14,9 @@ use Weft\Cli\UsageError;
  */
 final class ConfigFile
 {
+    /** Options typed as a string that hold a comma-separated list ("all", "none" or "stream,sleep"). */
+    private const COMMA_SEPARATED = ['hooks'];
+
     /**
      * @param array<string, array{0: string, 1: mixed, 2: string, 3?: list<string>}> $spec
      * @param list<string> $excluded options a file may not set
@@ -44,7 +47,8 @@ final class ConfigFile
             if ($value === null) {
                 continue;
             }
-            $tokens[$name] = '--' . $name . '=' . self::scalar($file, (string) $key, $value, $spec[$name][0]);
+            $type = \in_array($name, self::COMMA_SEPARATED, true) ? 'list' : $spec[$name][0];
+            $tokens[$name] = '--' . $name . '=' . self::scalar($file, (string) $key, $value, $type);
         }
         return [$tokens, $arguments];
     }

@@ -72,10 +72,20 @@ final class FpmSettings
         return (\str_contains($host, ':') ? "[$host]" : $host) . ':' . $this->port;
     }
 
-    /** The FIFO php-fpm's workers log to; the supervisor reads it (see LogPipe). */
+    /** The FIFO of PHP's error_log in php-fpm's workers (and php-fpm's own log); every line is tagged. */
     public function logPipe(): string
     {
         return $this->path('log.fifo');
+    }
+
+    /**
+     * The FIFO of the front controller's own records (without --log-file), passed on as they are. Apart
+     * from the error_log FIFO: a PHP warning quoting a client's input can hold a line that looks like a
+     * record, and must not be able to pass for one.
+     */
+    public function recordPipe(): string
+    {
+        return $this->path('records.fifo');
     }
 
     public function path(string $name): string

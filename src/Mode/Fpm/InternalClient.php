@@ -18,7 +18,18 @@ final class InternalClient
     /** Whether a worker ran the front controller and the application file loaded. */
     public function ping(float $timeout = 2.0): bool
     {
-        $reply = $this->get('/ping', $timeout);
+        return self::isPong($this->pingReply($timeout));
+    }
+
+    /** @return array{0: int, 1: string}|null the readiness request's status and body, null without an answer */
+    public function pingReply(float $timeout = 2.0): ?array
+    {
+        return $this->get('/ping', $timeout);
+    }
+
+    /** @param array{0: int, 1: string}|null $reply */
+    public static function isPong(?array $reply): bool
+    {
         return $reply !== null && $reply[0] === 200 && \trim($reply[1]) === 'pong';
     }
 

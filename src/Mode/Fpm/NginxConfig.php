@@ -146,7 +146,7 @@ final class NginxConfig
             $params['WEFT_AUTOLOAD'] = self::quote($s->autoload);
         }
         // The front controller logs straight to the log file, or to the supervisor through its FIFO.
-        $params['WEFT_LOG'] = self::quote($s->logFile ?? $s->logPipe());
+        $params['WEFT_LOG'] = self::quote($s->logFile ?? $s->recordPipe());
         if ($s->debug) {
             $params['WEFT_DEBUG'] = '1';
         }

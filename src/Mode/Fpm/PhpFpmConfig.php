@@ -16,7 +16,10 @@ final class PhpFpmConfig
     public static function render(FpmSettings $s): string
     {
         $q = self::quote(...);
-        $errorLog = $s->logFile ?? '/proc/self/fd/2';
+        // With --log-file, php-fpm's own messages go through the supervisor's FIFO too: php-fpm (root when
+        // Weft runs as root) would reopen the path itself on SIGUSR1, following whatever symlink was
+        // planted there after a rotation; the supervisor's opening refuses one.
+        $errorLog = $s->logFile !== null ? $s->logPipe() : '/proc/self/fd/2';
         $user = $s->root ? "user = {$q($s->user)}\ngroup = {$q($s->group)}\n" : '';
         $admin = '';
         foreach (self::poolIni($s) as $name => $value) {

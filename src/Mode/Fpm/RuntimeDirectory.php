@@ -23,10 +23,22 @@ final class RuntimeDirectory
                 throw new \RuntimeException("The runtime folder '$path' exists and was not made by Weft; remove it or choose another --pid-file");
             }
         }
-        if (!@\mkdir($path . '/nginx', 0700, true)) {
-            throw new \RuntimeException("Cannot create the runtime folder '$path': " . (\error_get_last()['message'] ?? 'unknown error'));
+        // Made here and now, not "made if missing": in a shared directory (a pid file in /tmp) another user
+        // could create the folder first, or in between, and then swap the configuration that nginx and
+        // php-fpm (root, when Weft runs as root) read from it. mkdir() fails on anything already there,
+        // a symlink included; what it made is ours, and no one else can rename it out of a sticky /tmp.
+        $umask = \umask(0077);
+        try {
+            $made = @\mkdir($path, 0700);
+        } finally {
+            \umask($umask);
         }
-        \chmod($path, 0700);
+        \clearstatcache(true, $path);
+        $stat = @\lstat($path);
+        if (!$made || $stat === false || ($stat['mode'] & 0170000) !== 0040000 || $stat['uid'] !== \posix_geteuid()) {
+            throw new \RuntimeException("Cannot create the runtime folder '$path': " . ($made ? 'it was replaced' : (\error_get_last()['message'] ?? 'unknown error')));
+        }
+        \mkdir("$path/nginx", 0700);
         foreach (self::TEMP as $temp) {
             \mkdir("$path/nginx/$temp", 0700);
         }

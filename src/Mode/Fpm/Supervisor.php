@@ -6,6 +6,7 @@ namespace Weft\Mode\Fpm;
 
 use Weft\Server\Logger;
 use Weft\Server\PidFile;
+use Weft\Server\RuntimeFiles;
 use Weft\Server\UnsafePath;
 
 /**
@@ -46,6 +47,7 @@ final class Supervisor
     /** @var resource|null */
     private mixed $output = null;
     private ?LogPipe $logPipe = null;
+    private ?LogPipe $recordPipe = null;
     private bool $ownsPidFile = false;
     private readonly InternalClient $client;
 
@@ -199,13 +201,15 @@ final class Supervisor
     private function prepare(): void
     {
         $logFile = $this->settings->logFile;
-        $output = $logFile !== null ? @\fopen($logFile, 'a') : \STDERR;
-        if ($output === false) {
-            throw new \RuntimeException("Cannot open the log file '$logFile'");
+        try {
+            // The same rules as the logger's own stream: 0640, never through a planted symlink.
+            $this->output = $logFile !== null ? RuntimeFiles::openLog($logFile) : \STDERR;
+        } catch (UnsafePath $e) {
+            throw new \RuntimeException("Cannot open the log file '$logFile': " . $e->getMessage(), 0, $e);
         }
-        $this->output = $output;
         RuntimeDirectory::create($this->settings->runtimeDir);
         $this->logPipe = LogPipe::create($this->settings->logPipe());
+        $this->recordPipe = LogPipe::create($this->settings->recordPipe(), true);
         \file_put_contents($this->settings->path('nginx.conf'), NginxConfig::render($this->settings));
         \file_put_contents($this->settings->path('php-fpm.conf'), PhpFpmConfig::render($this->settings));
     }
@@ -226,6 +230,7 @@ final class Supervisor
     private function waitUntilReady(): bool
     {
         $deadline = \microtime(true) + self::START_TIMEOUT;
+        $odd = false;
         while (true) {
             if ($this->stopSignals > 0) {
                 $this->logger->info('Stop requested while starting');
@@ -240,9 +245,21 @@ final class Supervisor
                     return false;
                 }
             }
+            // The workers' records while starting too: an app that cannot load says so now, not at exit.
+            $this->logPipe?->drain($this->logger, $this->output);
+            $this->recordPipe?->drain($this->logger, $this->output);
             // php-fpm's socket first: a probe before it exists only earns a [crit] line from nginx.
-            if (\file_exists($this->settings->fpmSocket()) && $this->portOpen() && $this->client->ping()) {
-                return true;
+            if (\file_exists($this->settings->fpmSocket()) && $this->portOpen()) {
+                $reply = $this->client->pingReply();
+                if (InternalClient::isPong($reply)) {
+                    return true;
+                }
+                if (!$odd && $reply !== null && $reply[0] === 200) {
+                    // The worker answered, but not what loading the app and answering leads to: the app file
+                    // ended the request itself (exit() or die() at load leave an empty 200).
+                    $odd = true;
+                    $this->logger->warning('The readiness request loads the application and expects "pong", but got status 200 with {bytes} byte(s): does the application file call exit() or die() when it is loaded?', ['bytes' => \strlen($reply[1])]);
+                }
             }
             if (\microtime(true) >= $deadline) {
                 $this->logger->error('nginx and php-fpm did not answer within {s} s', ['s' => self::START_TIMEOUT]);
@@ -266,14 +283,17 @@ final class Supervisor
     {
         while ($this->stopSignals === 0) {
             $read = [$this->control];
-            if ($this->logPipe !== null) {
-                $read[] = $this->logPipe->resource();
+            foreach ([$this->logPipe, $this->recordPipe] as $pipe) {
+                if ($pipe !== null) {
+                    $read[] = $pipe->resource();
+                }
             }
             $write = $except = null;
             if (@\stream_select($read, $write, $except, 0, 250_000) > 0 && \in_array($this->control, $read, true)) {
                 $this->serveControl();
             }
             $this->logPipe?->drain($this->logger, $this->output);
+            $this->recordPipe?->drain($this->logger, $this->output);
             if ($this->reopenRequested) {
                 $this->reopenRequested = false;
                 $this->reopenLogs();
@@ -347,8 +367,12 @@ final class Supervisor
     {
         $this->logger->reopen();
         if ($this->settings->logFile !== null) {
-            $output = @\fopen($this->settings->logFile, 'a');
-            if ($output !== false) {
+            try {
+                $output = RuntimeFiles::openLog($this->settings->logFile);
+            } catch (UnsafePath) {
+                $output = null; // the logger's reopen said why; both keep the old file
+            }
+            if ($output !== null) {
                 $old = $this->output;
                 $this->output = $output;
                 if (\is_resource($old) && $old !== \STDERR) {
@@ -387,9 +411,11 @@ final class Supervisor
             }
             $this->processes[$name] = null;
         }
-        $this->logPipe?->drain($this->logger, $this->output);
-        $this->logPipe?->close();
-        $this->logPipe = null;
+        foreach ([$this->logPipe, $this->recordPipe] as $pipe) {
+            $pipe?->drain($this->logger, $this->output);
+            $pipe?->close();
+        }
+        $this->logPipe = $this->recordPipe = null;
     }
 
     private function installSignals(): void

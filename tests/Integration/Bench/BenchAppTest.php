@@ -126,6 +126,11 @@ final class BenchAppTest extends TestCase
         $config = \array_values(\array_filter($ok, $same));
         \usort($config, static fn (array $a, array $b): int => $a['params']['concurrency'] <=> $b['params']['concurrency']);
         $peak = \max(\array_map(static fn (array $r): float => $r['metrics']['rps'], $config));
+        if ($advice['knee_concurrency'] === null) {
+            // No knee in the measured range: one level, or requests/s still rising by 5 % or more at the last.
+            $last = $config[\count($config) - 1];
+            self::assertTrue(\count($config) === 1 || ($last['metrics']['rps'] >= $peak && $last['metrics']['rps'] >= 1.05 * $config[\count($config) - 2]['metrics']['rps']), 'no knee only when none was reached');
+        }
         foreach ($config as $r) {
             if ($r['params']['concurrency'] < $advice['knee_concurrency']) {
                 self::assertLessThan(0.9 * $peak, $r['metrics']['rps'], 'below the knee the configuration had not reached 90 % of its peak');
@@ -194,6 +199,8 @@ final class BenchAppTest extends TestCase
             self::assertLessThan(0.05 * $row['metrics']['requests'] + 3, \array_sum($row['metrics']['errors']), \json_encode($row['metrics']['errors']));
         }
         self::assertConsistent($rows, $results['recommendations']['app']);
+        // What was sent is in the JSON (header and environment names, never their values).
+        self::assertSame(['paths' => ['/a', '/b?x=1'], 'method' => 'POST', 'body_bytes' => 8, 'headers' => ['X-Bench'], 'script' => null, 'env' => ['HITS_FILE']], $results['recommendations']['app']['request']);
         // The mix: both paths, with the method, header and body given.
         $seen = \array_count_values(\array_filter(\explode("\n", (string) @\file_get_contents($hits))));
         self::assertArrayHasKey('POST /a yes {"n": 1}', $seen, \implode(', ', \array_keys($seen)));
@@ -223,6 +230,99 @@ final class BenchAppTest extends TestCase
         $wrk = \implode("\n", \array_map(static fn (string $f): string => "== $f\n" . \file_get_contents($f), \glob($this->out . '/logs/*') ?: []));
         self::assertTrue($advice['blocking']['suspected'], \json_encode(\array_map(static fn (array $r) => [$r['params'], $r['status'], $r['reason'], $r['metrics']], $rows)) . "\n" . $wrk);
         self::assertStringContainsString('Coroutine mode blocks', \implode("\n", $advice['reasons']));
+    }
+
+    public function testAnAppThatDoesNotLoadFailsAtOnceWithItsError(): void
+    {
+        \mkdir($this->out);
+        $app = $this->out . '/broken-app.php';
+        \file_put_contents($app, "<?php\nreturn static fn (\$request) => new Weft\\Http\\Message\\Response(200, [], 'x'\n");
+        [$code, $stdout, $stderr] = $this->bench(['app', $app, '--quick', '--duration', '1', '--json'], 120);
+        self::assertSame(1, $code, 'nothing measured is a failure a CI job sees: ' . $stderr);
+        $json = \json_decode($stdout, true);
+        self::assertIsArray($json, $stdout);
+        self::assertTrue($json['complete']);
+        self::assertNull($json['recommendation']['recommended']);
+        self::assertSame(0, $json['recommendation']['rows_measured']);
+        self::assertStringContainsString("could not be loaded: Unclosed '('", \implode("\n", $json['recommendation']['reasons']));
+        $rows = $this->results()['scenarios']['app']['rows'];
+        $firstOfMode = [];
+        foreach ($rows as $row) {
+            $mode = $row['params']['mode'];
+            if (!isset($firstOfMode[$mode])) {
+                // The error itself, seen as the worker failed, not a start timeout after its restarts.
+                $firstOfMode[$mode] = true;
+                self::assertSame('failed', $row['status']);
+                self::assertStringContainsString("the application could not be loaded: Unclosed '(' on line 2 (at $app:3)", (string) $row['reason']);
+            } else {
+                self::assertSame('skipped', $row['status'], 'the other rows of the mode would fail the same way');
+            }
+        }
+        self::assertSame(['coroutine', 'sync'], \array_keys($firstOfMode));
+        self::assertStringContainsString("Unclosed '('", (string) \file_get_contents($this->out . '/report.md'));
+    }
+
+    public function testEveryLoopGivenIsAConfigurationOfItsOwn(): void
+    {
+        [$code, , $stderr] = $this->bench(['app', \dirname(__DIR__, 3) . '/examples/hello.php', '--duration', '1', '--modes', 'coroutine,fpm', '--loops', 'select,epoll', '--workers', '1', '--concurrency', '1'], 90);
+        self::assertSame(0, $code, $stderr);
+        $rows = $this->results()['scenarios']['app']['rows'];
+        $configs = \array_map(static fn (array $r): string => $r['params']['mode'] . ' ' . ($r['params']['loop'] ?? '-'), $rows);
+        // fpm has no loop of its own: one row, not one a loop.
+        self::assertSame(['coroutine select', 'coroutine epoll', 'fpm -'], $configs);
+        // ... and a line of its own in the charts.
+        $svg = (string) \file_get_contents($this->out . '/app-rps.svg');
+        self::assertStringContainsString('coroutine select 1 w', $svg);
+        self::assertStringContainsString('coroutine epoll 1 w', $svg);
+    }
+
+    public function testAScriptLoadsAnAppThatRefusesTheCheckRequestAndAPlainRunSaysWhatToGive(): void
+    {
+        \mkdir($this->out);
+        $app = $this->out . '/post-only.php';
+        \file_put_contents($app, <<<'PHP'
+            <?php
+            use Weft\Http\Message\{Request, Response};
+            return static fn (Request $r): Response => $r->method() === 'POST' && $r->path() === '/items'
+                ? new Response(201, [], 'made') : new Response(405, [], 'POST /items only');
+            PHP);
+        $script = $this->out . '/posts.lua';
+        \file_put_contents($script, "request = function()\n  return wrk.format(\"POST\", \"/items\", {}, \"x\")\nend\n");
+        [$code, , $stderr] = $this->bench(['app', $app, '--script', $script, '--duration', '1', '--modes', 'coroutine', '--workers', '1', '--concurrency', '2'], 60);
+        self::assertSame(0, $code, $stderr);
+        $row = $this->results()['scenarios']['app']['rows'][0];
+        self::assertSame('ok', $row['status'], (string) $row['reason']);
+        self::assertSame(0, $row['metrics']['errors']['non2xx'], 'the script\'s POSTs were answered 201');
+        self::assertStringContainsString('check request: GET / answered status 405', \implode(' ', $row['notes']));
+
+        // Without the script the check request is the load's request: it fails the row, and says how to fix it.
+        [$code, $stdout] = $this->bench(['app', $app, '--duration', '1', '--modes', 'coroutine', '--workers', '1', '--concurrency', '2'], 60);
+        self::assertSame(1, $code);
+        self::assertStringContainsString('GET / answered status 405 (body: POST /items only); give the request the app expects with --url, --method', $stdout);
+    }
+
+    public function testARowInWhichNoRequestCompletedIsAFailureThatSaysWhy(): void
+    {
+        \mkdir($this->out);
+        $app = $this->out . '/slow-app.php';
+        // 2 s a request (suspended, not blocking) against 1 s rows: wrk can never count one.
+        \file_put_contents($app, "<?php\nreturn static function (\$r) { usleep(2_000_000); return new Weft\\Http\\Message\\Response(200, [], 'late'); };\n");
+        [$code, $stdout] = $this->bench(['app', $app, '--duration', '1', '--modes', 'coroutine', '--workers', '1', '--concurrency', '1'], 60);
+        self::assertSame(1, $code, 'nothing was measured');
+        $row = $this->results()['scenarios']['app']['rows'][0];
+        self::assertSame('failed', $row['status']);
+        self::assertStringContainsString("no request completed in the row's 1 s of load (the check request alone took", (string) $row['reason']);
+        self::assertStringContainsString('give a --duration well above the time a request takes', $stdout);
+        self::assertStringNotContainsString('Raise --p99', $stdout);
+
+        // Fast answers that wrk cannot count (HEAD from a script: wrk waits for the announced body) say so instead.
+        $script = $this->out . '/head.lua';
+        \file_put_contents($script, "request = function()\n  return wrk.format(\"HEAD\", \"/\")\nend\n");
+        [$code] = $this->bench(['app', \dirname(__DIR__, 3) . '/examples/hello.php', '--script', $script, '--duration', '1', '--modes', 'coroutine', '--workers', '1', '--concurrency', '1'], 60);
+        self::assertSame(1, $code);
+        $row = $this->results()['scenarios']['app']['rows'][0];
+        self::assertSame('failed', $row['status']);
+        self::assertStringContainsString('wrk could not read the answers', (string) $row['reason']);
     }
 
     public function testOneConnectionLoadsEvenWhenTheRunnerInheritedManyDescriptors(): void

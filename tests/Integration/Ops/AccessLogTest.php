@@ -74,6 +74,34 @@ final class AccessLogTest extends TestCase
         self::assertNotFalse(\DateTimeImmutable::createFromFormat(\DATE_ATOM, $record['time']), $record['time']);
     }
 
+    public function testHostileBytesStayInsideTheirFieldInBothFormats(): void
+    {
+        // Raw bytes a client may send: obs-text (invalid UTF-8) in the target and headers, quotes,
+        // backslashes, and a DEL and tab in a header value (the only controls a field value may hold).
+        $request = "GET /p\xFF\xFE?q=\xC3\x28 HTTP/1.1\r\nHost: x\r\nUser-Agent: a\"b\\c\td\x7F\xFF\r\nReferer: \"-\" \"x\r\n\r\n";
+        $server = new ServerProcess([self::APP, '--workers', '1', '--access-log', $this->log]);
+        $this->exchange($server, $request . "GET /last HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        $lines = $this->waitForLines(2);
+        $server->stop();
+        self::assertCount(2, $lines, 'one line per request');
+        $line = self::parse($lines[0]);
+        self::assertSame('GET /p\xFF\xFE?q=\xC3( HTTP/1.1', $line['request']);
+        self::assertSame('a\x22b\x5Cc\x09d\x7F\xFF', $line['agent']);
+        self::assertSame('\x22-\x22 \x22x', $line['referer']);
+        self::assertSame('GET /last HTTP/1.1', self::parse($lines[1])['request']);
+
+        \unlink($this->log);
+        $server = new ServerProcess([self::APP, '--workers', '1', '--access-log', $this->log, '--access-log-format', 'json']);
+        $this->exchange($server, \str_replace('HTTP/1.1', 'HTTP/1.0', $request));
+        $lines = $this->waitForLines(1);
+        $server->stop();
+        $record = \json_decode($lines[0], true, 8, \JSON_THROW_ON_ERROR);
+        self::assertSame("/p\u{FFFD}\u{FFFD}?q=\u{FFFD}(", $record['target']);
+        self::assertSame("a\"b\\c\td\x7F\u{FFFD}", $record['user_agent']);
+        self::assertSame('"-" "x', $record['referer']);
+        self::assertSame('HTTP/1.0', $record['protocol']);
+    }
+
     public function testAStreamedResponseLogsTheBodyBytesSentAndACutOneSaysSo(): void
     {
         $server = new ServerProcess([self::APP, '--workers', '1', '--access-log', $this->log, '--access-log-format', 'json']);
@@ -175,6 +203,13 @@ final class AccessLogTest extends TestCase
             $this->exchange($server, "GET /after HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
         }
         $new = $this->waitForLines(4);
+        // No process of the server holds the renamed file any more (the master never wrote to it):
+        // logrotate's later deletion frees its disk space.
+        foreach (\array_merge([$server->masterPid()], $workers) as $pid) {
+            foreach (\glob("/proc/$pid/fd/*") ?: [] as $fd) {
+                self::assertNotSame("$this->log.1", @\readlink($fd), "pid $pid still holds the rotated access log");
+            }
+        }
         $server->stop();
         foreach ($new as $line) {
             self::assertSame('GET /after HTTP/1.1', self::parse($line)['request']);
@@ -206,6 +241,11 @@ final class AccessLogTest extends TestCase
         [$code, $output] = ServerProcess::cli(['serve', self::APP, '--port', '0', '--access-log', $this->log, '--access-log-format', 'xml'], 30);
         self::assertSame(2, $code, $output);
         self::assertStringContainsString('access-log-format', $output);
+
+        // A daemon has no stdout of its own: "-" would write to the terminal that started it.
+        [$code, $output] = ServerProcess::cli(['serve', self::APP, '--port', '0', '--daemon', '--access-log', '-'], 30);
+        self::assertSame(2, $code, $output);
+        self::assertStringContainsString("option '--access-log -' (stdout) cannot be used with --daemon: give a file", $output);
     }
 
     /** Writes raw bytes on a fresh connection and reads until the server closes it (or 5 s). */

@@ -99,6 +99,39 @@ final class ConfigurationTest extends TestCase
         $server->stop();
     }
 
+    public function testListsAreArraysInAPhpFile(): void
+    {
+        \file_put_contents("$this->dir/weft.php", "<?php return ['hooks' => ['stream', 'sleep'], 'extra-methods' => ['FOO', 'BAR'], 'app' => 'app.php'];");
+        [$code, $out] = self::weft(['config', '--config', "$this->dir/weft.php", '--json']);
+        self::assertSame(0, $code, $out);
+        $options = \json_decode($out, true, 512, \JSON_THROW_ON_ERROR)['options'];
+        self::assertSame('stream,sleep', $options['hooks']['value']);
+        self::assertSame(['FOO', 'BAR'], $options['extra-methods']['value']);
+        \file_put_contents("$this->dir/weft.php", "<?php return ['workers' => [2], 'app' => 'app.php'];");
+        [$code, $out] = self::weft(['config', '--config', "$this->dir/weft.php"]);
+        self::assertSame(2, $code, $out);
+        self::assertStringContainsString("option 'workers' must be a scalar, got array", $out);
+    }
+
+    public function testChoicesAreAcceptedInCapitalsAsTheHelpSpellsThem(): void
+    {
+        // `serve --help` prints "--log-level DEBUG|INFO|...", and environments are often written in capitals.
+        $log = "$this->dir/server.log";
+        $server = new ServerProcess([self::APP, '--workers', '1', '--log-format', 'JSON', '--log-file', $log, '--mode', 'Sync'], ['WEFT_LOG_LEVEL' => 'WARNING']);
+        self::assertSame('sync', $server->status()['master']['mode']);
+        $server->stop();
+        $records = \array_map(static fn (string $line) => \json_decode($line, true, 512, \JSON_THROW_ON_ERROR), \file($log, \FILE_IGNORE_NEW_LINES));
+        self::assertNotContains('info', \array_column($records, 'level'), 'no info record at WARNING');
+
+        [$code, $out] = self::weft(['config', self::APP, '--json', '--access-log-format', 'Json'], ['WEFT_LOG_LEVEL' => 'WARNING']);
+        self::assertSame(0, $code, $out);
+        $options = \json_decode($out, true, 512, \JSON_THROW_ON_ERROR)['options'];
+        self::assertSame(['warning', 'json'], [$options['log-level']['value'], $options['access-log-format']['value']]);
+        [$code, $out] = self::weft(['config', self::APP, '--log-level', 'loud']);
+        self::assertSame(2, $code, $out);
+        self::assertStringContainsString("option '--log-level' expects one of debug, info, notice, warning, error, critical, alert, emergency, got 'loud'", $out);
+    }
+
     public function testControlCommandsFindTheServerThroughTheConfiguration(): void
     {
         $server = new ServerProcess([self::APP, '--workers', '1']);

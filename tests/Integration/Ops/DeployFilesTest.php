@@ -19,7 +19,7 @@ final class DeployFilesTest extends TestCase
         }
         $unit = (string) \file_get_contents(self::DEPLOY . '/weft.service');
         self::assertStringContainsString("Type=notify\n", $unit);
-        self::assertStringContainsString('ExecReload=/bin/kill -USR1 $MAINPID', $unit);
+        self::assertStringContainsString("ExecReload=/opt/weft/bin/weft reload --pid-file /run/weft/weft.pid\n", $unit);
         // The paths and user of a real installation, pointed at this checkout.
         $local = \str_replace(
             ['/opt/weft/bin/weft', 'WorkingDirectory=/srv/app', 'User=weft', 'Group=weft'],
@@ -35,6 +35,50 @@ final class DeployFilesTest extends TestCase
         }
         self::assertSame(0, $code, \implode("\n", $output));
         self::assertSame([], \array_values(\array_filter($output, static fn ($l) => \str_contains($l, \basename($file)))), \implode("\n", $output));
+    }
+
+    public function testTheUnitsReloadCommandWaitsAndReportsAFailedReload(): void
+    {
+        \preg_match('/^ExecReload=(.+)$/m', (string) \file_get_contents(self::DEPLOY . '/weft.service'), $m);
+        $dir = \sys_get_temp_dir() . '/weft-unit-' . \bin2hex(\random_bytes(4));
+        \mkdir($dir, 0700);
+        $app = "$dir/app.php";
+        \file_put_contents($app, "<?php return static fn () => new Weft\\Http\\Message\\Response(200, [], 'v1');\n");
+        $server = new ServerProcess([$app, '--workers', '1'], [], 20.0, [], "$dir/weft.pid");
+        try {
+            // The command as systemd runs it (no shell), pointed at this checkout and this server.
+            $command = \str_replace(['/opt/weft/bin/weft', '/run/weft/weft.pid'], [\realpath(__DIR__ . '/../../../bin/weft'), "$dir/weft.pid"], $m[1]);
+            $run = static function () use ($command): array {
+                $output = [];
+                \exec(\implode(' ', \array_map('escapeshellarg', \explode(' ', $command))) . ' 2>&1', $output, $code);
+                return [$code, \implode("\n", $output)];
+            };
+            \file_put_contents($app, "<?php return static fn () => new Weft\\Http\\Message\\Response(200, [], 'v2');\n");
+            [$code, $out] = $run();
+            self::assertSame(0, $code, $out);
+            self::assertStringContainsString('reloaded', $out);
+            self::assertSame('v2', \file_get_contents("http://{$server->address()}/"), 'the new code serves when the command returns');
+
+            \file_put_contents($app, "<?php return static fn () => ;\n");
+            [$code, $out] = $run();
+            self::assertNotSame(0, $code, 'systemctl reload fails when the new code cannot load');
+            self::assertStringContainsString('reload failed', $out);
+            self::assertSame('v2', \file_get_contents("http://{$server->address()}/"), 'the old workers keep serving');
+        } finally {
+            $server->stop();
+            \exec('rm -rf ' . \escapeshellarg($dir));
+        }
+    }
+
+    public function testLogrotateSignalsTheUnitsMainProcessNotAPidFromAFile(): void
+    {
+        // logrotate runs as root; /run/weft/weft.pid is writable by the service's user.
+        $conf = (string) \file_get_contents(self::DEPLOY . '/logrotate.conf');
+        \preg_match('/postrotate\n(.*?)endscript/s', $conf, $m);
+        $script = \implode("\n", \array_filter(\array_map('trim', \explode("\n", $m[1])), static fn ($l) => $l !== '' && $l[0] !== '#'));
+        self::assertSame('systemctl kill --kill-whom=main --signal=SIGUSR2 weft.service 2>/dev/null || true', $script);
+        self::assertFileExists(self::DEPLOY . '/weft.service');
+        self::assertStringContainsString('--log-file /var/log/weft/', $conf);
     }
 
     public function testTheExampleConfigurationIsValid(): void

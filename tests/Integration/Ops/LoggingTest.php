@@ -20,7 +20,7 @@ final class LoggingTest extends TestCase
 
     protected function tearDown(): void
     {
-        foreach ([$this->log, "$this->log.1"] as $file) {
+        foreach ([$this->log, "$this->log.1", "$this->log.target"] as $file) {
             @\unlink($file);
         }
     }
@@ -53,6 +53,11 @@ final class LoggingTest extends TestCase
         self::assertStringContainsString('from the application: before', $old);
         self::assertStringNotContainsString('after', $old);
         self::assertStringNotContainsString('reopened', $old);
+        foreach (\array_merge([$server->masterPid()], $workers) as $pid) {
+            foreach (\glob("/proc/$pid/fd/*") ?: [] as $fd) {
+                self::assertNotSame("$this->log.1", @\readlink($fd), "pid $pid still holds the rotated log");
+            }
+        }
         $server->stop();
         self::assertStringContainsString('Weft stopped', (string) \file_get_contents($this->log));
     }
@@ -74,7 +79,8 @@ final class LoggingTest extends TestCase
         $server = new ServerProcess([self::APP, '--workers', '1', '--log-file', $this->log, '--log-format', 'json', '--log-level', 'warning']);
         self::get($server, '/throw');
         self::get($server, '/log?m=json');
-        ServerProcess::waitFor(fn () => \str_contains((string) @\file_get_contents($this->log), 'json'), 5, 'the records');
+        self::get($server, '/structured');
+        ServerProcess::waitFor(fn () => \str_contains((string) @\file_get_contents($this->log), 'structured S1'), 5, 'the records');
         $server->stop();
         $records = \array_map(static fn (string $line) => \json_decode($line, true, 512, \JSON_THROW_ON_ERROR), \file($this->log, \FILE_IGNORE_NEW_LINES | \FILE_SKIP_EMPTY_LINES));
         foreach ($records as $record) {
@@ -91,6 +97,44 @@ final class LoggingTest extends TestCase
         $app = \array_values(\array_filter($records, static fn ($r) => $r['message'] === 'from the application: json'));
         self::assertCount(1, $app);
         self::assertSame(['what' => 'json'], $app[0]['context']);
+        // Arrays in the context stay structured; what cannot be encoded (too deep, a plain object) is left out.
+        $structured = \array_values(\array_filter($records, static fn ($r) => $r['message'] === 'structured S1'));
+        self::assertCount(1, $structured);
+        self::assertSame(['what' => 'S1', 'user' => ['id' => 7, 'roles' => ['admin']]], $structured[0]['context']);
+    }
+
+    public function testInputCannotForgeATextRecordAndJsonRecordsStayValid(): void
+    {
+        // A decoded %0A in what the application logs, or quotes in an exception, would start a line
+        // that looks like a record of its own; ESC would reach an operator's terminal.
+        $forged = '%0A2026-01-01T00:00:00.000%2B00:00%20%5Bmaster%201%5D%20error:%20forged%0D%1B%5B31m%FF';
+        $server = new ServerProcess([self::APP, '--workers', '1', '--log-file', $this->log]);
+        self::get($server, "/log?m=T1$forged");
+        self::assertSame(500, self::get($server, "/reject?m=T2$forged")[0]);
+        $text = ServerProcess::waitFor(fn () => \str_contains($t = (string) @\file_get_contents($this->log), 'rejected: T2') ? $t : null, 5, 'the records');
+        $server->stop();
+        self::assertStringContainsString('warning: from the application: T1\n2026-01-01T00:00:00.000+00:00 [master 1] error: forged\r\x1B[31m' . "\xFF\n", $text);
+        self::assertStringContainsString(': InvalidArgumentException: rejected: T2\n2026-01-01T00:00:00.000+00:00 [master 1] error: forged\r\x1B[31m' . "\xFF\n  at ", $text);
+        self::assertStringNotContainsString("\x1B", $text);
+        self::assertStringNotContainsString("\r", $text);
+        foreach (\explode("\n", \rtrim($text, "\n")) as $line) {
+            // Every line is a record of its own (it starts with a time) or an indented trace line.
+            self::assertMatchesRegularExpression('~^(\d{4}-\d\d-\d\dT[\d:.]+[+-]\d\d:\d\d \[(master|worker) \d+\] |  )~', $line);
+            self::assertStringNotContainsString('[master 1]', \substr($line, 0, 40), 'no forged record');
+        }
+
+        \unlink($this->log);
+        $server = new ServerProcess([self::APP, '--workers', '1', '--log-file', $this->log, '--log-format', 'json']);
+        self::get($server, "/log?m=J1$forged%00%C3%28");
+        self::get($server, "/reject?m=J2$forged%C3%28");
+        ServerProcess::waitFor(fn () => \str_contains((string) @\file_get_contents($this->log), 'rejected: J2'), 5, 'the records');
+        $server->stop();
+        $messages = [];
+        foreach (\file($this->log, \FILE_IGNORE_NEW_LINES) as $line) {
+            $messages[] = \json_decode($line, true, 512, \JSON_THROW_ON_ERROR)['message'];
+        }
+        self::assertContains("from the application: J1\n2026-01-01T00:00:00.000+00:00 [master 1] error: forged\r\e[31m\u{FFFD}\0\u{FFFD}(", $messages);
+        self::assertContains("GET /reject?m=J2$forged%C3%28: InvalidArgumentException: rejected: J2\n2026-01-01T00:00:00.000+00:00 [master 1] error: forged\r\e[31m\u{FFFD}\u{FFFD}(", $messages);
     }
 
     public function testWhatTheApplicationPrintsIsLoggedTaggedWithItsWorker(): void
@@ -149,6 +193,29 @@ final class LoggingTest extends TestCase
         self::assertStringNotContainsString('said into stderr', $text);
     }
 
+    public function testFpmModeTagsEveryLineOfAWarningThatQuotesInput(): void
+    {
+        foreach (['/usr/sbin/nginx', '/usr/sbin/php-fpm8.2'] as $binary) {
+            if (!\is_executable($binary)) {
+                self::markTestSkipped("$binary is not installed");
+            }
+        }
+        // error_log() and trigger_error() with a decoded %0A: PHP writes the line break as it is.
+        $forged = 'Q3%0A2026-01-01T00:00:00.000%2B00:00%20%5Bmaster%201%5D%20error:%20forged';
+        foreach ([[], ['--log-file', $this->log]] as $extra) {
+            $server = new ServerProcess(\array_merge([self::APP, '--mode', 'fpm', '--workers', '1'], $extra));
+            self::get($server, "/output?m=$forged");
+            self::get($server, '/log?m=Q4');
+            $read = fn () => $extra === [] ? $server->output() : (string) @\file_get_contents($this->log);
+            $text = ServerProcess::waitFor(static fn () => \substr_count($t = $read(), 'error: forged') >= 4 && \str_contains($t, 'application: Q4') ? $t : null, 10, 'the fpm log lines');
+            $server->stop();
+            self::assertDoesNotMatchRegularExpression('/^2026-01-01/m', $text, 'no line passes for a record');
+            self::assertMatchesRegularExpression('~\[fpm worker\] warning: stderr: 2026-01-01T00:00:00\.000\+00:00 \[master 1\] error: forged~', $text);
+            self::assertMatchesRegularExpression('~\[fpm worker \d+\] warning: from the application: Q4\n~', $text, 'the front controller\'s own records still pass');
+            @\unlink($this->log);
+        }
+    }
+
     public function testFpmModeReopensItsLogOnSigusr2(): void
     {
         foreach (['/usr/sbin/nginx', '/usr/sbin/php-fpm8.2'] as $binary) {
@@ -168,6 +235,40 @@ final class LoggingTest extends TestCase
         self::assertMatchesRegularExpression('~\[fpm worker \d+\] warning: from the application: after~', $text);
         $server->stop();
         self::assertStringNotContainsString('after', (string) \file_get_contents("$this->log.1"));
+    }
+
+    public function testAnUnsafeLogPathIsAStartErrorInEveryModeAndANewLogIs0640(): void
+    {
+        $target = "$this->log.target";
+        \symlink($target, $this->log);
+        try {
+            foreach (['coroutine', 'sync', 'fpm'] as $mode) {
+                [$code, $out] = ServerProcess::cli(['serve', self::APP, '--mode', $mode, '--port', '0', '--workers', '1', '--log-file', $this->log], 30);
+                self::assertSame(1, $code, "$mode: $out");
+                self::assertSame("weft: Cannot open the log file '$this->log': '$this->log' is a symbolic link\n", $out, $mode);
+                self::assertFileDoesNotExist($target);
+            }
+        } finally {
+            \unlink($this->log);
+        }
+        foreach (['/usr/sbin/nginx', '/usr/sbin/php-fpm8.2'] as $binary) {
+            if (!\is_executable($binary)) {
+                self::markTestSkipped("$binary is not installed");
+            }
+        }
+        $server = new ServerProcess([self::APP, '--mode', 'fpm', '--workers', '1', '--log-file', $this->log]);
+        self::get($server, '/log?m=perm');
+        ServerProcess::waitFor(fn () => \str_contains((string) @\file_get_contents($this->log), 'from the application: perm'), 10, 'the fpm record');
+        // Rotated, then a symlink planted at the path: nothing writes through it.
+        \rename($this->log, "$this->log.1");
+        \symlink($target, $this->log);
+        \posix_kill($server->masterPid(), \SIGUSR2);
+        ServerProcess::waitFor(fn () => \str_contains((string) \file_get_contents("$this->log.1"), 'Cannot reopen the log'), 10, 'the refusal in the old file');
+        self::get($server, '/log?m=after');
+        self::get($server, '/output?m=after');
+        $server->stop();
+        self::assertFileDoesNotExist($target, (string) @\file_get_contents($target));
+        self::assertSame('0640', \substr(\sprintf('%o', \fileperms("$this->log.1")), -4));
     }
 
     public function testABadLogFormatIsAUsageError(): void

@@ -180,6 +180,87 @@ final class MetricsTest extends TestCase
         self::assertStringContainsString("option '--metrics' is not available in fpm mode", $out);
     }
 
+    public function testSyncWorkersAreNotReplacedBetweenShortConnections(): void
+    {
+        // One request per connection, one after another: after each accept a sync worker pauses its
+        // accepting for a moment, and a worker whose loop had nothing else left used to exit and be
+        // replaced (weft_worker_restarts_total rose by one every few requests).
+        $server = new ServerProcess([self::APP, '--mode', 'sync', '--workers', '2', '--metrics', '127.0.0.1:0']);
+        $metrics = self::metricsAddress($server);
+        $workers = $server->workerPids();
+        for ($i = 0; $i < 40; $i++) {
+            self::assertSame('Hello World', self::get("http://{$server->address()}/")[2]);
+        }
+        $text = ServerProcess::waitFor(static fn () => \str_contains($t = self::get("$metrics/metrics")[2], 'weft_requests_total 40') ? $t : null, 10, 'the 40 requests in /metrics');
+        self::assertStringContainsString("\nweft_worker_restarts_total 0\n", $text);
+        self::assertSame($workers, $server->workerPids());
+        self::assertStringNotContainsString('restarting', $server->output());
+        $server->stop();
+    }
+
+    public function testHealthStaysOkThroughARollingReload(): void
+    {
+        $gate = \sys_get_temp_dir() . '/weft-gate-' . \bin2hex(\random_bytes(4));
+        $server = new ServerProcess([self::APP, '--workers', '2', '--metrics', '127.0.0.1:0'], ['WEFT_TEST_BOOT_GATE' => $gate]);
+        $metrics = self::metricsAddress($server);
+        \touch($gate);
+        $reload = null;
+        try {
+            // The new generation boots behind the gate while the old one serves.
+            $reload = \proc_open([\PHP_BINARY, __DIR__ . '/../../../bin/weft', 'reload', '--pid-file', $server->pidFile], [1 => ['file', '/dev/null', 'w'], 2 => ['file', '/dev/null', 'w']], $pipes);
+            ServerProcess::waitFor(static fn () => \str_contains(self::get("$metrics/metrics")[2], 'weft_workers{state="starting"} 2'), 20, 'two new workers starting');
+            [$status, , $body] = self::get("$metrics/health");
+            self::assertSame(200, $status, $body);
+            self::assertSame(['status' => 'ok', 'reason' => 'ok', 'ready_workers' => 2, 'workers' => 2], \json_decode($body, true));
+            self::assertSame('Hello World', self::get("http://{$server->address()}/")[2]);
+        } finally {
+            @\unlink($gate);
+            if ($reload !== null) {
+                self::assertSame(0, \proc_close($reload), 'the reload succeeds once the gate opens');
+            }
+        }
+        $text = ServerProcess::waitFor(static fn () => \str_contains($t = self::get("$metrics/metrics")[2], 'weft_workers{state="draining"} 0') && \str_contains($t, 'weft_reloads_total 1') ? $t : null, 20, 'the reload done');
+        self::assertStringContainsString('weft_up 1', $text);
+        self::assertSame(200, self::get("$metrics/health")[0]);
+        $server->stop();
+    }
+
+    public function testSlowOrManyClientsCannotHoldTheMastersDescriptors(): void
+    {
+        $server = new ServerProcess([self::APP, '--workers', '1', '--metrics', '127.0.0.1:0']);
+        $address = \substr(self::metricsAddress($server), 7);
+
+        // A head trickled a line every second: the 5 s cover the whole request, not each read.
+        $slow = \stream_socket_client("tcp://$address", $errno, $error, 5);
+        self::assertNotFalse($slow, $error);
+        \fwrite($slow, "GET /metrics HTTP/1.1\r\n");
+        \stream_set_blocking($slow, false);
+        $closed = false;
+        for ($i = 0; $i < 30 && !$closed; $i++) {
+            \usleep(1_000_000);
+            @\fwrite($slow, "X-Slow-$i: y\r\n");
+            $read = [$slow];
+            $write = $except = null;
+            $closed = \stream_select($read, $write, $except, 0) === 1 && \fread($slow, 100) === '';
+        }
+        \fclose($slow);
+        self::assertTrue($closed, 'a trickling client is cut off well before 30 s');
+
+        // Idle connections beyond the cap are closed unanswered; the port serves again once they go.
+        $idle = [];
+        for ($i = 0; $i < 64; $i++) {
+            $idle[] = \stream_socket_client("tcp://$address", $errno, $error, 5);
+        }
+        [$status] = self::get("http://$address/health");
+        self::assertSame(0, $status, 'the 65th connection gets no answer');
+        foreach ($idle as $socket) {
+            \fclose($socket);
+        }
+        $status = ServerProcess::waitFor(static fn () => self::get("http://$address/health")[0] ?: null, 10, 'an answer once the idle clients left');
+        self::assertSame(200, $status);
+        $server->stop();
+    }
+
     private static function metricsAddress(ServerProcess $server): string
     {
         $line = ServerProcess::waitFor(static fn () => \preg_match('#Metrics on http://([\d.]+:\d+)/metrics#', $server->output(), $m) ? $m[1] : null, 10, 'the metrics address in the log');

@@ -52,6 +52,21 @@ final class ReadmeOpsSnippetsTest extends TestCase
         self::assertMatchesRegularExpression('/\] warning: Payment 42 declined\n$/', $err);
     }
 
+    public function testEveryServeOptionIsInTheOptionsTable(): void
+    {
+        $readme = (string) \file_get_contents(self::ROOT . '/README.md');
+        $start = (int) \strpos($readme, "## Running it\n");
+        $section = \substr($readme, $start, (int) \strpos($readme, "\n## ", $start + 5) - $start);
+        \preg_match_all('/^\| `--([a-z0-9-]+)` \| ([^|]+) \|/m', $section, $m);
+        $table = \array_combine($m[1], \array_map('trim', $m[2]));
+        $options = \array_diff(\array_keys(\Weft\Cli\ServeCommand::spec()), ['help']);
+        self::assertSame([], \array_values(\array_diff($options, \array_keys($table))), 'options of serve missing from the README table');
+        self::assertSame([], \array_values(\array_diff(\array_keys($table), $options)), 'rows for options serve does not have');
+        foreach ($table as $option => $default) {
+            self::assertNotSame('', $default, "--$option has a default column");
+        }
+    }
+
     private static function section(): string
     {
         $readme = (string) \file_get_contents(self::ROOT . '/README.md');

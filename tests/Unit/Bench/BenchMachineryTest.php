@@ -158,4 +158,40 @@ final class BenchMachineryTest extends TestCase
         }
         self::assertSame([], $offenders, 'src/Bench must not import Weft\\Cli (the CLI sits on top of Bench)');
     }
+
+    public function testAServerWhoseAppCannotLoadIsKnownDoomedFromItsLog(): void
+    {
+        $master = "2026-11-23T10:59:20.903+00:00 [master 4847] info: Weft listening on 127.0.0.1:41915: 1 coroutine worker(s)\n";
+        self::assertNull(Environment::bootFailure($master), 'a server that is still starting is not doomed');
+        $parse = $master . "2026-11-23T10:59:20.910+00:00 [worker 4849] critical: Worker could not load the application: Unclosed '(' on line 2\n"
+            . "  at /srv/app.php:3\n  (+10 frame(s) in Weft)\n";
+        self::assertSame("the application could not be loaded: Unclosed '(' on line 2 (at /srv/app.php:3)", Environment::bootFailure($parse));
+
+        $fpm = "2026-11-23T11:15:23.080+00:00 [fpm worker 8072] error: Cannot load the application: ParseError: Unclosed '(' on line 2\n  at /srv/app.php:3\n";
+        self::assertSame("the application could not be loaded: ParseError: Unclosed '(' on line 2 (at /srv/app.php:3)", Environment::bootFailure($fpm));
+
+        $fpmExit = "2026-11-23T11:30:00.000+00:00 [master 7521] warning: The readiness request loads the application and expects \"pong\", but got status 200 with 0 byte(s): does the application file call exit() or die() when it is loaded?\n";
+        self::assertSame('the application could not be loaded: the fpm worker answered the readiness request, but got status 200 with 0 byte(s): does the application file call exit() or die() when it is loaded?', Environment::bootFailure($fpmExit));
+
+        $fpmFatal = "2026-11-23T11:29:08.207+00:00 [fpm worker] warning: stderr: PHP Fatal error:  Allowed memory size exhausted in /srv/app.php on line 3\n";
+        self::assertSame('the application could not be loaded: PHP Fatal error: Allowed memory size exhausted in /srv/app.php on line 3', Environment::bootFailure($fpmFatal));
+
+        // exit() in the app file: workers end as they start, with nothing else in the log.
+        $exits = $master;
+        for ($i = 0; $i < 2; $i++) {
+            $exits .= "2026-11-23T11:04:14.164+00:00 [master 13918] info: Worker 1 (pid 1392$i) exited with code 0 after 0 s; restarting\n";
+        }
+        self::assertNull(Environment::bootFailure($exits), 'two restarts may be bad luck');
+        $exits .= "2026-11-23T11:04:14.177+00:00 [master 13918] info: Worker 1 (pid 13928) exited with code 0 after 0 s; restarting\n";
+        self::assertStringContainsString('every worker exited as it started (exit code 0)', (string) Environment::bootFailure($exits));
+        self::assertStringContainsString('exit() or die()', (string) Environment::bootFailure($exits));
+
+        // A fatal error at load: the worker's own critical line says what it was.
+        $fatal = $master;
+        for ($i = 0; $i < 3; $i++) {
+            $fatal .= "2026-11-23T11:04:32.927+00:00 [worker 1569$i] critical: Fatal error (--memory-limit 128M) while running no request: Allowed memory size exhausted in /srv/app.php:3\n"
+                . "2026-11-23T11:04:32.934+00:00 [master 15692] warning: Worker 1 (pid 1569$i) exited with code 255 after 0 s; restarting in 0.1 s\n";
+        }
+        self::assertStringContainsString('(exit code 255) before the server was ready: Fatal error (--memory-limit 128M) while running no request: Allowed memory size exhausted in /srv/app.php:3', (string) Environment::bootFailure($fatal));
+    }
 }

@@ -15,9 +15,9 @@ use Weft\Bench\Settings;
 final class RecommendationTest extends TestCase
 {
     /** @param array<string, mixed> $metrics */
-    private static function row(string $mode, int $workers, int $c, array $metrics): Row
+    private static function row(string $mode, int $workers, int $c, array $metrics, string $loop = 'select'): Row
     {
-        $row = new Row('app', ['mode' => $mode, 'loop' => 'select', 'workers' => $workers, 'concurrency' => $c]);
+        $row = new Row('app', ['mode' => $mode, 'loop' => $loop, 'workers' => $workers, 'concurrency' => $c]);
         $row->metrics = $metrics + [
             'errors' => ['connect' => 0, 'read' => 0, 'write' => 0, 'timeout' => 0, 'non2xx' => 0],
             'requests' => (int) (($metrics['rps'] ?? 0) * 2),
@@ -192,5 +192,150 @@ final class RecommendationTest extends TestCase
         self::assertFalse((new AppTarget('/srv/app.php'))->needsScript());
         $this->expectException(\InvalidArgumentException::class);
         new AppTarget('/srv/app.php', ['no-slash']);
+    }
+
+    public function testNoRowSaysWhyNot(): void
+    {
+        $broken = new Row('app', ['mode' => 'coroutine', 'loop' => 'epoll', 'workers' => 1, 'concurrency' => 1]);
+        $broken->fail('server did not start: the application could not be loaded: Unclosed \'(\' on line 2 (at /srv/app.php:3)');
+        $same = new Row('app', ['mode' => 'sync', 'loop' => 'epoll', 'workers' => 4, 'concurrency' => 1]);
+        $same->fail((string) $broken->reason);
+        $skipped = new Row('app', ['mode' => 'sync', 'loop' => 'epoll', 'workers' => 16, 'concurrency' => 1]);
+        $skipped->skip('not run');
+        $advice = Recommendation::compute([$broken, $same, $skipped], 100.0, 1, 'app.php');
+        $data = $advice->toArray();
+        self::assertSame(0, $data['rows_measured']);
+        self::assertNull($data['recommended']);
+        self::assertSame($advice->headline, $data['headline'], 'the JSON carries the headline too');
+        self::assertSame(['coroutine epoll w=1 c=1: ' . $broken->reason], $advice->reasons, 'the cause, once');
+        self::assertStringContainsString('could not be loaded', $advice->text());
+
+        $interrupted = new Row('app', ['mode' => 'sync', 'loop' => 'epoll', 'workers' => 64, 'concurrency' => 128]);
+        $interrupted->skip('interrupted');
+        self::assertSame(['sync epoll w=64 c=128: skipped: interrupted'], Recommendation::compute([$interrupted], 100.0, 1, 'app.php')->reasons);
+    }
+
+    public function testAnAppThatFailsRequestsIsToldToFixThemNotToRaiseTheTarget(): void
+    {
+        // Fast, low p99, but one request in ten is a 500: the failures are the finding, not the latency.
+        $rows = [];
+        foreach ([['coroutine', 1], ['sync', 4], ['sync', 16]] as $i => [$mode, $workers]) {
+            $row = self::row($mode, $workers, 1, ['rps' => 11000.0, 'p99_ms' => 1.2]);
+            $row->metrics['errors']['non2xx'] = 2200 + 100 * $i;
+            $row->metrics['log'] = ['errors' => 2200 + 100 * $i, 'first_error' => 'GET /: RuntimeException: boom (at /srv/app.php:6)', 'worker_exits' => 0, 'first_exit' => null];
+            $rows[] = $row;
+        }
+        $advice = Recommendation::compute($rows, 100.0, 1, 'app.php');
+        self::assertNull($advice->toArray()['recommended']);
+        self::assertStringStartsWith('No configuration served without errors: even the best, coroutine select w=1 c=1, failed 9.1 % of its requests (answers outside 2xx/3xx 2,200)', $advice->headline);
+        $text = \implode("\n", $advice->reasons);
+        self::assertStringNotContainsString('Raise --p99', $text);
+        self::assertStringContainsString('Fix the failures before tuning', $text);
+        self::assertStringContainsString('The server logged 6,900 error line(s) (each uncaught exception among them is a failed request) in 3 row(s)', $text);
+        self::assertStringContainsString('the first: GET /: RuntimeException: boom (at /srv/app.php:6)', $text);
+        self::assertStringContainsString('coroutine mode ran at one concurrency level only', $text, 'one level cannot show blocking either way');
+        self::assertStringNotContainsString('No sign that the app blocks', $text);
+    }
+
+    public function testALevelPastTheRangeThatFailedRequestsIsNotDescribedByItsP99(): void
+    {
+        $timeouts = self::row('coroutine', 1, 512, ['rps' => 2000.0, 'p99_ms' => 40.0]);
+        $timeouts->metrics['errors']['timeout'] = 300;
+        $rows = [
+            self::row('coroutine', 1, 1, ['rps' => 500.0, 'p99_ms' => 3.0]),
+            self::row('coroutine', 1, 64, ['rps' => 3000.0, 'p99_ms' => 30.0]),
+            $timeouts,
+        ];
+        $advice = Recommendation::compute($rows, 100.0, 1, 'app.php');
+        self::assertSame(512, $advice->toArray()['first_concurrency_over_target']);
+        $text = \implode("\n", $advice->reasons);
+        self::assertStringContainsString('it stayed under 100 ms without errors up to concurrency 64; at 512, 7.0 % of its requests failed (timeout 300)', $text);
+        self::assertStringNotContainsString('was 40.0 ms at 512', $text, 'a p99 under the target is not why that level is out');
+    }
+
+    public function testTheServerLogSaysWhatFailed(): void
+    {
+        $log = "2026-11-23T10:58:57.417+00:00 [master 3861] info: Weft listening on 127.0.0.1:44933\n"
+            . "2026-11-23T10:58:57.452+00:00 [worker 3863] error: GET /: RuntimeException: boom 10\n  at /srv/app.php:6\n  (+25 frame(s) in Weft)\n"
+            . "2026-11-23T10:58:57.454+00:00 [worker 3863] error: GET /: RuntimeException: boom 20\n  at /srv/app.php:6\n"
+            . "2026-11-23T10:58:58.101+00:00 [master 3861] warning: Worker 1 (pid 3863) exited with code 1 after 0.6 s; restarting in 0.1 s\n"
+            . "2026-11-23T10:58:58.301+00:00 [master 3861] warning: Worker 1 (pid 3870) killed by signal 9 after 0.1 s; restarting in 0.2 s\n"
+            . "2026-11-23T10:58:59.000+00:00 [master 3861] info: Worker 1 (pid 3872) exited with code 0\n";
+        self::assertSame(
+            ['errors' => 2, 'first_error' => 'GET /: RuntimeException: boom 10 (at /srv/app.php:6)', 'worker_exits' => 2, 'first_exit' => 'exited with code 1 after 0.6 s'],
+            AppScenario::logProblems($log),
+        );
+        self::assertSame(['errors' => 0, 'first_error' => null, 'worker_exits' => 0, 'first_exit' => null], AppScenario::logProblems(''));
+    }
+
+    public function testACpuHeavyRequestThatRunsOneAtATimeIsNotBlocking(): void
+    {
+        // A 2 MB answer: 0.56 ms of server CPU in a 0.72 ms request alone; at c=128 the reader, not the
+        // server, sets the pace (CPU 48 %), so about one request is in progress at a time without any block.
+        $rows = [
+            self::row('coroutine', 1, 1, ['rps' => 1392.0, 'p99_ms' => 2.1, 'cpu_us_per_req' => 558.7, 'cpu_pct' => 75.8]),
+            self::row('coroutine', 1, 16, ['rps' => 1211.0, 'p99_ms' => 37.0, 'cpu_us_per_req' => 468.9, 'cpu_pct' => 56.1]),
+            self::row('coroutine', 1, 128, ['rps' => 1009.0, 'p99_ms' => 510.0, 'cpu_us_per_req' => 492.1, 'cpu_pct' => 48.5]),
+        ];
+        $advice = Recommendation::compute($rows, 100.0, 1, 'large.php');
+        self::assertFalse($advice->toArray()['blocking']['suspected']);
+        self::assertTrue($advice->toArray()['cpu_bound']);
+        self::assertStringNotContainsString('Coroutine mode blocks', \implode("\n", $advice->reasons), 'CPU-bound and blocking at once would contradict itself');
+
+        // The same shape with a request that waits 20 ms alone is blocking, and every piece of evidence reads as a sentence.
+        $blocking = [
+            self::row('coroutine', 1, 1, ['rps' => 49.0, 'p99_ms' => 21.0, 'cpu_pct' => 1.0]),
+            self::row('coroutine', 1, 64, ['rps' => 49.6, 'p99_ms' => 1300.0, 'cpu_pct' => 1.5]),
+        ];
+        $blocking[1]->metrics['blocked'] = ['pcntl_sigtimedwait' => 2];
+        $text = \implode("\n", Recommendation::compute($blocking, 100.0, 1, 'app.php')->reasons);
+        self::assertStringContainsString('Coroutine mode blocks: the server logged 2 "blocked" line(s)', $text);
+        self::assertStringContainsString('(pcntl_sigtimedwait ×2). With 1 worker it never served', $text);
+    }
+
+    public function testWithBothLoopsTheHeadlineNamesTheLoopAndAloneIsOfTheRecommendedOne(): void
+    {
+        $select = self::row('coroutine', 1, 1, ['rps' => 5000.0, 'p99_ms' => 3.0, 'cpu_us_per_req' => 60.0]);
+        $epoll = [
+            self::row('coroutine', 1, 1, ['rps' => 10000.0, 'p99_ms' => 2.0, 'cpu_us_per_req' => 40.0], 'epoll'),
+            self::row('coroutine', 1, 16, ['rps' => 40000.0, 'p99_ms' => 4.0], 'epoll'),
+        ];
+        $advice = Recommendation::compute([$select, ...$epoll], 100.0, 1, 'app.php');
+        self::assertStringStartsWith('Coroutine mode (epoll loop), 1 worker: 40,000 req/s', $advice->headline);
+        self::assertSame('coroutine epoll w=1 c=1', $advice->toArray()['alone']['label']);
+        // One loop: nothing to tell apart, so the headline does not name it.
+        self::assertStringStartsWith('Coroutine mode, 1 worker', Recommendation::compute($epoll, 100.0, 1, 'app.php')->headline);
+    }
+
+    public function testAConfigurationStillRisingAtItsLastLevelHasNoKnee(): void
+    {
+        // A 50 ms upstream: requests/s grow with concurrency all the way up the ladder; p99 passes the
+        // target on the way. Neither "saturates at 512" nor "something outside set the pace" holds.
+        $rows = [
+            self::row('coroutine', 1, 1, ['rps' => 19.0, 'p99_ms' => 54.7, 'cpu_pct' => 2.0, 'cpu_us_per_req' => 1050.0]),
+            self::row('coroutine', 1, 16, ['rps' => 292.0, 'p99_ms' => 67.1, 'cpu_pct' => 9.7]),
+            self::row('coroutine', 1, 128, ['rps' => 2149.0, 'p99_ms' => 128.0, 'cpu_pct' => 36.0]),
+            self::row('coroutine', 1, 512, ['rps' => 3156.0, 'p99_ms' => 359.0, 'cpu_pct' => 49.9]),
+        ];
+        $advice = Recommendation::compute($rows, 100.0, 1, 'upstream.php');
+        $data = $advice->toArray();
+        self::assertSame(16, $data['recommended']['concurrency']);
+        self::assertNull($data['knee_concurrency']);
+        $text = \implode("\n", $advice->reasons);
+        self::assertStringContainsString('It had not saturated at concurrency 512, the highest level measured for it (requests/s still rose 47 % from concurrency 128)', $text);
+        self::assertStringNotContainsString('saturates at', $text);
+        self::assertStringNotContainsString('something outside the server set the pace', $text);
+
+        // The same climb with the CPU saturated at the last level: that level is where it saturates.
+        $rows[3]->metrics['cpu_pct'] = 96.0;
+        $rows[2]->metrics['p99_ms'] = 90.0;
+        $cpu = Recommendation::compute($rows, 100.0, 1, 'upstream.php');
+        self::assertSame(512, $cpu->toArray()['knee_concurrency']);
+        self::assertStringNotContainsString('had not saturated', \implode("\n", $cpu->reasons));
+
+        // One level only: nothing to say about where it saturates.
+        $one = Recommendation::compute([self::row('coroutine', 1, 16, ['rps' => 292.0, 'p99_ms' => 67.1])], 100.0, 1, 'upstream.php');
+        self::assertNull($one->toArray()['knee_concurrency']);
+        self::assertStringContainsString('Only concurrency 16 was measured for it, so where it saturates is not known', \implode("\n", $one->reasons));
     }
 }

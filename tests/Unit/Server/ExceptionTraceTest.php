@@ -31,8 +31,8 @@ final class ExceptionTraceTest extends TestCase
     {
         $e = new \LogicException('outer', 0, new \InvalidArgumentException('inner'));
         $text = ExceptionTrace::text($e);
-        self::assertStringStartsWith("LogicException: outer\n  at " . __FILE__ . ':', $text);
-        self::assertStringContainsString("\nCaused by: InvalidArgumentException: inner\n  at ", $text);
+        self::assertStringStartsWith("  LogicException: outer\n  at " . __FILE__ . ':', $text);
+        self::assertStringContainsString("\n  Caused by: InvalidArgumentException: inner\n  at ", $text);
         self::assertStringStartsWith('  at ' . __FILE__, ExceptionTrace::text($e, false));
         self::assertSame('inner', ExceptionTrace::describe($e)['previous']['message']);
     }

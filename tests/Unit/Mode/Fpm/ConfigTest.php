@@ -100,7 +100,10 @@ final class ConfigTest extends TestCase
         self::assertStringNotContainsString('php_admin_value[opcache.preload]', $conf);
         self::assertStringNotContainsString('user = ', $conf, 'only as root');
         self::assertStringContainsString("user = \"root\"\ngroup = \"root\"", PhpFpmConfig::render(self::settings(['root' => true])));
-        self::assertStringContainsString('error_log = "/var/log/weft.log"', PhpFpmConfig::render(self::settings(['logFile' => '/var/log/weft.log'])));
+        // php-fpm never opens --log-file itself: its messages go through the supervisor's FIFO.
+        $withFile = PhpFpmConfig::render(self::settings(['logFile' => '/var/log/weft.log']));
+        self::assertStringContainsString('error_log = "/run/weft.pid.fpm/log.fifo"', $withFile);
+        self::assertStringNotContainsString('/var/log/weft.log', $withFile);
     }
 
     public function testOpcacheOffAndPreloadReachTheMaster(): void
