@@ -97,10 +97,14 @@ final class OperatorTest extends TestCase
             self::assertSame($worker, RawHttp::get($address, '/pid')['body'], 'the same worker serves on');
             $text = ServerProcess::waitFor(function () use ($log) {
                 $text = (string) \file_get_contents($log);
-                return \str_contains($text, 'warned-by-the-handler') && \str_contains($text, 'error-logged-by-the-handler') ? $text : null;
+                return \str_contains($text, 'warned-by-the-handler') && \str_contains($text, 'error-logged-by-the-handler')
+                    && \str_contains($text, 'written-to-STDERR-by-the-handler') ? $text : null;
             }, 10, 'the output in the log');
             self::assertStringContainsString('echoed-by-the-handler', $text);
             self::assertStringContainsString('dumped-by-the-handler', $text);
+            self::assertStringContainsString('written-to-STDOUT-by-the-handler', $text);
+            self::assertStringContainsString('written-to-STDERR-by-the-handler', $text);
+            self::assertStringNotContainsString('not a valid stream resource', $text);
             self::assertStringNotContainsString('exited with code', $text);
             self::assertSame(0640, \fileperms($log) & 0777, 'the log holds request targets: not world-readable');
             self::assertSame(0600, \fileperms($pidFile) & 0777);
