@@ -116,6 +116,53 @@ final class ConnectionCoreTest extends TestCase
         self::assertStringContainsString('wrote 5 of the declared Content-Length of 10 bytes', $server->output());
     }
 
+    public function testAGzippedStreamStillHoldsTheProducerToItsDeclaredLength(): void
+    {
+        $server = new ServerProcess([self::APP, '--workers', '1']);
+        $gzipped = static function (int $declared, int $write) use ($server): array {
+            $client = new RawHttp($server->address());
+            $raw = $client->send("GET /length?declared=$declared&write=$write&type=text/plain HTTP/1.1\r\nHost: t\r\nAccept-Encoding: gzip\r\n\r\n"
+                . "GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")->rest();
+            [$head, $body] = \explode("\r\n\r\n", $raw, 2) + [1 => ''];
+            self::assertStringContainsString("Content-Encoding: gzip\r\n", $head);
+            self::assertStringContainsString("Transfer-Encoding: chunked\r\n", $head);
+            // De-chunk what arrived, then inflate it: a body cut short is still readable up to the cut.
+            $data = '';
+            $finished = false;
+            while (\preg_match('/\A([0-9a-f]+)\r\n/', $body, $m) === 1) {
+                $size = \hexdec($m[1]);
+                if ($size === 0) {
+                    $finished = true;
+                    $body = \substr($body, \strlen($m[0]) + 2);
+                    break;
+                }
+                $data .= \substr($body, \strlen($m[0]), $size);
+                $body = (string) \substr($body, \strlen($m[0]) + $size + 2);
+            }
+            $inflate = \inflate_init(\ZLIB_ENCODING_GZIP);
+            return [$finished, (string) \inflate_add($inflate, $data, \ZLIB_SYNC_FLUSH), $body];
+        };
+        // Too long: the identity bytes stop at the declared length, the body is never finished.
+        [$finished, $text, $after] = $gzipped(2000, 3000);
+        self::assertFalse($finished, 'a stream that overran its length must not end as if complete');
+        self::assertSame(2000, \strlen($text));
+        self::assertStringNotContainsString('HTTP/1.1', $after, 'the connection closes instead of answering on');
+        // Too short: never finished either.
+        [$finished, $text, $after] = $gzipped(2000, 1000);
+        self::assertFalse($finished);
+        self::assertSame(1000, \strlen($text));
+        self::assertStringNotContainsString('HTTP/1.1', $after);
+        // Exact: a whole gzip body, and keep-alive goes on.
+        [$finished, $text, $after] = $gzipped(2000, 2000);
+        self::assertTrue($finished);
+        self::assertSame(\str_repeat('abcde', 400), $text);
+        self::assertStringContainsString('Hello World', $after);
+        $server->stop();
+        self::assertStringContainsString('/length?declared=2000&write=3000&type=text/plain', $server->output());
+        self::assertStringContainsString('more than the declared Content-Length of 2000', $server->output());
+        self::assertStringContainsString('wrote 1000 of the declared Content-Length of 2000 bytes', $server->output());
+    }
+
     public function testHeadAnd204And304SendNoBodyWhateverTheProducerWrites(): void
     {
         $server = new ServerProcess([self::APP, '--workers', '1']);
