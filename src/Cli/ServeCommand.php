@@ -31,6 +31,7 @@ use Weft\Server\RuntimeFiles;
 use Weft\Server\ServerConfig;
 use Weft\Server\UnsafePath;
 use Weft\Socket\ListenException;
+use Weft\Socket\Listener;
 use Weft\Socket\ListenOptions;
 
 final class ServeCommand
@@ -157,6 +158,35 @@ final class ServeCommand
             // Workers report once a second: less than two would take a busy second for a stuck worker.
             throw new UsageError("option '--worker-timeout' must be 0 (off) or at least 2 seconds");
         }
+        if ($options->get('mode') === 'fpm') {
+            // Usage errors first: a bad command line is exit 2 whatever runs on the port.
+            if ($options->get('static') !== null) {
+                throw new UsageError("option '--static' is not available in fpm mode (nginx there can serve files itself)");
+            }
+            if ($options->get('access-log') !== null) {
+                throw new UsageError("option '--access-log' is not available in fpm mode (nginx serves the requests there: its own access_log applies)");
+            }
+            if ($options->get('metrics') !== null) {
+                throw new UsageError("option '--metrics' is not available in fpm mode (bin/weft status shows php-fpm's and nginx's figures)");
+            }
+        }
+        $listener = null;
+        if ($port === 0 && $options->get('pid-file') === null && $options->get('mode') !== 'fpm') {
+            // Port 0 picks a free port: the default runtime files are named after the port picked, so
+            // that each such server has its own (one shared weft-0.pid made every `serve --port 0`
+            // after the first "already running") and `bin/weft stop --port P` finds the port it printed.
+            $host = $options->get('host');
+            try {
+                $listener = Listener::listen(
+                    (\str_contains($host, ':') ? "[$host]" : $host) . ':0',
+                    ListenOptions::defaults()->withBacklog($options->get('backlog')),
+                );
+            } catch (ListenException $e) {
+                \fwrite(\STDERR, "weft: cannot listen on port 0: " . $e->getMessage() . "\n");
+                return 1;
+            }
+            $port = $listener->port();
+        }
         try {
             $pidFile = $options->get('pid-file') ?? RuntimeFiles::defaultPidFile($port);
             $logFile = $options->get('log-file') ?? ($options->get('daemon') ? RuntimeFiles::defaultLogFile($port) : null);
@@ -167,15 +197,6 @@ final class ServeCommand
         }
 
         if ($options->get('mode') === 'fpm') {
-            if ($options->get('static') !== null) {
-                throw new UsageError("option '--static' is not available in fpm mode (nginx there can serve files itself)");
-            }
-            if ($options->get('access-log') !== null) {
-                throw new UsageError("option '--access-log' is not available in fpm mode (nginx serves the requests there: its own access_log applies)");
-            }
-            if ($options->get('metrics') !== null) {
-                throw new UsageError("option '--metrics' is not available in fpm mode (bin/weft status shows php-fpm's and nginx's figures)");
-            }
             return (new FpmCommand())->run($app, $options, $pidFile, $logFile);
         }
 
@@ -234,7 +255,11 @@ final class ServeCommand
         );
         $master = new Master($config, $logger);
         try {
-            $master->bind();
+            if ($listener === null) {
+                $master->bind();
+            } else {
+                $master->adopt($listener);
+            }
         } catch (ListenException $e) {
             \fwrite(\STDERR, "weft: cannot listen on port $port: " . $e->getMessage() . "\n");
             return 1;

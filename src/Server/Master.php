@@ -74,6 +74,12 @@ final class Master
         );
     }
 
+    /** A listener bound beforehand (port 0, whose runtime files are named after the port it got). */
+    public function adopt(Listener $listener): void
+    {
+        $this->listener = $listener;
+    }
+
     /**
      * @param null|\Closure(string): void $onReady told the bound address once the workers are up
      * @param null|\Closure(string): void $onStartFailed told why, when a worker of the first generation

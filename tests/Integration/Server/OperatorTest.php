@@ -130,6 +130,36 @@ final class OperatorTest extends TestCase
         ServerProcess::waitFor(fn () => !\file_exists($pidFile), 15, 'the master to exit');
     }
 
+    public function testServersOnPortZeroEachGetRuntimeFilesNamedAfterThePortTheyGot(): void
+    {
+        // Without --pid-file, in a runtime directory of the test's own.
+        $previous = \getenv('XDG_RUNTIME_DIR');
+        \putenv('XDG_RUNTIME_DIR=' . $this->dir);
+        try {
+            $ports = [];
+            foreach ([1, 2] as $ignored) {
+                [$code, $out] = ServerProcess::cli(['serve', self::APP, '--daemon', '--port', '0', '--workers', '1']);
+                self::assertSame(0, $code, $out);
+                self::assertSame(1, \preg_match('/127\.0\.0\.1:(\d+), master pid (\d+)/', $out, $m), $out);
+                $this->spawned[] = (int) $m[2];
+                $ports[] = $port = (int) $m[1];
+                self::assertNotSame(0, $port);
+                self::assertFileExists("{$this->dir}/weft-$port.pid");
+                self::assertFileExists("{$this->dir}/weft-$port.log");
+            }
+            self::assertFileDoesNotExist("{$this->dir}/weft-0.pid");
+            self::assertNotSame($ports[0], $ports[1]);
+            foreach ($ports as $port) {
+                self::assertSame('ok', RawHttp::get("127.0.0.1:$port")['body']);
+                [$code, $out] = ServerProcess::cli(['stop', '--port', (string) $port]);
+                self::assertSame(0, $code, $out);
+                self::assertFileDoesNotExist("{$this->dir}/weft-$port.pid");
+            }
+        } finally {
+            \putenv($previous === false ? 'XDG_RUNTIME_DIR' : "XDG_RUNTIME_DIR=$previous");
+        }
+    }
+
     public function testAPlantedSymlinkIsNeverFollowed(): void
     {
         $victim = $this->dir . '/victim';
