@@ -324,6 +324,9 @@ final class ServeCommand
             debug: $options->get('debug'),
             bodyTimeout: $options->get('body-timeout'),
             upgrades: ['websocket' => self::webSocketOptions($options)],
+            // Half the memory limit (at least one body of the largest size) for request bodies, the
+            // rest for the application: clients together cannot push a worker over its limit.
+            bodyMemory: $options->get('memory-limit') > 0 ? \max($options->get('max-body') + 65536, \intdiv($options->get('memory-limit'), 2)) : 0,
         );
         $memoryLimit = $options->get('memory-limit');
         $sendTimeout = $options->get('send-timeout');

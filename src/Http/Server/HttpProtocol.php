@@ -27,6 +27,8 @@ final class HttpProtocol implements Protocol
     /** Whether a finished request is recorded anywhere: when not, its handling is not even timed. */
     public readonly bool $observed;
     private readonly Timeouts $timeouts;
+    /** Bytes of request bodies the sessions of this worker hold (HttpOptions::$bodyMemory). */
+    public int $bodyBytes = 0;
     private int $dateSecond = 0;
     private string $date = '';
 

@@ -47,6 +47,9 @@ final class HttpSession implements Session
     private bool $complete = true;
     /** The peer's IP for the access log, taken from its address once per connection. */
     private ?string $remoteHost = null;
+    /** What this connection counts in the worker's body budget: bytes in its parser, and the body of its running request. */
+    private int $held = 0;
+    private int $runningBody = 0;
 
     public function __construct(
         private readonly HttpProtocol $protocol,
@@ -58,6 +61,10 @@ final class HttpSession implements Session
     public function received(string $bytes): void
     {
         $this->parser->push($bytes);
+        if ($this->protocol->options->bodyMemory > 0 && $this->overBodyBudget()) {
+            $this->refuseBody();
+            return;
+        }
         if ($this->busy) {
             $this->connection->update(); // read ahead only so far behind a running request
             return;
@@ -115,6 +122,7 @@ final class HttpSession implements Session
     public function closed(): void
     {
         $this->done = true;
+        $this->release();
     }
 
     public function describe(mixed $request): string
@@ -162,6 +170,10 @@ final class HttpSession implements Session
                     }
                     $this->fresh = false;
                     $this->busy = true;
+                    if ($this->protocol->options->bodyMemory > 0) {
+                        $this->runningBody = \strlen($request->body());
+                        $this->account();
+                    }
                     try {
                         $connection->dispatch($request);
                     } catch (TooManyCoroutines $e) {
@@ -228,10 +240,59 @@ final class HttpSession implements Session
             $connection->closeAfterFlush();
         }
         $this->busy = false;
+        if ($this->runningBody !== 0) {
+            $this->runningBody = 0;
+            $this->account();
+        }
         if ($this->pumping) {
             return; // answered at once, inside pump(): it goes on with the next request and writes
         }
         $this->pump();
+    }
+
+    /**
+     * Brings this connection's share of the worker's body budget up to date; true when the worker now
+     * holds more than the budget and this connection is receiving a request body (the one to refuse:
+     * a request already in the application is never cut for it).
+     */
+    private function overBodyBudget(): bool
+    {
+        $this->account();
+        return !$this->busy && !$this->done && $this->parser->inBody()
+            && $this->protocol->bodyBytes > $this->protocol->options->bodyMemory;
+    }
+
+    private function account(): void
+    {
+        $held = $this->parser->bufferedBytes() + $this->runningBody;
+        $this->protocol->bodyBytes += $held - $this->held;
+        $this->held = $held;
+    }
+
+    private function release(): void
+    {
+        $this->protocol->bodyBytes -= $this->held;
+        $this->held = 0;
+        $this->runningBody = 0;
+    }
+
+    /** The worker holds too many request bodies: this one is refused before it takes it past its memory limit. */
+    private function refuseBody(): void
+    {
+        $this->done = true;
+        $line = $this->parser->pendingLine();
+        $held = $this->protocol->bodyBytes;
+        $this->parser->takeBuffered();
+        $this->release();
+        $this->protocol->logger->warning('{method} {target}: refused: the worker holds {held} bytes of request bodies, over its budget of {budget} (half of --memory-limit)', [
+            'method' => $line[0] ?? '-', 'target' => $line[1] ?? '-',
+            'held' => $held, 'budget' => $this->protocol->options->bodyMemory,
+        ]);
+        $unavailable = new Response(503, ['Content-Type' => 'text/plain; charset=utf-8', 'Retry-After' => '1'], "Service unavailable: too many request bodies in transit\n");
+        $this->connection->write($this->protocol->encoder->encode($unavailable, '1.1', false, false, $this->protocol->date()));
+        $this->protocol->accessLog?->record(HttpProtocol::host($this->connection->remoteAddress()), $line[0] ?? null, $line[1] ?? null, $line[2] ?? '1.1', 503, \strlen($unavailable->body()), 0.0);
+        $this->connection->closeAfterFlush();
+        $this->connection->flush();
     }
 
     /**
@@ -266,6 +327,7 @@ final class HttpSession implements Session
     {
         $this->done = true;
         $this->busy = false;
+        $this->release();
         $response->upgrade()->switchProtocols($this->connection, $response, $this->parser->takeBuffered(), $this->protocol->options->upgrades);
     }
 

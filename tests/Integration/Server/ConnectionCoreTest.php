@@ -204,6 +204,62 @@ final class ConnectionCoreTest extends TestCase
         $server->stop();
     }
 
+    public function testManyLargeRequestBodiesAtOnceAreRefusedBeforeTheyTakeTheWorkerPastItsMemoryLimit(): void
+    {
+        // Bodies may take half the memory limit: 24 MB here, and each client sends almost 8 MB.
+        $server = new ServerProcess([self::APP, '--workers', '1', '--memory-limit', '48M', '--max-body', '8M']);
+        $workers = $server->workerPids();
+        $size = 8_000_000;
+        $clients = [];
+        for ($i = 0; $i < 12; $i++) {
+            $socket = \stream_socket_client('tcp://' . $server->address(), $errno, $error, 5);
+            self::assertIsResource($socket, $error);
+            \fwrite($socket, "POST / HTTP/1.1\r\nHost: t\r\nContent-Length: $size\r\n\r\n");
+            \stream_set_blocking($socket, false);
+            $clients[] = ['socket' => $socket, 'sent' => 0];
+        }
+        // Round-robin, each body one byte short of complete (so none is ever answered): 95 MB in all,
+        // twice the memory limit, unless the server refuses some.
+        $piece = \str_repeat('a', 65536);
+        $deadline = \microtime(true) + 60;
+        $lastProgress = \microtime(true);
+        do {
+            $pending = 0;
+            foreach ($clients as &$client) {
+                $left = $size - 1 - $client['sent'];
+                if ($left <= 0 || isset($client['gone'])) {
+                    continue;
+                }
+                $pending++;
+                $written = @\fwrite($client['socket'], $left >= 65536 ? $piece : \substr($piece, 0, $left));
+                if ($written === false) {
+                    $client['gone'] = true; // refused and closed (or the worker died)
+                } elseif ($written > 0) {
+                    $client['sent'] += $written;
+                    $lastProgress = \microtime(true);
+                }
+            }
+            unset($client);
+            if ($pending > 0 && \microtime(true) - $lastProgress > 0.05) {
+                \usleep(20_000);
+            }
+            // Stops when every body is one byte short or refused, or nothing moved for 3 s.
+        } while ($pending > 0 && \microtime(true) < $deadline && \microtime(true) - $lastProgress < 3);
+        // Some were refused (a 503, then closed: the client, still sending, sees a reset), the others
+        // are held; the worker is the same, and serves.
+        $refused = \count(\array_filter($clients, static fn (array $c): bool => isset($c['gone'])));
+        self::assertGreaterThan(0, $refused);
+        self::assertLessThan(12, $refused, 'bodies within the budget are kept');
+        self::assertSame('Hello World', RawHttp::get($server->address())['body']);
+        self::assertSame($workers, $server->workerPids(), 'the worker was never replaced');
+        foreach ($clients as $client) {
+            \fclose($client['socket']);
+        }
+        $server->stop();
+        self::assertStringNotContainsString('Fatal error', $server->output());
+        self::assertStringContainsString('POST /: refused: the worker holds', $server->output());
+    }
+
     public function testMaxRequestTimeCancelsTheRequestAnd504s(): void
     {
         $server = new ServerProcess([self::APP, '--workers', '1', '--max-request-time', '0.5']);
