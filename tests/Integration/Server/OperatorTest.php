@@ -208,6 +208,27 @@ final class OperatorTest extends TestCase
         self::assertStringContainsString('belongs to another user', $out);
     }
 
+    public function testAPidFileNamingTheMasterOfAnotherPidFileIsNeverSignalled(): void
+    {
+        $server = new ServerProcess([self::APP, '--workers', '1'], pidFile: $this->dir . '/a.pid');
+        // Another port's pid file, holding this master's pid (copied, planted, or left from before).
+        $other = $this->dir . '/b.pid';
+        \file_put_contents($other, $server->masterPid() . "\n");
+        foreach (['stop', 'reload'] as $command) {
+            [$code, $out] = ServerProcess::cli([$command, '--pid-file', $other]);
+            self::assertSame(1, $code, $out);
+            self::assertStringContainsString('Weft master of another pid file', $out);
+            self::assertStringContainsString('nothing was signalled', $out);
+        }
+        self::assertSame(200, RawHttp::get($server->address())['status']);
+        self::assertTrue($server->isRunning());
+        // Its own pid file still works, even with the control socket's file gone (told by /proc).
+        \rename($this->dir . '/a.pid.sock', $this->dir . '/moved.sock');
+        [$code, $out] = $server->control('stop');
+        self::assertSame(0, $code, $out);
+        ServerProcess::waitFor(fn () => !$server->isRunning() ?: null, 15, 'the master to stop');
+    }
+
     public function testAPidFileNamingAnotherProcessIsReportedAndNeverSignalled(): void
     {
         $sleeper = \proc_open(['sleep', '60'], [], $pipes);
