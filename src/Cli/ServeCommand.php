@@ -383,7 +383,15 @@ final class ServeCommand
             }
             // Some room to say so: the limit was just hit.
             \ini_set('memory_limit', '-1');
+            // The request it happened in first (when the loop knows it), then the oldest others.
             $running = \array_map(static fn (array $r): string => $r['request'], InFlight::oldest());
+            if (($culprit = InFlight::current()) !== null) {
+                $same = \array_search($culprit, $running, true);
+                if ($same !== false) {
+                    unset($running[$same]);
+                }
+                $running = [$culprit, ...$running];
+            }
             $memory = \str_contains($error['message'], 'Allowed memory size')
                 ? \sprintf(' (--memory-limit %dM)', \intdiv($memoryLimit, 1024 * 1024))
                 : '';
@@ -391,6 +399,9 @@ final class ServeCommand
                 'memory' => $memory, 'running' => $running === [] ? 'no request' : \implode(', ', $running),
                 'message' => $error['message'], 'file' => $error['file'], 'line' => $error['line'],
             ]);
+            // Its request gets a 500 and the others of this worker a 503 (Connection: close), not an
+            // empty reply.
+            InFlight::abandon();
         });
     }
 

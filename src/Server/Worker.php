@@ -81,6 +81,7 @@ final class Worker
             return self::EXIT_BOOT_FAILED;
         }
         InFlight::from($this->dispatcher->running(...));
+        InFlight::onFatal($this->dispatcher->abandonAll(...), $this->dispatcher->currentRequest(...));
         $this->connections = new Connections($protocol, $this->dispatcher, $this->driver, $this->logger, $this->config->maxConnections);
         if ($this->config->maxRequests > 0) {
             $this->dispatcher->onCall(function (int $calls): void {

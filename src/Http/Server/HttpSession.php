@@ -11,6 +11,7 @@ use Weft\Http\Message\Response;
 use Weft\Http\Message\ResponseEncoder;
 use Weft\Http\Parser\HttpError;
 use Weft\Http\Parser\RequestParser;
+use Weft\Server\Abandonable;
 use Weft\Server\Connection;
 use Weft\Server\Session;
 use Weft\Socket\ConnectionClosed;
@@ -26,7 +27,7 @@ use Weft\Socket\ConnectionClosed;
  *
  * @internal
  */
-final class HttpSession implements Session
+final class HttpSession implements Session, Abandonable
 {
     /** While a request runs, at most this much of the requests behind it is read ahead. */
     private const READ_AHEAD = 65536;
@@ -50,6 +51,8 @@ final class HttpSession implements Session
     /** What this connection counts in the worker's body budget: bytes in its parser, and the body of its running request. */
     private int $held = 0;
     private int $runningBody = 0;
+    /** The running request's answer has started to go out (its head is queued). */
+    private bool $answering = false;
 
     public function __construct(
         private readonly HttpProtocol $protocol,
@@ -123,6 +126,25 @@ final class HttpSession implements Session
     {
         $this->done = true;
         $this->release();
+    }
+
+    /** @param Request $request */
+    public function abandon(mixed $request, bool $failed): void
+    {
+        $connection = $this->connection;
+        if ($connection->isClosed()) {
+            return;
+        }
+        if (!$this->answering) {
+            $response = $failed
+                ? $this->protocol->call->error()
+                : new Response(503, ['Content-Type' => 'text/plain; charset=utf-8', 'Retry-After' => '1'], "Service unavailable: the worker failed while this request ran\n");
+            $connection->write($this->protocol->encoder->encode($response, $request->version(), false, $request->method() === 'HEAD', $this->protocol->date()));
+        }
+        // A body already under way is cut: the client sees it incomplete, never as whole.
+        $this->done = true;
+        $connection->closeAfterFlush();
+        $connection->flush();
     }
 
     public function describe(mixed $request): string
@@ -218,6 +240,7 @@ final class HttpSession implements Session
             $response = $this->protocol->call->error();
         }
         $isHead = $request->method() === 'HEAD';
+        $this->answering = true;
         $keepAlive = !$this->done && !$connection->isDraining() && $this->protocol->encoder->keepAlive($request, $response);
         $this->sent = 0;
         $this->complete = true;
@@ -240,6 +263,7 @@ final class HttpSession implements Session
             $connection->closeAfterFlush();
         }
         $this->busy = false;
+        $this->answering = false;
         if ($this->runningBody !== 0) {
             $this->runningBody = 0;
             $this->account();

@@ -35,6 +35,37 @@ final class RunawayWorkerTest extends TestCase
         $server->stop();
     }
 
+    public function testTheOtherRequestsOfAWorkerThatHitsTheMemoryLimitGetAnAnswer(): void
+    {
+        $server = new ServerProcess([self::APP, '--workers', '1', '--memory-limit', '48M']);
+        $pid = (int) RawHttp::get($server->address(), '/pid')['body'];
+        $others = [];
+        for ($i = 0; $i < 3; $i++) {
+            $others[] = (new RawHttp($server->address()))->send("GET /slow?s=30&n=$i HTTP/1.1\r\nHost: t\r\n\r\n");
+        }
+        // All three are in the application before the runaway starts.
+        ServerProcess::waitFor(fn () => \count($server->status()['workers'][0]['running'] ?? []) === 3 ?: null, 15, 'three requests running');
+        $runaway = (new RawHttp($server->address()))->send("GET /grow?tag=runaway HTTP/1.1\r\nHost: t\r\n\r\n")->response();
+        self::assertSame(500, $runaway['status'], 'the request that hit the limit fails with a 500, not an empty reply');
+        foreach ($others as $client) {
+            $response = $client->response();
+            self::assertSame(503, $response['status'], 'the others get a 503, not an empty reply');
+            self::assertSame('close', $response['headers']['connection']);
+            self::assertTrue($client->isClosedByPeer());
+        }
+        $log = ServerProcess::waitFor(fn () => \str_contains($out = $server->output(), 'exited with code 255') ? $out : null, 15, 'the worker to be replaced');
+        self::assertStringContainsString('(--memory-limit 48M) while running GET /grow?tag=runaway, GET /slow', $log);
+        $newPid = ServerProcess::waitFor(function () use ($server) {
+            try {
+                return (int) RawHttp::get($server->address(), '/pid')['body'];
+            } catch (\RuntimeException) {
+                return null;
+            }
+        }, 15, 'a new worker');
+        self::assertNotSame($pid, $newPid);
+        $server->stop();
+    }
+
     public function testTheDefaultMemoryLimitIsFpmsNotUnlimited(): void
     {
         $server = new ServerProcess([self::APP, '--workers', '1']);
