@@ -19,6 +19,7 @@ final class RunawayWorkerTest extends TestCase
         $pid = (int) RawHttp::get($server->address(), '/pid')['body'];
         $client = new RawHttp($server->address());
         $client->send("GET /grow?tag=runaway HTTP/1.1\r\nHost: t\r\n\r\n");
+        self::assertSame(500, $client->response()['status'], 'the runaway request fails');
         self::assertTrue($client->isClosedByPeer(20), 'the runaway request ends with its worker');
         $log = ServerProcess::waitFor(fn () => \str_contains($out = $server->output(), 'exited with code 255') ? $out : null, 15, 'the worker to be replaced');
         self::assertStringContainsString('Allowed memory size of 50331648 bytes exhausted', $log);
@@ -71,6 +72,7 @@ final class RunawayWorkerTest extends TestCase
         $server = new ServerProcess([self::APP, '--workers', '1']);
         $client = new RawHttp($server->address());
         $client->send("GET /grow HTTP/1.1\r\nHost: t\r\n\r\n");
+        self::assertSame(500, $client->response()['status']);
         self::assertTrue($client->isClosedByPeer(30));
         $log = ServerProcess::waitFor(fn () => \str_contains($out = $server->output(), 'exited with code 255') ? $out : null, 15, 'the worker to be replaced');
         self::assertStringContainsString('Allowed memory size of 134217728 bytes exhausted', $log);
