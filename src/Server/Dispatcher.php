@@ -150,6 +150,7 @@ final class Dispatcher
     {
         $key = $this->nextKey++;
         $this->running[$key] = [$session, $request, $this->driver->now(), $this->scheduler->current];
+        InFlight::$scoreboard?->started($key + 1, $session->describe($request));
         if ($this->deadlines !== null) {
             $coroutine = $this->scheduler->current;
             $limit = $this->maxRequestTime;
@@ -190,6 +191,7 @@ final class Dispatcher
             \pcntl_sigprocmask(\SIG_UNBLOCK, self::HELD_SIGNALS);
         }
         unset($this->running[$key]);
+        InFlight::$scoreboard?->ended($key + 1);
         $this->deadlines?->disarm($key);
         $this->active--;
         $this->calls++;

@@ -25,6 +25,8 @@ final class InFlight
     private static ?\Closure $abandon = null;
     /** @var null|\Closure(): ?string the request of the coroutine running now */
     private static ?\Closure $current = null;
+    /** This worker's slot shared with the master (the Dispatcher writes each request it starts there). */
+    public static ?Scoreboard $scoreboard = null;
 
     /** @return int a token for end() */
     public static function start(string $method, string $target): int
@@ -56,6 +58,12 @@ final class InFlight
         self::$source = null;
         self::$abandon = null;
         self::$current = null;
+    }
+
+    /** In a worker, right after the fork. */
+    public static function useScoreboard(?Scoreboard $scoreboard): void
+    {
+        self::$scoreboard = $scoreboard;
     }
 
     /**

@@ -164,6 +164,7 @@ final class Master
         }
         [$masterEnd, $workerEnd] = $pair;
         $output = WorkerOutput::create();
+        $scoreboard = $this->config->workerTimeout > 0 ? Scoreboard::create() : null;
         $pid = \pcntl_fork();
         if ($pid === -1) {
             $output?->closeAll();
@@ -173,6 +174,7 @@ final class Master
             return;
         }
         if ($pid === 0) {
+            InFlight::useScoreboard($scoreboard);
             $this->becomeWorker($slot, $masterEnd, $workerEnd, $output);
         }
         $output?->attach($this->driver, $this->logger, $pid);
@@ -182,6 +184,7 @@ final class Master
         $worker->watcher = $this->driver->onReadable($masterEnd, fn () => $this->readChannel($worker));
         $this->driver->unreference($worker->watcher);
         $worker->output = $output;
+        $worker->scoreboard = $scoreboard;
         $this->workers[$pid] = $worker;
     }
 
@@ -192,6 +195,7 @@ final class Master
         foreach ($this->workers as $other) {
             @\fclose($other->channel);
             $other->output?->closeAll();
+            $other->scoreboard = null; // detached here
         }
         $this->control?->close();
         foreach ($this->config->masterHooks as $hook) {
@@ -541,10 +545,17 @@ final class Master
             $silent = \round($now - $worker->lastSeen, 1);
             $worker->timedOut = "silent for {$silent} s, over --worker-timeout";
             $running = [];
+            $reported = [];
             foreach (\is_array($worker->stats['running'] ?? null) ? $worker->stats['running'] : [] as $request) {
                 if (\is_array($request) && isset($request['request'], $request['since'])) {
                     $running[] = \sprintf('%s (for %.1f s)', $request['request'], $now - (float) $request['since']);
+                    $reported[] = $request['request'];
                 }
+            }
+            // Started after its last report (stuck at once): only the scoreboard knows it.
+            $last = $worker->scoreboard?->current();
+            if ($last !== null && !\in_array($last, $reported, true)) {
+                $running[] = "$last (started after its last report)";
             }
             $this->logger->error('Worker {slot} (pid {pid}) has been silent for {silent} s (--worker-timeout {timeout} s) while running {running}: killing it', [
                 'slot' => $worker->slot, 'pid' => $worker->pid, 'silent' => $silent, 'timeout' => $this->config->workerTimeout,

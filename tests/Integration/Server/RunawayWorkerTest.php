@@ -122,6 +122,29 @@ final class RunawayWorkerTest extends TestCase
         $server->stop();
     }
 
+    public function testAWorkerStuckTheInstantARequestStartsIsNamedToo(): void
+    {
+        foreach (['coroutine', 'sync'] as $mode) {
+            $server = new ServerProcess([self::APP, '--workers', '1', '--worker-timeout', '2', '--mode', $mode]);
+            $pid = (int) RawHttp::get($server->address(), '/pid')['body'];
+            // An endless loop from its first line: the worker never reports again after it starts.
+            $client = new RawHttp($server->address());
+            $client->send("GET /spin?job=at-once-$mode HTTP/1.1\r\nHost: t\r\n\r\n");
+            $log = ServerProcess::waitFor(fn () => \str_contains($out = $server->output(), "(pid $pid) has been silent") ? $out : null, 20, 'the liveness check');
+            self::assertStringContainsString("while running GET /spin?job=at-once-$mode", $log, $mode);
+            self::assertStringNotContainsString('while running no request', $log, $mode);
+            self::assertTrue($client->isClosedByPeer(10));
+            ServerProcess::waitFor(function () use ($server) {
+                try {
+                    return RawHttp::get($server->address())['body'] === 'ok' ?: null;
+                } catch (\RuntimeException) {
+                    return null;
+                }
+            }, 20, 'a new worker');
+            $server->stop();
+        }
+    }
+
     public function testAMasterThatWasHeldUpDoesNotKillItsHealthyWorkers(): void
     {
         $server = new ServerProcess([self::APP, '--workers', '2', '--worker-timeout', '2']);
