@@ -31,6 +31,11 @@ final class HttpSession implements Session, Abandonable
 {
     /** While a request runs, at most this much of the requests behind it is read ahead. */
     private const READ_AHEAD = 65536;
+    /**
+     * Over the worker's budget of request bytes, only a connection holding at least this much is refused:
+     * an ordinary request (a head of a few hundred bytes) is still served while large ones are refused.
+     */
+    private const REFUSE_FROM = 4096;
     /** A string body beyond this is queued as a piece of its own rather than copied behind its head. */
     private const SEPARATE_BODY = 65536;
 
@@ -275,14 +280,16 @@ final class HttpSession implements Session, Abandonable
     }
 
     /**
-     * Brings this connection's share of the worker's body budget up to date; true when the worker now
-     * holds more than the budget and this connection is receiving a request body (the one to refuse:
-     * a request already in the application is never cut for it).
+     * Brings this connection's share of the worker's budget of request bytes up to date; true when the
+     * worker now holds more than the budget and this connection is receiving a request, its head or
+     * its body (the one to refuse: a request already in the application is never cut for it). Heads
+     * count too: ten thousand connections each trickling a head just under --max-header would
+     * otherwise hold as much as a few large bodies.
      */
     private function overBodyBudget(): bool
     {
         $this->account();
-        return !$this->busy && !$this->done && $this->parser->inBody()
+        return !$this->busy && !$this->done && $this->held >= self::REFUSE_FROM && $this->parser->hasPartial()
             && $this->protocol->bodyBytes > $this->protocol->options->bodyMemory;
     }
 
@@ -300,19 +307,26 @@ final class HttpSession implements Session, Abandonable
         $this->runningBody = 0;
     }
 
-    /** The worker holds too many request bodies: this one is refused before it takes it past its memory limit. */
+    /** The worker holds too many request bytes: this request is refused before it takes it past its memory limit. */
     private function refuseBody(): void
     {
         $this->done = true;
-        $line = $this->parser->pendingLine();
+        $line = $this->parser->pendingLine() ?? $this->parser->partialLine();
         $held = $this->protocol->bodyBytes;
         $this->parser->takeBuffered();
         $this->release();
-        $this->protocol->logger->warning('{method} {target}: refused: the worker holds {held} bytes of request bodies, over its budget of {budget} (half of --memory-limit)', [
-            'method' => $line[0] ?? '-', 'target' => $line[1] ?? '-',
-            'held' => $held, 'budget' => $this->protocol->options->bodyMemory,
-        ]);
-        $unavailable = new Response(503, ['Content-Type' => 'text/plain; charset=utf-8', 'Retry-After' => '1'], "Service unavailable: too many request bodies in transit\n");
+        $protocol = $this->protocol;
+        $protocol->refusals++;
+        $now = \microtime(true);
+        if ($now - $protocol->refusalLogged >= 10.0) {
+            $protocol->logger->warning('{method} {target}: refused: the worker holds {held} bytes of requests being received, over its budget of {budget} (half of --memory-limit); {count} refused since the last such line', [
+                'method' => $line[0] ?? '-', 'target' => $line[1] ?? '-',
+                'held' => $held, 'budget' => $protocol->options->bodyMemory, 'count' => $protocol->refusals,
+            ]);
+            $protocol->refusals = 0;
+            $protocol->refusalLogged = $now;
+        }
+        $unavailable = new Response(503, ['Content-Type' => 'text/plain; charset=utf-8', 'Retry-After' => '1'], "Service unavailable: too many requests in transit\n");
         $this->connection->write($this->protocol->encoder->encode($unavailable, '1.1', false, false, $this->protocol->date()));
         $this->protocol->accessLog?->record(HttpProtocol::host($this->connection->remoteAddress()), $line[0] ?? null, $line[1] ?? null, $line[2] ?? '1.1', 503, \strlen($unavailable->body()), 0.0);
         $this->connection->closeAfterFlush();

@@ -260,6 +260,53 @@ final class ConnectionCoreTest extends TestCase
         self::assertStringContainsString('POST /: refused: the worker holds', $server->output());
     }
 
+    public function testManyConnectionsTricklingLargeHeadsAreRefusedBeforeTheyTakeTheWorkerPastItsMemoryLimit(): void
+    {
+        // 900 heads of 64,000 bytes each, never finished: 58 MB, more than the memory limit of 48M
+        // (half of it for requests being received).
+        $server = new ServerProcess([self::APP, '--workers', '1', '--memory-limit', '48M', '--max-header', '64K', '--header-timeout', '60']);
+        $workers = $server->workerPids();
+        $piece = "GET / HTTP/1.1\r\nHost: t\r\nX-Pad: " . \str_repeat('a', 64_000 - 30);
+        $clients = [];
+        $refused = 0;
+        for ($i = 0; $i < 900; $i++) {
+            $socket = @\stream_socket_client('tcp://' . $server->address(), $errno, $error, 5);
+            if ($socket === false) {
+                $refused++; // a dead worker's listen queue, or a refusal at connect
+                continue;
+            }
+            \stream_set_blocking($socket, false);
+            $written = 0;
+            $deadline = \microtime(true) + 5;
+            while ($written < \strlen($piece) && \microtime(true) < $deadline) {
+                $n = @\fwrite($socket, \substr($piece, $written));
+                if ($n === false) {
+                    break;
+                }
+                $written += $n;
+                if ($n === 0) {
+                    \usleep(1000);
+                }
+            }
+            $clients[] = $socket;
+        }
+        // The worker is the same, and serves a normal client.
+        ServerProcess::waitFor(function () use ($server) {
+            try {
+                return RawHttp::get($server->address())['body'] === 'Hello World' ?: null;
+            } catch (\RuntimeException) {
+                return null;
+            }
+        }, 20, 'the worker to answer');
+        self::assertSame($workers, $server->workerPids(), 'the worker was never replaced');
+        foreach ($clients as $socket) {
+            \fclose($socket);
+        }
+        $server->stop();
+        self::assertStringNotContainsString('Fatal error', $server->output());
+        self::assertStringContainsString('GET /: refused: the worker holds', $server->output());
+    }
+
     public function testMaxRequestTimeCancelsTheRequestAnd504s(): void
     {
         $server = new ServerProcess([self::APP, '--workers', '1', '--max-request-time', '0.5']);
