@@ -115,7 +115,7 @@ final class HttpSession implements Session, Abandonable
             return null; // a connection that never sent anything is closed quietly
         }
         $this->done = true;
-        $timeout = HttpError::requestTimeout()->toResponse();
+        $timeout = HttpError::requestTimeout($this->parser->inBody())->toResponse();
         $this->protocol->accessLog?->record(HttpProtocol::host($this->connection->remoteAddress()), $this->parser->pendingLine()[0] ?? null, $this->parser->pendingLine()[1] ?? null, $this->parser->pendingLine()[2] ?? '1.1', 408, \strlen($timeout->body()), 0.0);
         return $this->protocol->encoder->encode($timeout, '1.1', false, false, $this->protocol->date());
     }

@@ -90,6 +90,25 @@ final class ConnectionCoreTest extends TestCase
         $server->stop();
     }
 
+    public function testABodyIsTimedBetweenReadsNotAsAWhole(): void
+    {
+        $server = new ServerProcess([self::APP, '--workers', '1', '--header-timeout', '1', '--body-timeout', '2']);
+        // Moving, one byte every 0.25 s for 3 s: longer than both timeouts, never cut.
+        $client = new RawHttp($server->address());
+        $client->send("POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 12\r\n\r\n");
+        for ($i = 0; $i < 12; $i++) {
+            \usleep(250_000);
+            $client->send('x');
+        }
+        self::assertSame('Hello World', $client->response()['body']);
+        // Stalled: a 408 that says it was the body, then the connection closes.
+        $client = new RawHttp($server->address());
+        $raw = $client->send("POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\nhello")->rest();
+        self::assertStringStartsWith('HTTP/1.1 408 ', $raw);
+        self::assertStringContainsString('Request body not received in time', $raw);
+        $server->stop();
+    }
+
     public function testAStreamedBodySendsExactlyItsDeclaredLength(): void
     {
         $server = new ServerProcess([self::APP, '--workers', '1']);
