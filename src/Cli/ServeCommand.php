@@ -379,6 +379,16 @@ final class ServeCommand
         \register_shutdown_function(static function () use ($logger, $memoryLimit): void {
             $error = \error_get_last();
             if ($error === null || !($error['type'] & (\E_ERROR | \E_CORE_ERROR | \E_COMPILE_ERROR | \E_USER_ERROR))) {
+                // No fatal error: the worker ends normally, unless a request called exit() (without
+                // the exit hook: no native extension, --hooks without exit, sync mode). Then say so,
+                // and answer it and the others in flight rather than leave them empty replies.
+                $culprit = InFlight::current();
+                if ($culprit !== null) {
+                    $answered = InFlight::abandon();
+                    $logger->error('exit() in {request} ends the worker, which is replaced; {others} other request(s) in flight get a 503', [
+                        'request' => $culprit, 'others' => \max(0, $answered - 1),
+                    ]);
+                }
                 return;
             }
             // Some room to say so: the limit was just hit.

@@ -122,9 +122,10 @@ final class Dispatcher
     }
 
     /**
-     * After a fatal error, from the shutdown function: every request in flight gets a last answer
-     * where its session can still give one (the request that was running when it happened a 500, the
-     * others a 503), instead of an empty reply when the process ends.
+     * After a fatal error or an exit() in a request, from the shutdown function: every request in
+     * flight (and in sync mode every one waiting for its turn) gets a last answer where its session can
+     * still give one (the request that was running when it happened a 500, the others a 503), instead
+     * of an empty reply when the process ends.
      *
      * @return int how many were answered
      */
@@ -142,7 +143,18 @@ final class Dispatcher
                 }
             }
         }
+        // Sync mode: those waiting for their turn would be dropped as well.
+        foreach ($this->queue as [$session, $request]) {
+            if ($session instanceof Abandonable) {
+                try {
+                    $session->abandon($request, false);
+                    $answered++;
+                } catch (\Throwable) {
+                }
+            }
+        }
         $this->running = [];
+        $this->queue = [];
         return $answered;
     }
 

@@ -67,6 +67,48 @@ final class RunawayWorkerTest extends TestCase
         $server->stop();
     }
 
+    public function testExitWithoutTheExitHookStillAnswersTheWorkersRequests(): void
+    {
+        // Without the exit hook (--hooks none here; also sync mode, or no native extension), exit()
+        // ends the worker: the request calling it gets a 500 and the others in flight a 503.
+        $server = new ServerProcess([self::APP, '--workers', '1', '--hooks', 'none']);
+        $others = [];
+        for ($i = 0; $i < 2; $i++) {
+            $others[] = (new RawHttp($server->address()))->send("GET /slow?s=30&n=$i HTTP/1.1
+Host: t
+
+");
+        }
+        ServerProcess::waitFor(fn () => \count($server->status()['workers'][0]['running'] ?? []) === 2 ?: null, 15, 'two requests running');
+        $exiting = (new RawHttp($server->address()))->send("GET /exit?tag=bye HTTP/1.1
+Host: t
+
+");
+        self::assertSame(500, $exiting->response()['status']);
+        foreach ($others as $client) {
+            $response = $client->response();
+            self::assertSame(503, $response['status']);
+            self::assertSame('close', $response['headers']['connection']);
+        }
+        $log = ServerProcess::waitFor(fn () => \str_contains($out = $server->output(), 'exited with code 3') ? $out : null, 15, 'the worker to be replaced');
+        self::assertStringContainsString('exit() in GET /exit?tag=bye ends the worker, which is replaced; 2 other request(s) in flight get a 503', $log);
+        $server->stop();
+
+        // Sync mode never hooks exit(): its request is answered and named too.
+        $server = new ServerProcess([self::APP, '--workers', '1', '--mode', 'sync']);
+        self::assertSame(500, RawHttp::get($server->address(), '/exit?tag=sync')['status']);
+        $log = ServerProcess::waitFor(fn () => \str_contains($out = $server->output(), 'exited with code 3') ? $out : null, 15, 'the worker to be replaced');
+        self::assertStringContainsString('exit() in GET /exit?tag=sync ends the worker', $log);
+        ServerProcess::waitFor(function () use ($server) {
+            try {
+                return RawHttp::get($server->address())['body'] === 'ok' ?: null;
+            } catch (\RuntimeException) {
+                return null;
+            }
+        }, 20, 'a new worker');
+        $server->stop();
+    }
+
     public function testTheDefaultMemoryLimitIsFpmsNotUnlimited(): void
     {
         $server = new ServerProcess([self::APP, '--workers', '1']);
