@@ -539,6 +539,16 @@ final class Master
         }
         $now = \microtime(true);
         foreach ($this->workers as $worker) {
+            if (!$worker->ready && !$worker->retiring && $worker->timedOut === null && $worker->bootError === null
+                && $now - $worker->started > $this->config->workerTimeout) {
+                // Still loading the application (a connect without a timeout, a sleep at boot): a reload
+                // or a start would wait on it forever. It fails as a boot failure does.
+                $worker->bootError = \sprintf('it did not finish loading the application within %s s (--worker-timeout)', $this->config->workerTimeout);
+                $worker->timedOut = 'still loading the application, over --worker-timeout';
+                $this->logger->error('Worker {slot} (pid {pid}) {error}: killing it', ['slot' => $worker->slot, 'pid' => $worker->pid, 'error' => $worker->bootError]);
+                \posix_kill($worker->pid, \SIGKILL);
+                continue;
+            }
             if (!$worker->ready || $worker->timedOut !== null || $now - $worker->lastSeen <= $this->config->workerTimeout) {
                 continue;
             }

@@ -78,6 +78,37 @@ final class OperatorTest extends TestCase
         $server->stop();
     }
 
+    public function testAnAppThatNeverFinishesLoadingFailsTheReloadAndTheStartWithTheReason(): void
+    {
+        // Boot hangs while the flag file exists (a database connect without a timeout, say).
+        $app = $this->dir . '/hang.php';
+        $flag = $this->dir . '/hang.flag';
+        \file_put_contents($app, "<?php\nif (is_file(__DIR__ . '/hang.flag')) { \\sleep(1000); }\n"
+            . "return static fn (Weft\\Http\\Message\\Request \$r): Weft\\Http\\Message\\Response => new Weft\\Http\\Message\\Response(200, [], 'up');\n");
+        $server = new ServerProcess([$app, '--workers', '1', '--worker-timeout', '2']);
+        $workers = $server->workerPids();
+        \touch($flag);
+        [$code, $out] = $server->control('reload');
+        self::assertSame(1, $code, $out);
+        self::assertStringContainsString('reload failed', $out);
+        self::assertStringContainsString('did not finish loading the application within 2 s (--worker-timeout)', $out);
+        self::assertSame('up', RawHttp::get($server->address())['body']);
+        self::assertSame($workers, $server->workerPids(), 'the old worker serves on, and the hung one is gone');
+        // Once the cause is gone, the next reload works: nothing was left wedged.
+        \unlink($flag);
+        [$code, $out] = $server->control('reload');
+        self::assertSame(0, $code, $out);
+        $server->stop();
+
+        // A daemon whose first workers never finish loading: exit 1 with the reason, nothing left behind.
+        \touch($flag);
+        $pidFile = $this->dir . '/hang.pid';
+        [$code, $out] = ServerProcess::cli(['serve', $app, '--daemon', '--port', '0', '--workers', '1', '--worker-timeout', '2', '--pid-file', $pidFile, '--log-file', $this->dir . '/hang.log']);
+        self::assertSame(1, $code, $out);
+        self::assertStringContainsString('did not finish loading the application within 2 s', $out);
+        ServerProcess::waitFor(fn () => !\file_exists($pidFile) ?: null, 15, 'the master to exit');
+    }
+
     public function testDaemonSendsTheAppsOutputToTheLogAndNeverLosesAWorkerToIt(): void
     {
         $log = $this->dir . '/weft.log';
