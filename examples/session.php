@@ -3,7 +3,7 @@
 // A user's session kept in Redis, so that any Weft instance behind a load balancer can serve any
 // request of the user, and a session survives the restart of the instance that created it.
 //
-//   REDIS_URL=redis://127.0.0.1:6379 INSTANCE=a bin/weft serve examples/session.php --port 8081
+//   REDIS_URL=redis://127.0.0.1:16379 INSTANCE=a bin/weft serve examples/session.php --port 8081
 
 declare(strict_types=1);
 
@@ -11,7 +11,8 @@ use Weft\Client\Redis\Pool;
 use Weft\Http\Message\Request;
 use Weft\Http\Message\Response;
 
-$redis = new Pool(getenv('REDIS_URL') ?: 'redis://127.0.0.1:6379');
+// The test instance of scripts/services.sh by default; point REDIS_URL at yours.
+$redis = new Pool(getenv('REDIS_URL') ?: 'redis://127.0.0.1:16379');
 $instance = getenv('INSTANCE') ?: (string) gethostname();
 
 return static function (Request $request) use ($redis, $instance): Response {

@@ -13,6 +13,11 @@ use Weft\Server\RuntimeFiles;
  */
 final class Daemon
 {
+    private const O_WRONLY = 01;
+    private const O_RDWR = 02;
+    private const O_APPEND = 02000;
+    private const O_CLOEXEC = 02000000;
+
     /** The descriptors 0, 1 and 2 of the detached process: kept referenced so PHP never closes them. */
     private static array $stdio = [];
 
@@ -58,13 +63,29 @@ final class Daemon
      * stdin from /dev/null, stdout and stderr onto the log: the terminal we left is gone, and a closed
      * descriptor 1 would turn the first `echo` of a handler into a dead worker (the CLI exits when a
      * write to stdout fails). What the app prints, error_log() and PHP's warnings all land in the log.
+     *
+     * The log is put onto descriptors 0, 1 and 2 with dup2() (FFI) so that PHP's STDIN, STDOUT and
+     * STDERR constants stay open: code written for the CLI writes to them (a logger on STDERR, a dumper
+     * on STDOUT), and a closed constant would make each such write a TypeError in the handler.
      */
     private static function redirectStdio(string $logFile): void
     {
+        try {
+            $log = RuntimeFiles::openLog($logFile);
+        } catch (\Throwable) {
+            $log = null;
+        }
+        if (self::dupOntoStdio($log === null ? null : $logFile, $log)) {
+            if ($log !== null) {
+                \fclose($log);
+            }
+            return;
+        }
         \fclose(\STDIN);
         \fclose(\STDOUT);
         \fclose(\STDERR);
-        // The lowest free descriptors are taken in order: 0, 1, 2.
+        // The lowest free descriptors are taken in order: 0, 1, 2 (the log, opened above, holds a
+        // higher one and is reopened here in order).
         self::$stdio = [\fopen('/dev/null', 'r')];
         try {
             self::$stdio[] = RuntimeFiles::openLog($logFile);
@@ -73,6 +94,9 @@ final class Daemon
             self::$stdio[] = \fopen('/dev/null', 'a');
             self::$stdio[] = \fopen('/dev/null', 'a');
         }
+        if (\is_resource($log)) {
+            \fclose($log);
+        }
         // The CLI's own error logging (error_log(), warnings) stops once its stderr stream is closed,
         // whatever descriptor 2 is now: point it at descriptor 2 by name.
         if ((string) \ini_get('error_log') === '' && \is_dir('/proc/self/fd')) {
@@ -80,6 +104,51 @@ final class Daemon
         }
     }
 
+    /**
+     * Descriptor 0 from /dev/null, 1 and 2 onto the log (already opened safely as $log; its path is
+     * opened again by the C library and checked to be the same file), or onto /dev/null without a log.
+     *
+     * @param resource|null $log
+     * @return bool false when FFI is not available (the caller closes and reopens instead)
+     */
+    private static function dupOntoStdio(?string $logFile, mixed $log): bool
+    {
+        if (!\extension_loaded('ffi')) {
+            return false;
+        }
+        try {
+            $libc = \FFI::cdef('int open(const char *pathname, int flags); int dup2(int oldfd, int newfd); int close(int fd);');
+        } catch (\Throwable) {
+            return false; // ffi.enable=0
+        }
+        $null = $libc->open('/dev/null', self::O_RDWR | self::O_CLOEXEC);
+        if ($null < 0 || $libc->dup2($null, 0) !== 0) {
+            return false;
+        }
+        $target = $logFile === null ? -1 : $libc->open($logFile, self::O_WRONLY | self::O_APPEND | self::O_CLOEXEC);
+        if ($target >= 0 && \is_resource($log)) {
+            // Same file as the one opened with Weft's checks (no symlink swapped in between)?
+            $ours = \fstat($log);
+            if ($libc->dup2($target, 1) !== 1) {
+                $libc->close($target);
+                $libc->close($null);
+                return false;
+            }
+            \clearstatcache();
+            $now = \fstat(\STDOUT);
+            if ($ours === false || $now === false || $ours['ino'] !== $now['ino'] || $ours['dev'] !== $now['dev']) {
+                $libc->close($target);
+                $target = -1;
+            }
+        }
+        $fd = $target >= 0 ? $target : $null;
+        $ok = $libc->dup2($fd, 1) === 1 && $libc->dup2($fd, 2) === 2;
+        if ($target >= 0) {
+            $libc->close($target);
+        }
+        $libc->close($null);
+        return $ok;
+    }
     /** @param resource $channel */
     private static function awaitOutcome(int $pid, mixed $channel, string $logFile, float $timeout): int
     {

@@ -31,6 +31,7 @@ use Weft\Server\RuntimeFiles;
 use Weft\Server\ServerConfig;
 use Weft\Server\UnsafePath;
 use Weft\Socket\ListenException;
+use Weft\Socket\Listener;
 use Weft\Socket\ListenOptions;
 
 final class ServeCommand
@@ -157,6 +158,35 @@ final class ServeCommand
             // Workers report once a second: less than two would take a busy second for a stuck worker.
             throw new UsageError("option '--worker-timeout' must be 0 (off) or at least 2 seconds");
         }
+        if ($options->get('mode') === 'fpm') {
+            // Usage errors first: a bad command line is exit 2 whatever runs on the port.
+            if ($options->get('static') !== null) {
+                throw new UsageError("option '--static' is not available in fpm mode (nginx there can serve files itself)");
+            }
+            if ($options->get('access-log') !== null) {
+                throw new UsageError("option '--access-log' is not available in fpm mode (nginx serves the requests there: its own access_log applies)");
+            }
+            if ($options->get('metrics') !== null) {
+                throw new UsageError("option '--metrics' is not available in fpm mode (bin/weft status shows php-fpm's and nginx's figures)");
+            }
+        }
+        $listener = null;
+        if ($port === 0 && $options->get('pid-file') === null && $options->get('mode') !== 'fpm') {
+            // Port 0 picks a free port: the default runtime files are named after the port picked, so
+            // that each such server has its own (one shared weft-0.pid made every `serve --port 0`
+            // after the first "already running") and `bin/weft stop --port P` finds the port it printed.
+            $host = $options->get('host');
+            try {
+                $listener = Listener::listen(
+                    (\str_contains($host, ':') ? "[$host]" : $host) . ':0',
+                    ListenOptions::defaults()->withBacklog($options->get('backlog')),
+                );
+            } catch (ListenException $e) {
+                \fwrite(\STDERR, "weft: cannot listen on port 0: " . $e->getMessage() . "\n");
+                return 1;
+            }
+            $port = $listener->port();
+        }
         try {
             $pidFile = $options->get('pid-file') ?? RuntimeFiles::defaultPidFile($port);
             $logFile = $options->get('log-file') ?? ($options->get('daemon') ? RuntimeFiles::defaultLogFile($port) : null);
@@ -175,15 +205,6 @@ final class ServeCommand
         }
 
         if ($options->get('mode') === 'fpm') {
-            if ($options->get('static') !== null) {
-                throw new UsageError("option '--static' is not available in fpm mode (nginx there can serve files itself)");
-            }
-            if ($options->get('access-log') !== null) {
-                throw new UsageError("option '--access-log' is not available in fpm mode (nginx serves the requests there: its own access_log applies)");
-            }
-            if ($options->get('metrics') !== null) {
-                throw new UsageError("option '--metrics' is not available in fpm mode (bin/weft status shows php-fpm's and nginx's figures)");
-            }
             return (new FpmCommand())->run($app, $options, $pidFile, $logFile);
         }
 
@@ -240,7 +261,11 @@ final class ServeCommand
         );
         $master = new Master($config, $logger);
         try {
-            $master->bind();
+            if ($listener === null) {
+                $master->bind();
+            } else {
+                $master->adopt($listener);
+            }
         } catch (ListenException $e) {
             \fwrite(\STDERR, "weft: cannot listen on port $port: " . $e->getMessage() . "\n");
             return 1;
@@ -305,6 +330,9 @@ final class ServeCommand
             debug: $options->get('debug'),
             bodyTimeout: $options->get('body-timeout'),
             upgrades: ['websocket' => self::webSocketOptions($options)],
+            // Half the memory limit (at least one body of the largest size) for request bodies, the
+            // rest for the application: clients together cannot push a worker over its limit.
+            bodyMemory: $options->get('memory-limit') > 0 ? \max($options->get('max-body') + 65536, \intdiv($options->get('memory-limit'), 2)) : 0,
         );
         $memoryLimit = $options->get('memory-limit');
         $sendTimeout = $options->get('send-timeout');
@@ -357,11 +385,29 @@ final class ServeCommand
         \register_shutdown_function(static function () use ($logger, $memoryLimit): void {
             $error = \error_get_last();
             if ($error === null || !($error['type'] & (\E_ERROR | \E_CORE_ERROR | \E_COMPILE_ERROR | \E_USER_ERROR))) {
+                // No fatal error: the worker ends normally, unless a request called exit() (without
+                // the exit hook: no native extension, --hooks without exit, sync mode). Then say so,
+                // and answer it and the others in flight rather than leave them empty replies.
+                $culprit = InFlight::current();
+                if ($culprit !== null) {
+                    $answered = InFlight::abandon();
+                    $logger->error('exit() in {request} ends the worker, which is replaced; {others} other request(s) in flight get a 503', [
+                        'request' => $culprit, 'others' => \max(0, $answered - 1),
+                    ]);
+                }
                 return;
             }
             // Some room to say so: the limit was just hit.
             \ini_set('memory_limit', '-1');
+            // The request it happened in first (when the loop knows it), then the oldest others.
             $running = \array_map(static fn (array $r): string => $r['request'], InFlight::oldest());
+            if (($culprit = InFlight::current()) !== null) {
+                $same = \array_search($culprit, $running, true);
+                if ($same !== false) {
+                    unset($running[$same]);
+                }
+                $running = [$culprit, ...$running];
+            }
             $memory = \str_contains($error['message'], 'Allowed memory size')
                 ? \sprintf(' (--memory-limit %dM)', \intdiv($memoryLimit, 1024 * 1024))
                 : '';
@@ -369,6 +415,9 @@ final class ServeCommand
                 'memory' => $memory, 'running' => $running === [] ? 'no request' : \implode(', ', $running),
                 'message' => $error['message'], 'file' => $error['file'], 'line' => $error['line'],
             ]);
+            // Its request gets a 500 and the others of this worker a 503 (Connection: close), not an
+            // empty reply.
+            InFlight::abandon();
         });
     }
 

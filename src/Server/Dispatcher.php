@@ -29,7 +29,7 @@ final class Dispatcher
     private int $calls = 0;
     private int $active = 0;
     private int $nextKey = 0;
-    /** @var array<int, array{Session, mixed, float}> in flight by start order: session, request, start (loop time) */
+    /** @var array<int, array{Session, mixed, float, ?\Weft\Coroutine\Coroutine}> in flight by start order: session, request, start (loop time), coroutine */
     private array $running = [];
     /** @var list<array{Session, mixed}> sync mode: requests waiting for their turn */
     private array $queue = [];
@@ -109,10 +109,60 @@ final class Dispatcher
         return $list;
     }
 
+    /** The request of the coroutine running now (the one a fatal error happened in), if any. */
+    public function currentRequest(): ?string
+    {
+        $current = $this->scheduler->current;
+        foreach ($this->running as [$session, $request, , $coroutine]) {
+            if ($current !== null && $coroutine === $current) {
+                return $session->describe($request);
+            }
+        }
+        return null;
+    }
+
+    /**
+     * After a fatal error or an exit() in a request, from the shutdown function: every request in
+     * flight (and in sync mode every one waiting for its turn) gets a last answer where its session can
+     * still give one (the request that was running when it happened a 500, the others a 503), instead
+     * of an empty reply when the process ends.
+     *
+     * @return int how many were answered
+     */
+    public function abandonAll(): int
+    {
+        $current = $this->scheduler->current;
+        $answered = 0;
+        foreach ($this->running as [$session, $request, , $coroutine]) {
+            if ($session instanceof Abandonable) {
+                try {
+                    $session->abandon($request, $coroutine !== null && $coroutine === $current);
+                    $answered++;
+                } catch (\Throwable) {
+                    // The process is ending: the next one still gets its answer.
+                }
+            }
+        }
+        // Sync mode: those waiting for their turn would be dropped as well.
+        foreach ($this->queue as [$session, $request]) {
+            if ($session instanceof Abandonable) {
+                try {
+                    $session->abandon($request, false);
+                    $answered++;
+                } catch (\Throwable) {
+                }
+            }
+        }
+        $this->running = [];
+        $this->queue = [];
+        return $answered;
+    }
+
     private function run(Session $session, mixed $request): void
     {
         $key = $this->nextKey++;
-        $this->running[$key] = [$session, $request, $this->driver->now()];
+        $this->running[$key] = [$session, $request, $this->driver->now(), $this->scheduler->current];
+        InFlight::$scoreboard?->started($key + 1, $session->describe($request));
         if ($this->deadlines !== null) {
             $coroutine = $this->scheduler->current;
             $limit = $this->maxRequestTime;
@@ -153,6 +203,7 @@ final class Dispatcher
             \pcntl_sigprocmask(\SIG_UNBLOCK, self::HELD_SIGNALS);
         }
         unset($this->running[$key]);
+        InFlight::$scoreboard?->ended($key + 1);
         $this->deadlines?->disarm($key);
         $this->active--;
         $this->calls++;

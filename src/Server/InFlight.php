@@ -21,6 +21,12 @@ final class InFlight
     /** @var null|\Closure(int): list<array{request: string, since: float}> */
     private static ?\Closure $source = null;
     private static int $next = 0;
+    /** @var null|\Closure(): int answers the requests in flight when the worker dies of a fatal error */
+    private static ?\Closure $abandon = null;
+    /** @var null|\Closure(): ?string the request of the coroutine running now */
+    private static ?\Closure $current = null;
+    /** This worker's slot shared with the master (the Dispatcher writes each request it starts there). */
+    public static ?Scoreboard $scoreboard = null;
 
     /** @return int a token for end() */
     public static function start(string $method, string $target): int
@@ -50,6 +56,38 @@ final class InFlight
     {
         self::$running = [];
         self::$source = null;
+        self::$abandon = null;
+        self::$current = null;
+    }
+
+    /** In a worker, right after the fork. */
+    public static function useScoreboard(?Scoreboard $scoreboard): void
+    {
+        self::$scoreboard = $scoreboard;
+    }
+
+    /**
+     * @param null|\Closure(): int $abandon the Dispatcher's abandonAll()
+     * @param null|\Closure(): ?string $current the Dispatcher's currentRequest()
+     */
+    public static function onFatal(?\Closure $abandon, ?\Closure $current = null): void
+    {
+        self::$abandon = $abandon;
+        self::$current = $current;
+    }
+
+    /** The request whose code runs now (a fatal error's), when known. */
+    public static function current(): ?string
+    {
+        return self::$current === null ? null : (self::$current)();
+    }
+
+    /** The worker dies of a fatal error: answer what can still be answered. @return int how many */
+    public static function abandon(): int
+    {
+        $abandon = self::$abandon;
+        self::$abandon = null;
+        return $abandon === null ? 0 : $abandon();
     }
 
     /**

@@ -74,6 +74,12 @@ final class Master
         );
     }
 
+    /** A listener bound beforehand (port 0, whose runtime files are named after the port it got). */
+    public function adopt(Listener $listener): void
+    {
+        $this->listener = $listener;
+    }
+
     /**
      * @param null|\Closure(string): void $onReady told the bound address once the workers are up
      * @param null|\Closure(string): void $onStartFailed told why, when a worker of the first generation
@@ -158,6 +164,7 @@ final class Master
         }
         [$masterEnd, $workerEnd] = $pair;
         $output = WorkerOutput::create();
+        $scoreboard = $this->config->workerTimeout > 0 ? Scoreboard::create() : null;
         $pid = \pcntl_fork();
         if ($pid === -1) {
             $output?->closeAll();
@@ -167,6 +174,7 @@ final class Master
             return;
         }
         if ($pid === 0) {
+            InFlight::useScoreboard($scoreboard);
             $this->becomeWorker($slot, $masterEnd, $workerEnd, $output);
         }
         $output?->attach($this->driver, $this->logger, $pid);
@@ -176,6 +184,7 @@ final class Master
         $worker->watcher = $this->driver->onReadable($masterEnd, fn () => $this->readChannel($worker));
         $this->driver->unreference($worker->watcher);
         $worker->output = $output;
+        $worker->scoreboard = $scoreboard;
         $this->workers[$pid] = $worker;
     }
 
@@ -186,6 +195,7 @@ final class Master
         foreach ($this->workers as $other) {
             @\fclose($other->channel);
             $other->output?->closeAll();
+            $other->scoreboard = null; // detached here
         }
         $this->control?->close();
         foreach ($this->config->masterHooks as $hook) {
@@ -529,16 +539,33 @@ final class Master
         }
         $now = \microtime(true);
         foreach ($this->workers as $worker) {
+            if (!$worker->ready && !$worker->retiring && $worker->timedOut === null && $worker->bootError === null
+                && $now - $worker->started > $this->config->workerTimeout) {
+                // Still loading the application (a connect without a timeout, a sleep at boot): a reload
+                // or a start would wait on it forever. It fails as a boot failure does.
+                $worker->bootError = \sprintf('it did not finish loading the application within %s s (--worker-timeout)', $this->config->workerTimeout);
+                $worker->timedOut = 'still loading the application, over --worker-timeout';
+                $this->logger->error('Worker {slot} (pid {pid}) {error}: killing it', ['slot' => $worker->slot, 'pid' => $worker->pid, 'error' => $worker->bootError]);
+                \posix_kill($worker->pid, \SIGKILL);
+                continue;
+            }
             if (!$worker->ready || $worker->timedOut !== null || $now - $worker->lastSeen <= $this->config->workerTimeout) {
                 continue;
             }
             $silent = \round($now - $worker->lastSeen, 1);
             $worker->timedOut = "silent for {$silent} s, over --worker-timeout";
             $running = [];
+            $reported = [];
             foreach (\is_array($worker->stats['running'] ?? null) ? $worker->stats['running'] : [] as $request) {
                 if (\is_array($request) && isset($request['request'], $request['since'])) {
                     $running[] = \sprintf('%s (for %.1f s)', $request['request'], $now - (float) $request['since']);
+                    $reported[] = $request['request'];
                 }
+            }
+            // Started after its last report (stuck at once): only the scoreboard knows it.
+            $last = $worker->scoreboard?->current();
+            if ($last !== null && !\in_array($last, $reported, true)) {
+                $running[] = "$last (started after its last report)";
             }
             $this->logger->error('Worker {slot} (pid {pid}) has been silent for {silent} s (--worker-timeout {timeout} s) while running {running}: killing it', [
                 'slot' => $worker->slot, 'pid' => $worker->pid, 'silent' => $silent, 'timeout' => $this->config->workerTimeout,

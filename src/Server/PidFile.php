@@ -9,8 +9,9 @@ namespace Weft\Server;
  * signals it: a pid file can be stale (the pid reused by another process) or planted.
  *
  * A pid counts as our master when the control socket beside the pid file answers with that pid, or,
- * when the socket cannot be reached, when /proc shows the process titled as a Weft master and started
- * no later than the pid file was written (a process that started afterwards cannot have written it).
+ * when the socket cannot be reached, when /proc shows the process titled as a Weft master, holding
+ * that control socket (not another master's), and started no later than the pid file was written (a
+ * process that started afterwards cannot have written it).
  */
 final class PidFile
 {
@@ -58,6 +59,10 @@ final class PidFile
         if (!\str_starts_with($cmdline, $this->title . ': master')) {
             return \sprintf("pid %d is not a Weft master (it runs '%s')", $pid, \substr($cmdline, 0, 80));
         }
+        if (self::holdsSocket($pid, $this->socketPath()) === false) {
+            // A Weft master, but another one's (its pid copied here, or a pid file of another port).
+            return "pid $pid is the Weft master of another pid file (it does not hold the control socket {$this->socketPath()})";
+        }
         $started = self::startedAt($pid);
         \clearstatcache(true, $this->path);
         $written = @\filemtime($this->path);
@@ -65,6 +70,51 @@ final class PidFile
             return "pid $pid started after the pid file was written: it is another process that reused the pid";
         }
         return null;
+    }
+
+    /**
+     * Whether $pid holds a unix socket bound at $path: the kernel's table of unix sockets
+     * (/proc/net/unix) names each bound socket's path and inode, and the process's descriptors name the
+     * inodes it holds. Works when the socket file was removed or the master is too busy to answer.
+     * Null when /proc cannot tell (not Linux, or another user's process).
+     */
+    private static function holdsSocket(int $pid, string $path): ?bool
+    {
+        $descriptors = @\scandir("/proc/$pid/fd");
+        $table = @\file('/proc/net/unix', \FILE_IGNORE_NEW_LINES);
+        $cwd = @\readlink("/proc/$pid/cwd");
+        if ($descriptors === false || $table === false || $cwd === false) {
+            return null;
+        }
+        $wanted = self::absolute($path, (string) \getcwd());
+        $inodes = [];
+        foreach (\array_slice($table, 1) as $line) {
+            // Num RefCount Protocol Flags Type St Inode Path (the path may hold spaces)
+            $columns = \preg_split('/\s+/', \trim($line), 8);
+            if ($columns !== false && isset($columns[7]) && $columns[7][0] !== '@'
+                && self::absolute($columns[7], $cwd) === $wanted) {
+                $inodes['socket:[' . $columns[6] . ']'] = true;
+            }
+        }
+        if ($inodes === []) {
+            return false;
+        }
+        foreach ($descriptors as $fd) {
+            if ($fd !== '.' && $fd !== '..' && isset($inodes[(string) @\readlink("/proc/$pid/fd/$fd")])) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** $path made absolute against $base, its directory resolved (symlinks, ..). */
+    private static function absolute(string $path, string $base): string
+    {
+        if ($path[0] !== '/') {
+            $path = \rtrim($base, '/') . '/' . $path;
+        }
+        $dir = \realpath(\dirname($path));
+        return ($dir === false ? \dirname($path) : $dir) . '/' . \basename($path);
     }
 
     /**

@@ -21,6 +21,8 @@ final class WorkerProcess
     public ?string $timedOut = null;
     /** The worker's stdout and stderr, logged by the master. */
     public ?WorkerOutput $output = null;
+    /** The request it started last, shared with it (what a worker stuck at once never reported). */
+    public ?Scoreboard $scoreboard = null;
 
     /** @param resource $channel the master's end of the socket pair */
     public function __construct(

@@ -62,6 +62,7 @@ final class Gzip
         }
         // Ranges address the identity bytes: the gzip variant does not offer them (a Range request
         // gets a 206 of identity bytes from the layer below, which is never compressed).
+        $declared = $response->header('content-length');
         $response = $response->withoutHeader('Content-Length')->withoutHeader('Accept-Ranges')->withHeader('Content-Encoding', 'gzip');
         $etag = $response->header('etag');
         if ($etag !== null && !\str_starts_with($etag, 'W/')) {
@@ -83,8 +84,9 @@ final class Gzip
         }
         $producer = $response->producer();
         $level = $this->options->level;
-        return self::streamed($response, static function ($out) use ($producer, $level): void {
-            $writer = new GzipBodyWriter($out, $level);
+        $length = $declared === null ? null : (int) $declared;
+        return self::streamed($response, static function ($out) use ($producer, $level, $length): void {
+            $writer = new GzipBodyWriter($out, $level, $length);
             $producer($writer);
             $writer->finish();
         });
@@ -168,7 +170,8 @@ final class Gzip
             if ($declared === null) {
                 return $streamed;
             }
-            return !\ctype_digit($declared) || (int) $declared >= $this->options->minLength;
+            // A length that is not a number is the encoder's to refuse (a logged 500), not ours to drop.
+            return \ctype_digit($declared) && (int) $declared >= $this->options->minLength;
         }
         return true;
     }

@@ -5,6 +5,7 @@ declare(strict_types=1);
 namespace Weft\Http\Compression;
 
 use Weft\Http\Message\BodyWriter;
+use Weft\Http\Server\BodyLengthMismatch;
 
 /**
  * @internal Deflates a streamed body on its way to the real writer. Every write() ends with a sync
@@ -13,8 +14,14 @@ use Weft\Http\Message\BodyWriter;
 final class GzipBodyWriter implements BodyWriter
 {
     private readonly \DeflateContext $context;
+    private int $written = 0;
 
-    public function __construct(private readonly BodyWriter $out, int $level)
+    /**
+     * @param int|null $length the Content-Length the application declared for the identity bytes: the
+     *        gzip variant goes chunked, but a producer that writes more or fewer than it promised is
+     *        still a broken response (cut after the promised bytes, never finished), as without gzip
+     */
+    public function __construct(private readonly BodyWriter $out, int $level, private readonly ?int $length = null)
     {
         $context = \deflate_init(\ZLIB_ENCODING_GZIP, ['level' => $level]);
         if ($context === false) {
@@ -28,6 +35,23 @@ final class GzipBodyWriter implements BodyWriter
         if ($chunk === '') {
             return;
         }
+        $excess = false;
+        if ($this->length !== null && $this->written + \strlen($chunk) > $this->length) {
+            $chunk = \substr($chunk, 0, $this->length - $this->written);
+            $excess = true;
+        }
+        $this->written += \strlen($chunk);
+        if ($excess) {
+            if ($chunk !== '') {
+                $this->deflate($chunk);
+            }
+            throw BodyLengthMismatch::tooLong($this->length);
+        }
+        $this->deflate($chunk);
+    }
+
+    private function deflate(string $chunk): void
+    {
         $deflated = \deflate_add($this->context, $chunk, \ZLIB_SYNC_FLUSH);
         if ($deflated === false) {
             throw new \RuntimeException('deflate_add failed');
@@ -35,8 +59,12 @@ final class GzipBodyWriter implements BodyWriter
         $this->out->write($deflated);
     }
 
+    /** @throws BodyLengthMismatch when fewer bytes than declared were written (the body is left unfinished) */
     public function finish(): void
     {
+        if ($this->length !== null && $this->written < $this->length) {
+            throw BodyLengthMismatch::tooShort($this->length, $this->written);
+        }
         $deflated = \deflate_add($this->context, '', \ZLIB_FINISH);
         if ($deflated === false) {
             throw new \RuntimeException('deflate_add failed');

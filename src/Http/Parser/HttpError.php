@@ -27,9 +27,10 @@ final class HttpError extends \RuntimeException implements \Weft\WeftException
     }
 
     /** For the server's header timeout; the parser itself never waits. */
-    public static function requestTimeout(): self
+    /** @param bool $body whether the head had arrived and its body stalled (--body-timeout) */
+    public static function requestTimeout(bool $body = false): self
     {
-        return new self(408, 'Request head not received in time');
+        return new self(408, $body ? 'Request body not received in time' : 'Request head not received in time');
     }
 
     public static function bodyTooLarge(int $limit): self

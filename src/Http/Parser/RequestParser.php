@@ -115,6 +115,12 @@ final class RequestParser
         return $this->pending === null ? null : [$this->pending[0], $this->pending[1], $this->pending[3]];
     }
 
+    /** The request line at the start of a head still arriving, when it is complete and well-formed. */
+    public function partialLine(): ?array
+    {
+        return self::requestLine($this->buffer, $this->offset);
+    }
+
     /** Only on the error path: a well-formed request line at the start of what was not consumed, if any. */
     private static function requestLine(string $buffer, int $offset): ?array
     {

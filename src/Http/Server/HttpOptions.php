@@ -31,6 +31,14 @@ final class HttpOptions
         public readonly float $bodyTimeout = self::DEFAULT_BODY_TIMEOUT,
         /** @var array<string, object> server-wide options of upgraded protocols, by name ('websocket') */
         public readonly array $upgrades = [],
+        /**
+         * Bytes of request bodies a worker may hold at once, all its connections together (bodies still
+         * arriving and bodies of requests in the application); a body that would go beyond is refused
+         * with a 503 and its connection closed. 0: no bound. Without one, a few dozen clients that each
+         * send a body just under --max-body take a worker past its memory limit, and every request on
+         * it dies with it.
+         */
+        public readonly int $bodyMemory = 0,
     ) {
         $this->limits = $limits ?? new Limits();
         if ($headerTimeout <= 0 || $idleTimeout <= 0 || $sendTimeout <= 0 || $bodyTimeout <= 0) {

@@ -27,6 +27,11 @@ final class HttpProtocol implements Protocol
     /** Whether a finished request is recorded anywhere: when not, its handling is not even timed. */
     public readonly bool $observed;
     private readonly Timeouts $timeouts;
+    /** Bytes of request bodies the sessions of this worker hold (HttpOptions::$bodyMemory). */
+    public int $bodyBytes = 0;
+    /** Refusals over that budget not logged yet, and when the last was: one line per 10 s at most (a flood is an attack). */
+    public int $refusals = 0;
+    public float $refusalLogged = 0.0;
     private int $dateSecond = 0;
     private string $date = '';
 

@@ -11,6 +11,7 @@ use Weft\Http\Message\Response;
 use Weft\Http\Message\ResponseEncoder;
 use Weft\Http\Parser\HttpError;
 use Weft\Http\Parser\RequestParser;
+use Weft\Server\Abandonable;
 use Weft\Server\Connection;
 use Weft\Server\Session;
 use Weft\Socket\ConnectionClosed;
@@ -26,10 +27,15 @@ use Weft\Socket\ConnectionClosed;
  *
  * @internal
  */
-final class HttpSession implements Session
+final class HttpSession implements Session, Abandonable
 {
     /** While a request runs, at most this much of the requests behind it is read ahead. */
     private const READ_AHEAD = 65536;
+    /**
+     * Over the worker's budget of request bytes, only a connection holding at least this much is refused:
+     * an ordinary request (a head of a few hundred bytes) is still served while large ones are refused.
+     */
+    private const REFUSE_FROM = 4096;
     /** A string body beyond this is queued as a piece of its own rather than copied behind its head. */
     private const SEPARATE_BODY = 65536;
 
@@ -47,6 +53,11 @@ final class HttpSession implements Session
     private bool $complete = true;
     /** The peer's IP for the access log, taken from its address once per connection. */
     private ?string $remoteHost = null;
+    /** What this connection counts in the worker's body budget: bytes in its parser, and the body of its running request. */
+    private int $held = 0;
+    private int $runningBody = 0;
+    /** The running request's answer has started to go out (its head is queued). */
+    private bool $answering = false;
 
     public function __construct(
         private readonly HttpProtocol $protocol,
@@ -58,6 +69,10 @@ final class HttpSession implements Session
     public function received(string $bytes): void
     {
         $this->parser->push($bytes);
+        if ($this->protocol->options->bodyMemory > 0 && $this->overBodyBudget()) {
+            $this->refuseBody();
+            return;
+        }
         if ($this->busy) {
             $this->connection->update(); // read ahead only so far behind a running request
             return;
@@ -100,7 +115,7 @@ final class HttpSession implements Session
             return null; // a connection that never sent anything is closed quietly
         }
         $this->done = true;
-        $timeout = HttpError::requestTimeout()->toResponse();
+        $timeout = HttpError::requestTimeout($this->parser->inBody())->toResponse();
         $this->protocol->accessLog?->record(HttpProtocol::host($this->connection->remoteAddress()), $this->parser->pendingLine()[0] ?? null, $this->parser->pendingLine()[1] ?? null, $this->parser->pendingLine()[2] ?? '1.1', 408, \strlen($timeout->body()), 0.0);
         return $this->protocol->encoder->encode($timeout, '1.1', false, false, $this->protocol->date());
     }
@@ -115,6 +130,26 @@ final class HttpSession implements Session
     public function closed(): void
     {
         $this->done = true;
+        $this->release();
+    }
+
+    /** @param Request $request */
+    public function abandon(mixed $request, bool $failed): void
+    {
+        $connection = $this->connection;
+        if ($connection->isClosed()) {
+            return;
+        }
+        if (!$this->answering) {
+            $response = $failed
+                ? $this->protocol->call->error()
+                : new Response(503, ['Content-Type' => 'text/plain; charset=utf-8', 'Retry-After' => '1'], "Service unavailable: the worker failed while this request ran\n");
+            $connection->write($this->protocol->encoder->encode($response, $request->version(), false, $request->method() === 'HEAD', $this->protocol->date()));
+        }
+        // A body already under way is cut: the client sees it incomplete, never as whole.
+        $this->done = true;
+        $connection->closeAfterFlush();
+        $connection->flush();
     }
 
     public function describe(mixed $request): string
@@ -162,6 +197,10 @@ final class HttpSession implements Session
                     }
                     $this->fresh = false;
                     $this->busy = true;
+                    if ($this->protocol->options->bodyMemory > 0) {
+                        $this->runningBody = \strlen($request->body());
+                        $this->account();
+                    }
                     try {
                         $connection->dispatch($request);
                     } catch (TooManyCoroutines $e) {
@@ -206,6 +245,7 @@ final class HttpSession implements Session
             $response = $this->protocol->call->error();
         }
         $isHead = $request->method() === 'HEAD';
+        $this->answering = true;
         $keepAlive = !$this->done && !$connection->isDraining() && $this->protocol->encoder->keepAlive($request, $response);
         $this->sent = 0;
         $this->complete = true;
@@ -228,10 +268,69 @@ final class HttpSession implements Session
             $connection->closeAfterFlush();
         }
         $this->busy = false;
+        $this->answering = false;
+        if ($this->runningBody !== 0) {
+            $this->runningBody = 0;
+            $this->account();
+        }
         if ($this->pumping) {
             return; // answered at once, inside pump(): it goes on with the next request and writes
         }
         $this->pump();
+    }
+
+    /**
+     * Brings this connection's share of the worker's budget of request bytes up to date; true when the
+     * worker now holds more than the budget and this connection is receiving a request, its head or
+     * its body (the one to refuse: a request already in the application is never cut for it). Heads
+     * count too: ten thousand connections each trickling a head just under --max-header would
+     * otherwise hold as much as a few large bodies.
+     */
+    private function overBodyBudget(): bool
+    {
+        $this->account();
+        return !$this->busy && !$this->done && $this->held >= self::REFUSE_FROM && $this->parser->hasPartial()
+            && $this->protocol->bodyBytes > $this->protocol->options->bodyMemory;
+    }
+
+    private function account(): void
+    {
+        $held = $this->parser->bufferedBytes() + $this->runningBody;
+        $this->protocol->bodyBytes += $held - $this->held;
+        $this->held = $held;
+    }
+
+    private function release(): void
+    {
+        $this->protocol->bodyBytes -= $this->held;
+        $this->held = 0;
+        $this->runningBody = 0;
+    }
+
+    /** The worker holds too many request bytes: this request is refused before it takes it past its memory limit. */
+    private function refuseBody(): void
+    {
+        $this->done = true;
+        $line = $this->parser->pendingLine() ?? $this->parser->partialLine();
+        $held = $this->protocol->bodyBytes;
+        $this->parser->takeBuffered();
+        $this->release();
+        $protocol = $this->protocol;
+        $protocol->refusals++;
+        $now = \microtime(true);
+        if ($now - $protocol->refusalLogged >= 10.0) {
+            $protocol->logger->warning('{method} {target}: refused: the worker holds {held} bytes of requests being received, over its budget of {budget} (half of --memory-limit); {count} refused since the last such line', [
+                'method' => $line[0] ?? '-', 'target' => $line[1] ?? '-',
+                'held' => $held, 'budget' => $protocol->options->bodyMemory, 'count' => $protocol->refusals,
+            ]);
+            $protocol->refusals = 0;
+            $protocol->refusalLogged = $now;
+        }
+        $unavailable = new Response(503, ['Content-Type' => 'text/plain; charset=utf-8', 'Retry-After' => '1'], "Service unavailable: too many requests in transit\n");
+        $this->connection->write($this->protocol->encoder->encode($unavailable, '1.1', false, false, $this->protocol->date()));
+        $this->protocol->accessLog?->record(HttpProtocol::host($this->connection->remoteAddress()), $line[0] ?? null, $line[1] ?? null, $line[2] ?? '1.1', 503, \strlen($unavailable->body()), 0.0);
+        $this->connection->closeAfterFlush();
+        $this->connection->flush();
     }
 
     /**
@@ -266,6 +365,7 @@ final class HttpSession implements Session
     {
         $this->done = true;
         $this->busy = false;
+        $this->release();
         $response->upgrade()->switchProtocols($this->connection, $response, $this->parser->takeBuffered(), $this->protocol->options->upgrades);
     }
 

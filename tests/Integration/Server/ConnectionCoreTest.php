@@ -90,6 +90,25 @@ final class ConnectionCoreTest extends TestCase
         $server->stop();
     }
 
+    public function testABodyIsTimedBetweenReadsNotAsAWhole(): void
+    {
+        $server = new ServerProcess([self::APP, '--workers', '1', '--header-timeout', '1', '--body-timeout', '2']);
+        // Moving, one byte every 0.25 s for 3 s: longer than both timeouts, never cut.
+        $client = new RawHttp($server->address());
+        $client->send("POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 12\r\n\r\n");
+        for ($i = 0; $i < 12; $i++) {
+            \usleep(250_000);
+            $client->send('x');
+        }
+        self::assertSame('Hello World', $client->response()['body']);
+        // Stalled: a 408 that says it was the body, then the connection closes.
+        $client = new RawHttp($server->address());
+        $raw = $client->send("POST / HTTP/1.1\r\nHost: t\r\nContent-Length: 10\r\n\r\nhello")->rest();
+        self::assertStringStartsWith('HTTP/1.1 408 ', $raw);
+        self::assertStringContainsString('Request body not received in time', $raw);
+        $server->stop();
+    }
+
     public function testAStreamedBodySendsExactlyItsDeclaredLength(): void
     {
         $server = new ServerProcess([self::APP, '--workers', '1']);
@@ -114,6 +133,53 @@ final class ConnectionCoreTest extends TestCase
         $server->stop();
         self::assertStringContainsString('/length?declared=10&write=15', $server->output());
         self::assertStringContainsString('wrote 5 of the declared Content-Length of 10 bytes', $server->output());
+    }
+
+    public function testAGzippedStreamStillHoldsTheProducerToItsDeclaredLength(): void
+    {
+        $server = new ServerProcess([self::APP, '--workers', '1']);
+        $gzipped = static function (int $declared, int $write) use ($server): array {
+            $client = new RawHttp($server->address());
+            $raw = $client->send("GET /length?declared=$declared&write=$write&type=text/plain HTTP/1.1\r\nHost: t\r\nAccept-Encoding: gzip\r\n\r\n"
+                . "GET / HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n")->rest();
+            [$head, $body] = \explode("\r\n\r\n", $raw, 2) + [1 => ''];
+            self::assertStringContainsString("Content-Encoding: gzip\r\n", $head);
+            self::assertStringContainsString("Transfer-Encoding: chunked\r\n", $head);
+            // De-chunk what arrived, then inflate it: a body cut short is still readable up to the cut.
+            $data = '';
+            $finished = false;
+            while (\preg_match('/\A([0-9a-f]+)\r\n/', $body, $m) === 1) {
+                $size = \hexdec($m[1]);
+                if ($size === 0) {
+                    $finished = true;
+                    $body = \substr($body, \strlen($m[0]) + 2);
+                    break;
+                }
+                $data .= \substr($body, \strlen($m[0]), $size);
+                $body = (string) \substr($body, \strlen($m[0]) + $size + 2);
+            }
+            $inflate = \inflate_init(\ZLIB_ENCODING_GZIP);
+            return [$finished, (string) \inflate_add($inflate, $data, \ZLIB_SYNC_FLUSH), $body];
+        };
+        // Too long: the identity bytes stop at the declared length, the body is never finished.
+        [$finished, $text, $after] = $gzipped(2000, 3000);
+        self::assertFalse($finished, 'a stream that overran its length must not end as if complete');
+        self::assertSame(2000, \strlen($text));
+        self::assertStringNotContainsString('HTTP/1.1', $after, 'the connection closes instead of answering on');
+        // Too short: never finished either.
+        [$finished, $text, $after] = $gzipped(2000, 1000);
+        self::assertFalse($finished);
+        self::assertSame(1000, \strlen($text));
+        self::assertStringNotContainsString('HTTP/1.1', $after);
+        // Exact: a whole gzip body, and keep-alive goes on.
+        [$finished, $text, $after] = $gzipped(2000, 2000);
+        self::assertTrue($finished);
+        self::assertSame(\str_repeat('abcde', 400), $text);
+        self::assertStringContainsString('Hello World', $after);
+        $server->stop();
+        self::assertStringContainsString('/length?declared=2000&write=3000&type=text/plain', $server->output());
+        self::assertStringContainsString('more than the declared Content-Length of 2000', $server->output());
+        self::assertStringContainsString('wrote 1000 of the declared Content-Length of 2000 bytes', $server->output());
     }
 
     public function testHeadAnd204And304SendNoBodyWhateverTheProducerWrites(): void
@@ -155,6 +221,109 @@ final class ConnectionCoreTest extends TestCase
             \fclose($socket);
         }
         $server->stop();
+    }
+
+    public function testManyLargeRequestBodiesAtOnceAreRefusedBeforeTheyTakeTheWorkerPastItsMemoryLimit(): void
+    {
+        // Bodies may take half the memory limit: 24 MB here, and each client sends almost 8 MB.
+        $server = new ServerProcess([self::APP, '--workers', '1', '--memory-limit', '48M', '--max-body', '8M']);
+        $workers = $server->workerPids();
+        $size = 8_000_000;
+        $clients = [];
+        for ($i = 0; $i < 12; $i++) {
+            $socket = \stream_socket_client('tcp://' . $server->address(), $errno, $error, 5);
+            self::assertIsResource($socket, $error);
+            \fwrite($socket, "POST / HTTP/1.1\r\nHost: t\r\nContent-Length: $size\r\n\r\n");
+            \stream_set_blocking($socket, false);
+            $clients[] = ['socket' => $socket, 'sent' => 0];
+        }
+        // Round-robin, each body one byte short of complete (so none is ever answered): 95 MB in all,
+        // twice the memory limit, unless the server refuses some.
+        $piece = \str_repeat('a', 65536);
+        $deadline = \microtime(true) + 60;
+        $lastProgress = \microtime(true);
+        do {
+            $pending = 0;
+            foreach ($clients as &$client) {
+                $left = $size - 1 - $client['sent'];
+                if ($left <= 0 || isset($client['gone'])) {
+                    continue;
+                }
+                $pending++;
+                $written = @\fwrite($client['socket'], $left >= 65536 ? $piece : \substr($piece, 0, $left));
+                if ($written === false) {
+                    $client['gone'] = true; // refused and closed (or the worker died)
+                } elseif ($written > 0) {
+                    $client['sent'] += $written;
+                    $lastProgress = \microtime(true);
+                }
+            }
+            unset($client);
+            if ($pending > 0 && \microtime(true) - $lastProgress > 0.05) {
+                \usleep(20_000);
+            }
+            // Stops when every body is one byte short or refused, or nothing moved for 3 s.
+        } while ($pending > 0 && \microtime(true) < $deadline && \microtime(true) - $lastProgress < 3);
+        // Some were refused (a 503, then closed: the client, still sending, sees a reset), the others
+        // are held; the worker is the same, and serves.
+        $refused = \count(\array_filter($clients, static fn (array $c): bool => isset($c['gone'])));
+        self::assertGreaterThan(0, $refused);
+        self::assertLessThan(12, $refused, 'bodies within the budget are kept');
+        self::assertSame('Hello World', RawHttp::get($server->address())['body']);
+        self::assertSame($workers, $server->workerPids(), 'the worker was never replaced');
+        foreach ($clients as $client) {
+            \fclose($client['socket']);
+        }
+        $server->stop();
+        self::assertStringNotContainsString('Fatal error', $server->output());
+        self::assertStringContainsString('POST /: refused: the worker holds', $server->output());
+    }
+
+    public function testManyConnectionsTricklingLargeHeadsAreRefusedBeforeTheyTakeTheWorkerPastItsMemoryLimit(): void
+    {
+        // 900 heads of 64,000 bytes each, never finished: 58 MB, more than the memory limit of 48M
+        // (half of it for requests being received).
+        $server = new ServerProcess([self::APP, '--workers', '1', '--memory-limit', '48M', '--max-header', '64K', '--header-timeout', '60']);
+        $workers = $server->workerPids();
+        $piece = "GET / HTTP/1.1\r\nHost: t\r\nX-Pad: " . \str_repeat('a', 64_000 - 30);
+        $clients = [];
+        $refused = 0;
+        for ($i = 0; $i < 900; $i++) {
+            $socket = @\stream_socket_client('tcp://' . $server->address(), $errno, $error, 5);
+            if ($socket === false) {
+                $refused++; // a dead worker's listen queue, or a refusal at connect
+                continue;
+            }
+            \stream_set_blocking($socket, false);
+            $written = 0;
+            $deadline = \microtime(true) + 5;
+            while ($written < \strlen($piece) && \microtime(true) < $deadline) {
+                $n = @\fwrite($socket, \substr($piece, $written));
+                if ($n === false) {
+                    break;
+                }
+                $written += $n;
+                if ($n === 0) {
+                    \usleep(1000);
+                }
+            }
+            $clients[] = $socket;
+        }
+        // The worker is the same, and serves a normal client.
+        ServerProcess::waitFor(function () use ($server) {
+            try {
+                return RawHttp::get($server->address())['body'] === 'Hello World' ?: null;
+            } catch (\RuntimeException) {
+                return null;
+            }
+        }, 20, 'the worker to answer');
+        self::assertSame($workers, $server->workerPids(), 'the worker was never replaced');
+        foreach ($clients as $socket) {
+            \fclose($socket);
+        }
+        $server->stop();
+        self::assertStringNotContainsString('Fatal error', $server->output());
+        self::assertStringContainsString('GET /: refused: the worker holds', $server->output());
     }
 
     public function testMaxRequestTimeCancelsTheRequestAnd504s(): void

@@ -78,6 +78,37 @@ final class OperatorTest extends TestCase
         $server->stop();
     }
 
+    public function testAnAppThatNeverFinishesLoadingFailsTheReloadAndTheStartWithTheReason(): void
+    {
+        // Boot hangs while the flag file exists (a database connect without a timeout, say).
+        $app = $this->dir . '/hang.php';
+        $flag = $this->dir . '/hang.flag';
+        \file_put_contents($app, "<?php\nif (is_file(__DIR__ . '/hang.flag')) { \\sleep(1000); }\n"
+            . "return static fn (Weft\\Http\\Message\\Request \$r): Weft\\Http\\Message\\Response => new Weft\\Http\\Message\\Response(200, [], 'up');\n");
+        $server = new ServerProcess([$app, '--workers', '1', '--worker-timeout', '2']);
+        $workers = $server->workerPids();
+        \touch($flag);
+        [$code, $out] = $server->control('reload');
+        self::assertSame(1, $code, $out);
+        self::assertStringContainsString('reload failed', $out);
+        self::assertStringContainsString('did not finish loading the application within 2 s (--worker-timeout)', $out);
+        self::assertSame('up', RawHttp::get($server->address())['body']);
+        self::assertSame($workers, $server->workerPids(), 'the old worker serves on, and the hung one is gone');
+        // Once the cause is gone, the next reload works: nothing was left wedged.
+        \unlink($flag);
+        [$code, $out] = $server->control('reload');
+        self::assertSame(0, $code, $out);
+        $server->stop();
+
+        // A daemon whose first workers never finish loading: exit 1 with the reason, nothing left behind.
+        \touch($flag);
+        $pidFile = $this->dir . '/hang.pid';
+        [$code, $out] = ServerProcess::cli(['serve', $app, '--daemon', '--port', '0', '--workers', '1', '--worker-timeout', '2', '--pid-file', $pidFile, '--log-file', $this->dir . '/hang.log']);
+        self::assertSame(1, $code, $out);
+        self::assertStringContainsString('did not finish loading the application within 2 s', $out);
+        ServerProcess::waitFor(fn () => !\file_exists($pidFile) ?: null, 15, 'the master to exit');
+    }
+
     public function testDaemonSendsTheAppsOutputToTheLogAndNeverLosesAWorkerToIt(): void
     {
         $log = $this->dir . '/weft.log';
@@ -97,10 +128,14 @@ final class OperatorTest extends TestCase
             self::assertSame($worker, RawHttp::get($address, '/pid')['body'], 'the same worker serves on');
             $text = ServerProcess::waitFor(function () use ($log) {
                 $text = (string) \file_get_contents($log);
-                return \str_contains($text, 'warned-by-the-handler') && \str_contains($text, 'error-logged-by-the-handler') ? $text : null;
+                return \str_contains($text, 'warned-by-the-handler') && \str_contains($text, 'error-logged-by-the-handler')
+                    && \str_contains($text, 'written-to-STDERR-by-the-handler') ? $text : null;
             }, 10, 'the output in the log');
             self::assertStringContainsString('echoed-by-the-handler', $text);
             self::assertStringContainsString('dumped-by-the-handler', $text);
+            self::assertStringContainsString('written-to-STDOUT-by-the-handler', $text);
+            self::assertStringContainsString('written-to-STDERR-by-the-handler', $text);
+            self::assertStringNotContainsString('not a valid stream resource', $text);
             self::assertStringNotContainsString('exited with code', $text);
             self::assertSame(0640, \fileperms($log) & 0777, 'the log holds request targets: not world-readable');
             self::assertSame(0600, \fileperms($pidFile) & 0777);
@@ -124,6 +159,36 @@ final class OperatorTest extends TestCase
         self::assertLessThan(30, \microtime(true) - $started);
         // Nothing lingers: the master stopped itself.
         ServerProcess::waitFor(fn () => !\file_exists($pidFile), 15, 'the master to exit');
+    }
+
+    public function testServersOnPortZeroEachGetRuntimeFilesNamedAfterThePortTheyGot(): void
+    {
+        // Without --pid-file, in a runtime directory of the test's own.
+        $previous = \getenv('XDG_RUNTIME_DIR');
+        \putenv('XDG_RUNTIME_DIR=' . $this->dir);
+        try {
+            $ports = [];
+            foreach ([1, 2] as $ignored) {
+                [$code, $out] = ServerProcess::cli(['serve', self::APP, '--daemon', '--port', '0', '--workers', '1']);
+                self::assertSame(0, $code, $out);
+                self::assertSame(1, \preg_match('/127\.0\.0\.1:(\d+), master pid (\d+)/', $out, $m), $out);
+                $this->spawned[] = (int) $m[2];
+                $ports[] = $port = (int) $m[1];
+                self::assertNotSame(0, $port);
+                self::assertFileExists("{$this->dir}/weft-$port.pid");
+                self::assertFileExists("{$this->dir}/weft-$port.log");
+            }
+            self::assertFileDoesNotExist("{$this->dir}/weft-0.pid");
+            self::assertNotSame($ports[0], $ports[1]);
+            foreach ($ports as $port) {
+                self::assertSame('ok', RawHttp::get("127.0.0.1:$port")['body']);
+                [$code, $out] = ServerProcess::cli(['stop', '--port', (string) $port]);
+                self::assertSame(0, $code, $out);
+                self::assertFileDoesNotExist("{$this->dir}/weft-$port.pid");
+            }
+        } finally {
+            \putenv($previous === false ? 'XDG_RUNTIME_DIR' : "XDG_RUNTIME_DIR=$previous");
+        }
     }
 
     public function testAPlantedSymlinkIsNeverFollowed(): void
@@ -172,6 +237,27 @@ final class OperatorTest extends TestCase
         [$code, $out] = ServerProcess::cli(['stop', '--pid-file', $theirs . '/weft.pid']);
         self::assertSame(1, $code, $out);
         self::assertStringContainsString('belongs to another user', $out);
+    }
+
+    public function testAPidFileNamingTheMasterOfAnotherPidFileIsNeverSignalled(): void
+    {
+        $server = new ServerProcess([self::APP, '--workers', '1'], pidFile: $this->dir . '/a.pid');
+        // Another port's pid file, holding this master's pid (copied, planted, or left from before).
+        $other = $this->dir . '/b.pid';
+        \file_put_contents($other, $server->masterPid() . "\n");
+        foreach (['stop', 'reload'] as $command) {
+            [$code, $out] = ServerProcess::cli([$command, '--pid-file', $other]);
+            self::assertSame(1, $code, $out);
+            self::assertStringContainsString('Weft master of another pid file', $out);
+            self::assertStringContainsString('nothing was signalled', $out);
+        }
+        self::assertSame(200, RawHttp::get($server->address())['status']);
+        self::assertTrue($server->isRunning());
+        // Its own pid file still works, even with the control socket's file gone (told by /proc).
+        \rename($this->dir . '/a.pid.sock', $this->dir . '/moved.sock');
+        [$code, $out] = $server->control('stop');
+        self::assertSame(0, $code, $out);
+        ServerProcess::waitFor(fn () => !$server->isRunning() ?: null, 15, 'the master to stop');
     }
 
     public function testAPidFileNamingAnotherProcessIsReportedAndNeverSignalled(): void

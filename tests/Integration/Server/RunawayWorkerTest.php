@@ -19,6 +19,7 @@ final class RunawayWorkerTest extends TestCase
         $pid = (int) RawHttp::get($server->address(), '/pid')['body'];
         $client = new RawHttp($server->address());
         $client->send("GET /grow?tag=runaway HTTP/1.1\r\nHost: t\r\n\r\n");
+        self::assertSame(500, $client->response()['status'], 'the runaway request fails');
         self::assertTrue($client->isClosedByPeer(20), 'the runaway request ends with its worker');
         $log = ServerProcess::waitFor(fn () => \str_contains($out = $server->output(), 'exited with code 255') ? $out : null, 15, 'the worker to be replaced');
         self::assertStringContainsString('Allowed memory size of 50331648 bytes exhausted', $log);
@@ -35,11 +36,85 @@ final class RunawayWorkerTest extends TestCase
         $server->stop();
     }
 
+    public function testTheOtherRequestsOfAWorkerThatHitsTheMemoryLimitGetAnAnswer(): void
+    {
+        $server = new ServerProcess([self::APP, '--workers', '1', '--memory-limit', '48M']);
+        $pid = (int) RawHttp::get($server->address(), '/pid')['body'];
+        $others = [];
+        for ($i = 0; $i < 3; $i++) {
+            $others[] = (new RawHttp($server->address()))->send("GET /slow?s=30&n=$i HTTP/1.1\r\nHost: t\r\n\r\n");
+        }
+        // All three are in the application before the runaway starts.
+        ServerProcess::waitFor(fn () => \count($server->status()['workers'][0]['running'] ?? []) === 3 ?: null, 15, 'three requests running');
+        $runaway = (new RawHttp($server->address()))->send("GET /grow?tag=runaway HTTP/1.1\r\nHost: t\r\n\r\n")->response();
+        self::assertSame(500, $runaway['status'], 'the request that hit the limit fails with a 500, not an empty reply');
+        foreach ($others as $client) {
+            $response = $client->response();
+            self::assertSame(503, $response['status'], 'the others get a 503, not an empty reply');
+            self::assertSame('close', $response['headers']['connection']);
+            self::assertTrue($client->isClosedByPeer());
+        }
+        $log = ServerProcess::waitFor(fn () => \str_contains($out = $server->output(), 'exited with code 255') ? $out : null, 15, 'the worker to be replaced');
+        self::assertStringContainsString('(--memory-limit 48M) while running GET /grow?tag=runaway, GET /slow', $log);
+        $newPid = ServerProcess::waitFor(function () use ($server) {
+            try {
+                return (int) RawHttp::get($server->address(), '/pid')['body'];
+            } catch (\RuntimeException) {
+                return null;
+            }
+        }, 15, 'a new worker');
+        self::assertNotSame($pid, $newPid);
+        $server->stop();
+    }
+
+    public function testExitWithoutTheExitHookStillAnswersTheWorkersRequests(): void
+    {
+        // Without the exit hook (--hooks none here; also sync mode, or no native extension), exit()
+        // ends the worker: the request calling it gets a 500 and the others in flight a 503.
+        $server = new ServerProcess([self::APP, '--workers', '1', '--hooks', 'none']);
+        $others = [];
+        for ($i = 0; $i < 2; $i++) {
+            $others[] = (new RawHttp($server->address()))->send("GET /slow?s=30&n=$i HTTP/1.1
+Host: t
+
+");
+        }
+        ServerProcess::waitFor(fn () => \count($server->status()['workers'][0]['running'] ?? []) === 2 ?: null, 15, 'two requests running');
+        $exiting = (new RawHttp($server->address()))->send("GET /exit?tag=bye HTTP/1.1
+Host: t
+
+");
+        self::assertSame(500, $exiting->response()['status']);
+        foreach ($others as $client) {
+            $response = $client->response();
+            self::assertSame(503, $response['status']);
+            self::assertSame('close', $response['headers']['connection']);
+        }
+        $log = ServerProcess::waitFor(fn () => \str_contains($out = $server->output(), 'exited with code 3') ? $out : null, 15, 'the worker to be replaced');
+        self::assertStringContainsString('exit() in GET /exit?tag=bye ends the worker, which is replaced; 2 other request(s) in flight get a 503', $log);
+        $server->stop();
+
+        // Sync mode never hooks exit(): its request is answered and named too.
+        $server = new ServerProcess([self::APP, '--workers', '1', '--mode', 'sync']);
+        self::assertSame(500, RawHttp::get($server->address(), '/exit?tag=sync')['status']);
+        $log = ServerProcess::waitFor(fn () => \str_contains($out = $server->output(), 'exited with code 3') ? $out : null, 15, 'the worker to be replaced');
+        self::assertStringContainsString('exit() in GET /exit?tag=sync ends the worker', $log);
+        ServerProcess::waitFor(function () use ($server) {
+            try {
+                return RawHttp::get($server->address())['body'] === 'ok' ?: null;
+            } catch (\RuntimeException) {
+                return null;
+            }
+        }, 20, 'a new worker');
+        $server->stop();
+    }
+
     public function testTheDefaultMemoryLimitIsFpmsNotUnlimited(): void
     {
         $server = new ServerProcess([self::APP, '--workers', '1']);
         $client = new RawHttp($server->address());
         $client->send("GET /grow HTTP/1.1\r\nHost: t\r\n\r\n");
+        self::assertSame(500, $client->response()['status']);
         self::assertTrue($client->isClosedByPeer(30));
         $log = ServerProcess::waitFor(fn () => \str_contains($out = $server->output(), 'exited with code 255') ? $out : null, 15, 'the worker to be replaced');
         self::assertStringContainsString('Allowed memory size of 134217728 bytes exhausted', $log);
@@ -87,6 +162,29 @@ final class RunawayWorkerTest extends TestCase
         self::assertNotSame($pid, $newPid);
         self::assertStringContainsString('over --worker-timeout', $server->output());
         $server->stop();
+    }
+
+    public function testAWorkerStuckTheInstantARequestStartsIsNamedToo(): void
+    {
+        foreach (['coroutine', 'sync'] as $mode) {
+            $server = new ServerProcess([self::APP, '--workers', '1', '--worker-timeout', '2', '--mode', $mode]);
+            $pid = (int) RawHttp::get($server->address(), '/pid')['body'];
+            // An endless loop from its first line: the worker never reports again after it starts.
+            $client = new RawHttp($server->address());
+            $client->send("GET /spin?job=at-once-$mode HTTP/1.1\r\nHost: t\r\n\r\n");
+            $log = ServerProcess::waitFor(fn () => \str_contains($out = $server->output(), "(pid $pid) has been silent") ? $out : null, 20, 'the liveness check');
+            self::assertStringContainsString("while running GET /spin?job=at-once-$mode", $log, $mode);
+            self::assertStringNotContainsString('while running no request', $log, $mode);
+            self::assertTrue($client->isClosedByPeer(10));
+            ServerProcess::waitFor(function () use ($server) {
+                try {
+                    return RawHttp::get($server->address())['body'] === 'ok' ?: null;
+                } catch (\RuntimeException) {
+                    return null;
+                }
+            }, 20, 'a new worker');
+            $server->stop();
+        }
     }
 
     public function testAMasterThatWasHeldUpDoesNotKillItsHealthyWorkers(): void
