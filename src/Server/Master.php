@@ -324,15 +324,19 @@ final class Master
                 $this->abortReload($worker, $how);
                 continue;
             }
-            if (!$this->everReady && $worker->bootError !== null && $this->onStartFailed !== null) {
-                $this->logger->error('Worker {slot} could not load the application: {error}; stopping', ['slot' => $worker->slot, 'error' => $worker->bootError]);
+            if (!$this->everReady && !$worker->ready && $this->onStartFailed !== null) {
+                // A first-generation worker that ended before it was ready, with its reason or without
+                // one (exit() in the app file, a crash while loading): the start has failed.
+                $error = $worker->bootError ?? "the worker $how before it was ready (an exit() or a crash while loading the application?)";
+                $this->logger->error('Worker {slot} could not load the application: {error}; stopping', ['slot' => $worker->slot, 'error' => $error]);
                 $onStartFailed = $this->onStartFailed;
                 $this->onStartFailed = null;
-                $onStartFailed($worker->bootError);
+                $onStartFailed($error);
                 $this->stop();
                 continue;
             }
-            $failed = !$clean && $lived < self::HEALTHY_AFTER;
+            // A worker that ends before it was ever ready failed to start, even with exit code 0.
+            $failed = (!$clean || !$worker->ready) && $lived < self::HEALTHY_AFTER;
             $this->failures[$worker->slot] = $failed ? ($this->failures[$worker->slot] ?? 0) + 1 : 0;
             $delay = $failed
                 ? \min(self::BACKOFF_MAX, self::BACKOFF_START * 2 ** ($this->failures[$worker->slot] - 1))

@@ -81,6 +81,53 @@ final class ProcessModelTest extends TestCase
         self::assertLessThan(30, \microtime(true) - $start);
     }
 
+    public function testAnApplicationThatExitsWhileLoadingIsRestartedWithBackOffToo(): void
+    {
+        // exit(0) in the app file: the worker ends "cleanly" before it ever served. That is a failed
+        // start, not a recycled worker: it must wait out the back-off like a crash, not respawn at once.
+        $app = \sys_get_temp_dir() . '/weft-exits-' . \getmypid() . '.php';
+        \file_put_contents($app, "<?php\nexit(0);\n");
+        $pidFile = \sys_get_temp_dir() . '/weft-exits-' . \getmypid() . '.pid';
+        $process = \proc_open(
+            [\PHP_BINARY, \dirname(__DIR__, 3) . '/bin/weft', 'serve', $app, '--port', '0', '--workers', '1', '--pid-file', $pidFile],
+            [1 => ['pipe', 'w'], 2 => ['pipe', 'w']],
+            $pipes,
+        );
+        \usleep(2_500_000);
+        \proc_terminate($process, \SIGTERM);
+        $log = \stream_get_contents($pipes[2]);
+        $stdout = \stream_get_contents($pipes[1]);
+        \proc_close($process);
+        @\unlink($app);
+        self::assertStringNotContainsString('READY', $stdout);
+        $exits = \substr_count($log, 'exited with code 0');
+        self::assertGreaterThanOrEqual(2, $exits, $log);
+        self::assertLessThanOrEqual(8, $exits, $log);
+        self::assertStringContainsString('restarting in 0.2 s', $log);
+    }
+
+    public function testAnApplicationThatExitsWhileLoadingFailsADaemonStart(): void
+    {
+        $app = \sys_get_temp_dir() . '/weft-exits-d-' . \getmypid() . '.php';
+        \file_put_contents($app, "<?php\nexit(0);\n");
+        $pidFile = \sys_get_temp_dir() . '/weft-exits-d-' . \getmypid() . '.pid';
+        $logFile = \sys_get_temp_dir() . '/weft-exits-d-' . \getmypid() . '.log';
+        @\unlink($logFile);
+        $process = \proc_open(
+            [\PHP_BINARY, \dirname(__DIR__, 3) . '/bin/weft', 'serve', $app, '--port', '0', '--workers', '1', '--daemon', '--pid-file', $pidFile, '--log-file', $logFile],
+            [1 => ['pipe', 'w'], 2 => ['pipe', 'w']],
+            $pipes,
+        );
+        $stdout = \stream_get_contents($pipes[1]);
+        $stderr = \stream_get_contents($pipes[2]);
+        $code = \proc_close($process);
+        @\unlink($app);
+        @\unlink($logFile);
+        self::assertSame(1, $code, $stdout . $stderr);
+        self::assertStringContainsString('exited with code 0 before it was ready', $stdout . $stderr);
+        self::assertFileDoesNotExist($pidFile, 'the failed master is gone and took its pid file');
+    }
+
     public function testMaxRequestsRecyclesTheWorker(): void
     {
         $server = new ServerProcess([self::APP, '--workers', '1', '--max-requests', '5']);
