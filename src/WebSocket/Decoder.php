@@ -44,6 +44,20 @@ final class Decoder
         $this->offset = 0;
     }
 
+    /** Bytes held of frames not yet decoded and of a fragmented message being assembled. */
+    public function heldBytes(): int
+    {
+        return \strlen($this->buffer) - $this->offset + \strlen($this->fragments);
+    }
+
+    /** Drops everything held: the connection is being closed and nothing more is decoded. */
+    public function discard(): void
+    {
+        $this->buffer = $this->fragments = '';
+        $this->offset = $this->checked = $this->partial = 0;
+        $this->fragmented = -1;
+    }
+
     /** Nothing of a frame or of a fragmented message is held. */
     public function isEmpty(): bool
     {

@@ -10,6 +10,7 @@ use Weft\Http\Message\Request;
 use Weft\Http\Message\Response;
 use Weft\Http\Message\Upgrade as HttpUpgrade;
 use Weft\Server\Connection;
+use Weft\Server\ReceiveBudget;
 
 /**
  * The switch itself, once the HTTP session hands the connection over: write the 101, make a
@@ -38,7 +39,8 @@ final class Upgrade implements HttpUpgrade
         $options = $this->options ?? ($defaults['websocket'] ?? null);
         $options = $options instanceof WebSocketOptions ? $options : new WebSocketOptions();
         $connection->write(self::head($response));
-        $session = new WebSocketSession($connection, $options, $this->protocol);
+        $budget = $defaults['budget'] ?? null;
+        $session = new WebSocketSession($connection, $options, $this->protocol, $budget instanceof ReceiveBudget ? $budget : null);
         $connection->upgrade($session, $options->timeouts());
         $socket = new WebSocket($session, $this->request);
         $handler = $this->handler;

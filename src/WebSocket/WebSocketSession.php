@@ -7,6 +7,7 @@ namespace Weft\WebSocket;
 use Weft\Coroutine\Coroutine;
 use Weft\Coroutine\Scheduler;
 use Weft\Server\Connection;
+use Weft\Server\ReceiveBudget;
 use Weft\Server\Session;
 
 /**
@@ -54,10 +55,15 @@ final class WebSocketSession implements Session
     public ?int $closeCode = null;
     public string $closeReason = '';
 
+    /** This connection's share of the worker's ReceiveBudget: the bytes its decoder holds. */
+    private int $held = 0;
+
     public function __construct(
         public readonly Connection $connection,
         public readonly WebSocketOptions $options,
         public readonly ?string $protocol,
+        /** The worker's budget of input held (shared with HTTP); null: none (a session built on its own). */
+        private readonly ?ReceiveBudget $budget = null,
     ) {
         $this->decoder = new Decoder($options->maxMessage);
         $this->scheduler = Scheduler::get();
@@ -108,7 +114,38 @@ final class WebSocketSession implements Session
         } finally {
             $this->receiving = false;
         }
+        if ($this->budget !== null && $this->state !== self::CLOSED) {
+            $this->account();
+        }
         $this->connection->flush();
+    }
+
+    /**
+     * Brings this connection's share of the worker's budget up to date. A worker over its budget
+     * (thousands of connections each in the middle of a large message) closes the connection that is
+     * receiving now with 1013, try again later, rather than grow until its memory limit ends every
+     * connection on it; connections holding less than ReceiveBudget::REFUSE_FROM are left alone.
+     */
+    private function account(): void
+    {
+        \assert($this->budget !== null);
+        $held = $this->decoder->heldBytes();
+        if (!$this->budget->update($this->held, $held)) {
+            $this->held = $held;
+            return;
+        }
+        $this->budget->update($held, 0);
+        $this->held = 0;
+        $total = $this->budget->held;
+        $count = $this->budget->refused();
+        if ($count !== null) {
+            \Weft\logger()->warning('WebSocket #{id}: closed with 1013: the worker holds {held} bytes of input being received, over its budget of {budget} (half of --memory-limit); {count} refused since the last such line', [
+                'id' => $this->connection->id, 'held' => $total + $held, 'budget' => $this->budget->limit, 'count' => $count,
+            ]);
+        }
+        $this->decoder->discard(); // freed now, not once the close frame has reached a peer that may never read
+        $this->ending = true;
+        $this->fail(CloseCode::TRY_AGAIN_LATER, 'the server is short of memory for messages');
     }
 
     /**
@@ -181,6 +218,10 @@ final class WebSocketSession implements Session
 
     public function closed(): void
     {
+        if ($this->budget !== null && $this->held !== 0) {
+            $this->budget->update($this->held, 0);
+            $this->held = 0;
+        }
         $this->closeCode ??= CloseCode::ABNORMAL;
         $this->state = self::CLOSED;
         $this->wake();

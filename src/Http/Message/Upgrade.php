@@ -15,7 +15,8 @@ interface Upgrade
     /**
      * @param Response $response the 101, as the application's layers left it (extra headers included)
      * @param string $buffered bytes the client sent after the upgrade request
-     * @param array<string, object> $defaults server-wide options by protocol name (HttpOptions::$upgrades)
+     * @param array<string, object> $defaults server-wide options by protocol name (HttpOptions::$upgrades),
+     *   and under 'budget' the worker's Weft\Server\ReceiveBudget, which the new protocol's input counts against
      */
     public function switchProtocols(Connection $connection, Response $response, string $buffered, array $defaults): void;
 }

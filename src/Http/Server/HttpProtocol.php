@@ -13,6 +13,7 @@ use Weft\Observe\AccessLog;
 use Weft\Observe\RequestMetrics;
 use Weft\Server\Connection;
 use Weft\Server\Protocol;
+use Weft\Server\ReceiveBudget;
 use Weft\Server\Session;
 use Weft\Server\Timeouts;
 
@@ -27,11 +28,8 @@ final class HttpProtocol implements Protocol
     /** Whether a finished request is recorded anywhere: when not, its handling is not even timed. */
     public readonly bool $observed;
     private readonly Timeouts $timeouts;
-    /** Bytes of request bodies the sessions of this worker hold (HttpOptions::$bodyMemory). */
-    public int $bodyBytes = 0;
-    /** Refusals over that budget not logged yet, and when the last was: one line per 10 s at most (a flood is an attack). */
-    public int $refusals = 0;
-    public float $refusalLogged = 0.0;
+    /** What this worker's sessions hold of requests being received or run (HttpOptions::$bodyMemory); upgraded protocols share it. */
+    public readonly ReceiveBudget $budget;
     private int $dateSecond = 0;
     private string $date = '';
 
@@ -47,6 +45,7 @@ final class HttpProtocol implements Protocol
         $this->observed = $accessLog !== null || $metrics !== null;
         $this->call = new ApplicationCall($application, fn (): LoggerInterface => $this->logger, $options->debug);
         $this->encoder = new ResponseEncoder();
+        $this->budget = new ReceiveBudget($options->bodyMemory);
         $this->timeouts = new Timeouts(
             header: $options->headerTimeout,
             body: $options->bodyTimeout,

@@ -31,11 +31,6 @@ final class HttpSession implements Session, Abandonable
 {
     /** While a request runs, at most this much of the requests behind it is read ahead. */
     private const READ_AHEAD = 65536;
-    /**
-     * Over the worker's budget of request bytes, only a connection holding at least this much is refused:
-     * an ordinary request (a head of a few hundred bytes) is still served while large ones are refused.
-     */
-    private const REFUSE_FROM = 4096;
     /** A string body beyond this is queued as a piece of its own rather than copied behind its head. */
     private const SEPARATE_BODY = 65536;
 
@@ -288,21 +283,21 @@ final class HttpSession implements Session, Abandonable
      */
     private function overBodyBudget(): bool
     {
-        $this->account();
-        return !$this->busy && !$this->done && $this->held >= self::REFUSE_FROM && $this->parser->hasPartial()
-            && $this->protocol->bodyBytes > $this->protocol->options->bodyMemory;
+        return $this->account() && !$this->busy && !$this->done && $this->parser->hasPartial();
     }
 
-    private function account(): void
+    /** @return bool whether the worker is over its budget with this connection holding enough to refuse */
+    private function account(): bool
     {
         $held = $this->parser->bufferedBytes() + $this->runningBody;
-        $this->protocol->bodyBytes += $held - $this->held;
+        $over = $this->protocol->budget->update($this->held, $held);
         $this->held = $held;
+        return $over;
     }
 
     private function release(): void
     {
-        $this->protocol->bodyBytes -= $this->held;
+        $this->protocol->budget->update($this->held, 0);
         $this->held = 0;
         $this->runningBody = 0;
     }
@@ -312,19 +307,16 @@ final class HttpSession implements Session, Abandonable
     {
         $this->done = true;
         $line = $this->parser->pendingLine() ?? $this->parser->partialLine();
-        $held = $this->protocol->bodyBytes;
+        $budget = $this->protocol->budget;
+        $held = $budget->held;
         $this->parser->takeBuffered();
         $this->release();
-        $protocol = $this->protocol;
-        $protocol->refusals++;
-        $now = \microtime(true);
-        if ($now - $protocol->refusalLogged >= 10.0) {
-            $protocol->logger->warning('{method} {target}: refused: the worker holds {held} bytes of requests being received, over its budget of {budget} (half of --memory-limit); {count} refused since the last such line', [
+        $count = $budget->refused();
+        if ($count !== null) {
+            $this->protocol->logger->warning('{method} {target}: refused: the worker holds {held} bytes of requests being received, over its budget of {budget} (half of --memory-limit); {count} refused since the last such line', [
                 'method' => $line[0] ?? '-', 'target' => $line[1] ?? '-',
-                'held' => $held, 'budget' => $protocol->options->bodyMemory, 'count' => $protocol->refusals,
+                'held' => $held, 'budget' => $budget->limit, 'count' => $count,
             ]);
-            $protocol->refusals = 0;
-            $protocol->refusalLogged = $now;
         }
         $unavailable = new Response(503, ['Content-Type' => 'text/plain; charset=utf-8', 'Retry-After' => '1'], "Service unavailable: too many requests in transit\n");
         $this->connection->write($this->protocol->encoder->encode($unavailable, '1.1', false, false, $this->protocol->date()));
@@ -366,7 +358,7 @@ final class HttpSession implements Session, Abandonable
         $this->done = true;
         $this->busy = false;
         $this->release();
-        $response->upgrade()->switchProtocols($this->connection, $response, $this->parser->takeBuffered(), $this->protocol->options->upgrades);
+        $response->upgrade()->switchProtocols($this->connection, $response, $this->parser->takeBuffered(), $this->protocol->options->upgrades + ['budget' => $this->protocol->budget]);
     }
 
     private function send(Request $request, Response $response, bool $keepAlive, bool $isHead): bool

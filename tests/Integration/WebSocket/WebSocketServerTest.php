@@ -215,6 +215,51 @@ final class WebSocketServerTest extends TestCase
         $server->stop();
     }
 
+    public function testMessagesBeingReceivedShareTheWorkersMemoryBudget(): void
+    {
+        // A budget of 24 MB (half of --memory-limit 48M) and messages of up to 8 MB: twelve clients each
+        // sending 4 MB of a 6 MB frame would hold 48 MB and end the worker (and every connection on it).
+        // Past the budget, the connection receiving is closed with 1013 instead; the worker lives on.
+        $server = new ServerProcess([self::APP, '--workers', '1', '--memory-limit', '48M', '--max-body', '1M', '--ws-max-message', '8M']);
+        $workers = $server->workerPids();
+        $clients = [];
+        $chunk = \str_repeat('x', 65536);
+        for ($i = 0; $i < 12; $i++) {
+            $ws = new RawWebSocket($server->address(), '/echo');
+            // A binary frame declaring 6 MB, masked with a zero key (the payload goes as it is), then 4 MB of it.
+            $ws->send("\x82\xff" . \pack('J', 6 * 1024 * 1024) . "\0\0\0\0");
+            for ($sent = 0; $sent < 4 * 1024 * 1024; $sent += \strlen($chunk)) {
+                try {
+                    $ws->send($chunk);
+                } catch (\Throwable) {
+                    break; // closed by the server: refused
+                }
+            }
+            $clients[] = $ws;
+        }
+        $log = ServerProcess::waitFor(
+            static fn (): ?string => \str_contains($server->output(), 'closed with 1013') ? $server->output() : null,
+            15.0,
+            'the 1013 refusal in the log',
+        );
+        self::assertMatchesRegularExpression('/over its budget of 25165824 \(half of --memory-limit\)/', $log);
+        // The worker that held the others is still the one serving, and serves a new WebSocket at once.
+        $echo = new RawWebSocket($server->address(), '/echo');
+        $echo->sendText('still here');
+        $frame = $echo->read(10.0);
+        self::assertSame([Frame::TEXT, 'still here'], [$frame[0] ?? null, $frame[1] ?? null]);
+        self::assertSame($workers, $server->workerPids());
+        self::assertStringNotContainsString('exited', $server->output());
+        $echo->close();
+        foreach ($clients as $ws) {
+            try {
+                $ws->close();
+            } catch (\Throwable) {
+            }
+        }
+        $server->stop();
+    }
+
     public function testInSyncModeAWebSocketDoesNotHoldTheWorkersRequestSlot(): void
     {
         $server = new ServerProcess([self::APP, '--workers', '1', '--mode', 'sync', '--max-request-time', '1']);
