@@ -36,10 +36,12 @@ final class Pool
 {
     /**
      * Attempts on fresh connections after the first failure, while each failure is safe to retry (the
-     * command never left this process). One is the common case; a second covers a server that accepts
-     * a connection and drops it while restarting.
+     * command never left this process). One is the common case; the others cover a server that still
+     * accepts connections and drops them while it shuts down for a restart: they wait a little first
+     * (RETRY_PAUSE, doubling), so that the old server is gone by then and the connect waits for the new one.
      */
-    private const MAX_NOT_SENT_RETRIES = 2;
+    private const MAX_NOT_SENT_RETRIES = 4;
+    private const RETRY_PAUSE = 0.05;
 
     private readonly PoolOptions $options;
     /** @var array<int, array{T, float}> idle connections and when each was released, oldest first */
@@ -124,9 +126,9 @@ final class Pool
 
     /**
      * Borrows a connection, runs $task with it and releases it. When $task throws a BrokenConnection the
-     * connection is discarded, and while the exception says it is safe to retry (nothing was sent), $task runs again, at most twice, on a
+     * connection is discarded, and while the exception says it is safe to retry (nothing was sent), $task runs again, at most four times, on a
      * freshly opened connection (a second idle one may well be broken the same way, e.g. after a server
-     * restart). Any other exception releases the connection and propagates.
+     * restart), the later attempts after a short pause. Any other exception releases the connection and propagates.
      *
      * @template R
      * @param Closure(T): R $task
@@ -420,6 +422,9 @@ final class Pool
         // A fresh connection can itself die before the command leaves (a server that is restarting
         // accepts, then drops it). A command that was never sent may be tried again: a few more times.
         for ($attempt = 1; ; $attempt++) {
+            if ($attempt > 1) {
+                \Weft\sleep(self::RETRY_PAUSE * 2 ** ($attempt - 2)); // 0.05, 0.1, 0.2 s
+            }
             $connection = $this->acquire(null, true);
             try {
                 $result = $task($connection);

@@ -71,7 +71,7 @@ final class Pool
 
     /**
      * Runs $task with one connection for its whole duration (for WATCH, or many commands in a row).
-     * Like Weft\Pool\Pool::use(): retried on a fresh connection (at most twice) only when nothing was sent.
+     * Like Weft\Pool\Pool::use(): retried on a fresh connection (at most four times, pausing 0.05–0.2 s before the later ones) only when nothing was sent.
      *
      * @template R
      * @param Closure(Connection): R $task
