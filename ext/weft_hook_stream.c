@@ -268,23 +268,14 @@ static ssize_t weft_stream_read(php_stream *stream, char *buf, size_t count)
 			return weft_orig_read(stream, h, buf, count);
 		}
 		if (wait_first) {
-			wait_first = false;
-			sock->timeout_event = 0;
-			int ready = weft_stream_wait(stream, h, sock->socket, WEFT_WAIT_READ, weft_sock_timeout(sock));
-			if (ready < 0) {
-				stream->eof = 1;
-				return -1;
+			wait_first = false; /* straight to the wait below, then read */
+		} else {
+			sock->is_blocked = 0;
+			ssize_t n = weft_orig_read(stream, h, buf, count);
+			sock->is_blocked = 1;
+			if (n != 0 || stream->eof || count == 0) {
+				return n;
 			}
-			if (ready == 0) {
-				sock->timeout_event = 1;
-				return 0;
-			}
-		}
-		sock->is_blocked = 0;
-		ssize_t n = weft_orig_read(stream, h, buf, count);
-		sock->is_blocked = 1;
-		if (n != 0 || stream->eof || count == 0) {
-			return n;
 		}
 		/* Nothing yet (EAGAIN): wait as the original would have blocked in poll(), for the stream's timeout. */
 		sock->timeout_event = 0;
