@@ -56,21 +56,8 @@ final class ProcessModelTest extends TestCase
 
     public function testBrokenApplicationIsRestartedWithBackOffNotInALoop(): void
     {
-        $app = \sys_get_temp_dir() . '/weft-broken-' . \getmypid() . '.php';
-        \file_put_contents($app, "<?php\nthrow new RuntimeException('cannot boot');\n");
-        $pidFile = \sys_get_temp_dir() . '/weft-broken-' . \getmypid() . '.pid';
-        $process = \proc_open(
-            [\PHP_BINARY, \dirname(__DIR__, 3) . '/bin/weft', 'serve', $app, '--port', '0', '--workers', '1', '--pid-file', $pidFile],
-            [1 => ['pipe', 'w'], 2 => ['pipe', 'w']],
-            $pipes,
-        );
         $start = \microtime(true);
-        \usleep(2_500_000);
-        \proc_terminate($process, \SIGTERM);
-        $log = \stream_get_contents($pipes[2]);
-        $stdout = \stream_get_contents($pipes[1]);
-        \proc_close($process);
-        @\unlink($app);
+        [$stdout, $log] = self::serveFor(2.5, "<?php\nthrow new RuntimeException('cannot boot');\n");
         // READY means every worker serves: never while the only worker waits out its back-off.
         self::assertStringNotContainsString('READY', $stdout);
         $boots = \substr_count($log, 'could not load the application: cannot boot');
@@ -85,25 +72,36 @@ final class ProcessModelTest extends TestCase
     {
         // exit(0) in the app file: the worker ends "cleanly" before it ever served. That is a failed
         // start, not a recycled worker: it must wait out the back-off like a crash, not respawn at once.
-        $app = \sys_get_temp_dir() . '/weft-exits-' . \getmypid() . '.php';
-        \file_put_contents($app, "<?php\nexit(0);\n");
-        $pidFile = \sys_get_temp_dir() . '/weft-exits-' . \getmypid() . '.pid';
-        $process = \proc_open(
-            [\PHP_BINARY, \dirname(__DIR__, 3) . '/bin/weft', 'serve', $app, '--port', '0', '--workers', '1', '--pid-file', $pidFile],
-            [1 => ['pipe', 'w'], 2 => ['pipe', 'w']],
-            $pipes,
-        );
-        \usleep(2_500_000);
-        \proc_terminate($process, \SIGTERM);
-        $log = \stream_get_contents($pipes[2]);
-        $stdout = \stream_get_contents($pipes[1]);
-        \proc_close($process);
-        @\unlink($app);
+        [$stdout, $log] = self::serveFor(2.5, "<?php\nexit(0);\n");
         self::assertStringNotContainsString('READY', $stdout);
         $exits = \substr_count($log, 'exited with code 0');
         self::assertGreaterThanOrEqual(2, $exits, $log);
         self::assertLessThanOrEqual(8, $exits, $log);
         self::assertStringContainsString('restarting in 0.2 s', $log);
+    }
+
+    /**
+     * Serves an application made of $code in the foreground (one worker) for $seconds, then stops it.
+     *
+     * @return array{string, string} its stdout and its log (stderr)
+     */
+    private static function serveFor(float $seconds, string $code): array
+    {
+        $app = \sys_get_temp_dir() . '/weft-boot-' . \getmypid() . '.php';
+        \file_put_contents($app, $code);
+        $pidFile = \sys_get_temp_dir() . '/weft-boot-' . \getmypid() . '.pid';
+        $process = \proc_open(
+            [\PHP_BINARY, \dirname(__DIR__, 3) . '/bin/weft', 'serve', $app, '--port', '0', '--workers', '1', '--pid-file', $pidFile],
+            [1 => ['pipe', 'w'], 2 => ['pipe', 'w']],
+            $pipes,
+        );
+        \usleep((int) ($seconds * 1e6));
+        \proc_terminate($process, \SIGTERM);
+        $log = (string) \stream_get_contents($pipes[2]);
+        $stdout = (string) \stream_get_contents($pipes[1]);
+        \proc_close($process);
+        @\unlink($app);
+        return [$stdout, $log];
     }
 
     public function testAnApplicationThatExitsWhileLoadingFailsADaemonStart(): void
