@@ -111,6 +111,22 @@ static void weft_suspend_end(weft_suspend_state *state)
 	EG(error_reporting) = state->error_reporting;
 }
 
+/* Calls a waiter closure with the error state a suspension needs (see weft_suspend_begin). */
+static zend_result weft_call_waiter(const zend_fcall_info *waiter, const zend_fcall_info_cache *cache, zval *args, uint32_t count, zval *ret)
+{
+	/* Copies on this Fiber's stack: another coroutine may call the waiter while this one is suspended. */
+	zend_fcall_info fci = *waiter;
+	zend_fcall_info_cache fcc = *cache;
+	fci.retval = ret;
+	fci.params = args;
+	fci.param_count = count;
+	weft_suspend_state state;
+	weft_suspend_begin(&state);
+	zend_result called = zend_call_function(&fci, &fcc);
+	weft_suspend_end(&state);
+	return called;
+}
+
 static double weft_now(void)
 {
 	struct timespec ts;
@@ -158,16 +174,7 @@ int weft_hook_wait_fd(int fd, int events, double timeout)
 		ZVAL_LONG(&args[1], events & (WEFT_WAIT_READ | WEFT_WAIT_WRITE | (weft_waiter_forget_set ? WEFT_WAIT_KEEP : 0)));
 		ZVAL_DOUBLE(&args[2], timeout);
 		ZVAL_UNDEF(&ret);
-		/* Copies on this Fiber's stack: another coroutine may call the waiter while this one is suspended. */
-		zend_fcall_info fci = weft_waiter_one_fci;
-		zend_fcall_info_cache fcc = weft_waiter_one_fcc;
-		fci.retval = &ret;
-		fci.params = args;
-		fci.param_count = 3;
-		weft_suspend_state state;
-		weft_suspend_begin(&state);
-		zend_result called = zend_call_function(&fci, &fcc);
-		weft_suspend_end(&state);
+		zend_result called = weft_call_waiter(&weft_waiter_one_fci, &weft_waiter_one_fcc, args, 3, &ret);
 		if (called != SUCCESS || EG(exception) != NULL) {
 			zval_ptr_dtor(&ret);
 			if (EG(exception) == NULL) {
@@ -248,15 +255,7 @@ int weft_hook_wait_fds(struct pollfd *fds, int n, double timeout)
 		}
 		ZVAL_DOUBLE(&args[1], timeout);
 		ZVAL_UNDEF(&ret);
-		zend_fcall_info fci = weft_waiter_many_fci;
-		zend_fcall_info_cache fcc = weft_waiter_many_fcc;
-		fci.retval = &ret;
-		fci.params = args;
-		fci.param_count = 2;
-		weft_suspend_state state;
-		weft_suspend_begin(&state);
-		zend_result called = zend_call_function(&fci, &fcc);
-		weft_suspend_end(&state);
+		zend_result called = weft_call_waiter(&weft_waiter_many_fci, &weft_waiter_many_fcc, args, 2, &ret);
 		zval_ptr_dtor(&args[0]);
 		if (called != SUCCESS || EG(exception) != NULL) {
 			zval_ptr_dtor(&ret);
