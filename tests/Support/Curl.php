@@ -4,7 +4,7 @@ declare(strict_types=1);
 
 namespace Weft\Tests\Support;
 
-/** One request through libcurl, a real client: status, headers (every value kept) and body. */
+/** Requests through libcurl, a real client: status, headers (every value kept) and body. */
 final class Curl
 {
     /**
@@ -49,5 +49,36 @@ final class Curl
     public static function get(string $url, array $headers = []): array
     {
         return self::request('GET', $url, $headers);
+    }
+
+    /**
+     * GETs every URL at once (one curl_multi, so they are in flight together) and waits for them all.
+     *
+     * @param array<int|string, string> $urls
+     * @return array<int|string, array{status: int, body: string}> by the URLs' keys
+     */
+    public static function getAll(array $urls, int $timeout = 20): array
+    {
+        $multi = \curl_multi_init();
+        $handles = [];
+        foreach ($urls as $key => $url) {
+            $handle = \curl_init($url);
+            \curl_setopt_array($handle, [\CURLOPT_RETURNTRANSFER => true, \CURLOPT_TIMEOUT => $timeout]);
+            \curl_multi_add_handle($multi, $handle);
+            $handles[$key] = $handle;
+        }
+        do {
+            $status = \curl_multi_exec($multi, $running);
+            if ($running > 0) {
+                \curl_multi_select($multi, 1.0);
+            }
+        } while ($running > 0 && $status === \CURLM_OK);
+        $answers = [];
+        foreach ($handles as $key => $handle) {
+            $answers[$key] = ['status' => (int) \curl_getinfo($handle, \CURLINFO_RESPONSE_CODE), 'body' => (string) \curl_multi_getcontent($handle)];
+            \curl_multi_remove_handle($multi, $handle);
+        }
+        \curl_multi_close($multi);
+        return $answers;
     }
 }

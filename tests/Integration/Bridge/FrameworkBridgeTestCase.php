@@ -267,32 +267,19 @@ abstract class FrameworkBridgeTestCase extends TestCase
         // Sync mode: the next call may come while a body is still being written; it must not wait
         // for it (the same worker writes it), and every response must still be whole.
         $base = $this->serve(mode: 'sync');
-        $multi = curl_multi_init();
-        $handles = [];
+        $urls = [];
         for ($i = 0; $i < 24; $i++) {
-            $handle = curl_init($base . ['/stream', '/counter', '/', '/file'][$i % 4]);
-            curl_setopt_array($handle, [CURLOPT_RETURNTRANSFER => true, CURLOPT_TIMEOUT => 20]);
-            curl_multi_add_handle($multi, $handle);
-            $handles[$i] = $handle;
+            $urls[$i] = $base . ['/stream', '/counter', '/', '/file'][$i % 4];
         }
-        do {
-            $status = curl_multi_exec($multi, $running);
-            if ($running > 0) {
-                curl_multi_select($multi, 1.0);
-            }
-        } while ($running > 0 && $status === CURLM_OK);
-        foreach ($handles as $i => $handle) {
-            $body = (string) curl_multi_getcontent($handle);
-            self::assertSame(200, curl_getinfo($handle, CURLINFO_RESPONSE_CODE));
+        foreach (Curl::getAll($urls) as $i => ['status' => $status, 'body' => $body]) {
+            self::assertSame(200, $status);
             match ($i % 4) {
                 0 => self::assertSame("line 0\nline 1\nline 2\nline 3\nline 4\n", $body),
                 1 => self::assertSame(['count' => 2], json_decode($body, true)),
                 2 => self::assertSame('Hello World', $body),
                 3 => self::assertSame(300000, \strlen($body)),
             };
-            curl_multi_remove_handle($multi, $handle);
         }
-        curl_multi_close($multi);
     }
 
     /** Where the fixture app keeps its files (flag files of the after-response test). */
@@ -309,26 +296,10 @@ abstract class FrameworkBridgeTestCase extends TestCase
             self::assertSame(['count' => 2], json_decode(Curl::get("$base/counter")['body'], true));
         }
         // The same under concurrency: one request at a time inside the framework, each one reset.
-        $multi = curl_multi_init();
-        $handles = [];
-        for ($i = 0; $i < 12; $i++) {
-            $handle = curl_init("$base/counter");
-            curl_setopt_array($handle, [CURLOPT_RETURNTRANSFER => true, CURLOPT_TIMEOUT => 20]);
-            curl_multi_add_handle($multi, $handle);
-            $handles[] = $handle;
+        foreach (Curl::getAll(array_fill(0, 12, "$base/counter")) as ['status' => $status, 'body' => $body]) {
+            self::assertSame(200, $status);
+            self::assertSame(['count' => 2], json_decode($body, true));
         }
-        do {
-            $status = curl_multi_exec($multi, $running);
-            if ($running > 0) {
-                curl_multi_select($multi, 1.0);
-            }
-        } while ($running > 0 && $status === CURLM_OK);
-        foreach ($handles as $handle) {
-            self::assertSame(200, curl_getinfo($handle, CURLINFO_RESPONSE_CODE));
-            self::assertSame(['count' => 2], json_decode((string) curl_multi_getcontent($handle), true));
-            curl_multi_remove_handle($multi, $handle);
-        }
-        curl_multi_close($multi);
     }
 
     /**

@@ -139,30 +139,17 @@ final class LaravelBridgeTest extends FrameworkBridgeTestCase
     {
         $url = getenv('WEFT_TEST_MYSQL_URL') ?: 'mysql://weft:weft@127.0.0.1:13306/weft';
         $base = $this->serve(['DB_CONNECTION' => 'mysql', 'DB_URL' => $url]);
-        $multi = curl_multi_init();
-        $handles = [];
+        $urls = [];
         foreach (range(1, 4) as $i) {
-            $handle = curl_init("$base/db-slow?v=request-$i");
-            curl_setopt_array($handle, [CURLOPT_RETURNTRANSFER => true, CURLOPT_TIMEOUT => 30]);
-            curl_multi_add_handle($multi, $handle);
-            $handles[$i] = $handle;
+            $urls[$i] = "$base/db-slow?v=request-$i";
         }
-        do {
-            $status = curl_multi_exec($multi, $running);
-            if ($running > 0) {
-                curl_multi_select($multi, 1.0);
-            }
-        } while ($running > 0 && $status === CURLM_OK);
         $connections = [];
-        foreach ($handles as $i => $handle) {
-            $body = (string) curl_multi_getcontent($handle);
-            self::assertSame(200, curl_getinfo($handle, CURLINFO_RESPONSE_CODE), $body);
+        foreach (Curl::getAll($urls, 30) as $i => ['status' => $status, 'body' => $body]) {
+            self::assertSame(200, $status, $body);
             $row = json_decode($body, true);
             self::assertSame("request-$i", $row['v'], 'each request gets the answer to its own query');
             $connections[] = $row['connection'];
-            curl_multi_remove_handle($multi, $handle);
         }
-        curl_multi_close($multi);
         self::assertCount(1, array_unique($connections), 'one resident connection, used by one request at a time');
         self::assertStringNotContainsString('error', strtolower(implode("\n", array_filter(
             explode("\n", $this->serverOutput()),
