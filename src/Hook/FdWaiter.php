@@ -259,6 +259,17 @@ final class FdWaiter
      */
     public function waitMany(array $fds, float $timeout): ?array
     {
+        if ($fds === [] && $timeout > 0) {
+            // A plain sleep (the sleep hook's usleep(), sleep(), time_nanosleep()): exactly Weft\sleep(),
+            // so the hooked call costs what the native one does.
+            $scheduler = Scheduler::get();
+            $current = $scheduler->current;
+            if ($current === null || $current->fiber !== \Fiber::getCurrent()) {
+                return null;
+            }
+            \Weft\sleep($timeout);
+            return [];
+        }
         return $this->suspend($fds, $timeout);
     }
 
