@@ -58,13 +58,17 @@ final class RequestParser
     /** Whether new parsers use the native fast path; null until first asked (then: from the environment). */
     private static ?bool $nativeHead = null;
 
-    /** @param string|null $remoteAddress the peer's IP, stamped on every request of this connection */
-    public function __construct(?Limits $limits = null, private readonly ?string $remoteAddress = null)
+    /**
+     * @param string|null $remoteAddress the peer's IP, stamped on every request of this connection
+     * @param bool|null $native whether to use the extension's head parser (null: nativeHead(); true is
+     *        ignored without the extension)
+     */
+    public function __construct(?Limits $limits = null, private readonly ?string $remoteAddress = null, ?bool $native = null)
     {
         $this->limits = $limits ?? new Limits();
         $this->scanner = new HeadScanner($this->limits);
         $this->earlyBytes = min($this->limits->maxHeaderBytes, $this->limits->maxTargetBytes);
-        $this->native = self::nativeHead();
+        $this->native = $native === null ? self::nativeHead() : $native && \function_exists('Weft\Ext\parseHead');
         $this->headPattern = '/\G(' . HeaderBlock::TOKEN . '++) ([^\x00-\x20\x7f]++) HTTP\/(1\.[01])('
             . Syntax::fields($this->limits->maxHeaderCount) . ')\r\n\r\n/';
     }
