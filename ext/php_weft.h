@@ -17,6 +17,9 @@ extern zend_class_entry *weft_ce_weft_exception;
 /* weft_epoll.c; the method tables live in weft_arginfo.h, included by weft.c only. */
 zend_result weft_epoll_minit(const zend_function_entry *epoll_methods, const zend_function_entry *exception_methods);
 
+/* weft_http.c: Weft\Ext\parseHead() */
+zend_result weft_http_minit(void);
+
 /* weft_hooks.c */
 zend_result weft_hooks_minit(const zend_function_entry *methods);
 zend_result weft_hooks_rshutdown(void);

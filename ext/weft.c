@@ -1,7 +1,8 @@
 /*
  * The weft extension: the native pieces of the Weft application server.
  * Weft\Ext\Epoll (weft_epoll.c), the event loop backend behind Weft\Loop\EpollDriver; the hooks that make
- * blocking PHP calls suspend the current coroutine (weft_hooks.c and the weft_hook_*.c files).
+ * blocking PHP calls suspend the current coroutine (weft_hooks.c and the weft_hook_*.c files); the HTTP
+ * request head fast path Weft\Ext\parseHead() (weft_http.c).
  */
 
 #ifdef HAVE_CONFIG_H
@@ -45,7 +46,8 @@ static PHP_MINIT_FUNCTION(weft)
 	weft_register_exception_root();
 	weft_curl_minit(module_number);
 	REGISTER_NS_STRING_CONSTANT("Weft\\Ext", "VERSION", PHP_WEFT_VERSION, CONST_PERSISTENT);
-	if (weft_epoll_minit(class_Weft_Ext_Epoll_methods, class_Weft_Ext_EpollException_methods) != SUCCESS
+	if (weft_http_minit() != SUCCESS
+		|| weft_epoll_minit(class_Weft_Ext_Epoll_methods, class_Weft_Ext_EpollException_methods) != SUCCESS
 		|| weft_hooks_minit(class_Weft_Ext_Hooks_methods) != SUCCESS
 		|| weft_hook_stream_minit() != SUCCESS
 		|| weft_hook_sleep_minit() != SUCCESS

@@ -14,6 +14,18 @@ namespace Weft\Ext {
     function version(): string {}
 
     /**
+     * The native fast path of Weft\Http\Parser\RequestParser (weft_http.c): parses the complete request
+     * head that starts at $offset in $buffer, looking for its CRLFCRLF from $scanFrom on.
+     *
+     * @param array<string, true> $methods Limits::$methodSet
+     * @return array{0: string, 1: string, 2: string, 3: string, 4: int, 5: bool}|false method, target,
+     *         version ("1.0"/"1.1"), header block (HeaderBlock form), offset after the head, whether a
+     *         Content-Length or Transfer-Encoding field is present; false when the head is incomplete or
+     *         is not one the PHP parser accepts (the PHP parser then names the error)
+     */
+    function parseHead(string $buffer, int $offset, int $scanFrom, int $maxHeaderBytes, int $maxTargetBytes, int $maxHeaderCount, array $methods): array|false {}
+
+    /**
      * One epoll(7) instance (created with EPOLL_CLOEXEC), level-triggered unless Epoll::ET is passed.
      *
      * Registrations are identified by an integer key chosen by the caller (Weft uses the stream's

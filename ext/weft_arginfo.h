@@ -3,6 +3,16 @@
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_Weft_Ext_version, 0, 0, IS_STRING, 0)
 ZEND_END_ARG_INFO()
 
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_MASK_EX(arginfo_Weft_Ext_parseHead, 0, 7, MAY_BE_ARRAY|MAY_BE_FALSE)
+	ZEND_ARG_TYPE_INFO(0, buffer, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, offset, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, scanFrom, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, maxHeaderBytes, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, maxTargetBytes, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, maxHeaderCount, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, methods, IS_ARRAY, 0)
+ZEND_END_ARG_INFO()
+
 ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Weft_Ext_Epoll___construct, 0, 0, 0)
 ZEND_END_ARG_INFO()
 
@@ -79,6 +89,7 @@ ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_Watchdog_isRunnin
 ZEND_END_ARG_INFO()
 
 ZEND_FUNCTION(weft_version);
+ZEND_FUNCTION(weft_parse_head);
 ZEND_METHOD(Weft_Ext_Epoll, __construct);
 ZEND_METHOD(Weft_Ext_Epoll, add);
 ZEND_METHOD(Weft_Ext_Epoll, modify);
@@ -101,6 +112,7 @@ ZEND_METHOD(Weft_Ext_Watchdog, isRunning);
 
 static const zend_function_entry ext_functions[] = {
 	ZEND_NS_NAMED_FE("Weft\\Ext", version, ZEND_FN(weft_version), arginfo_Weft_Ext_version)
+	ZEND_NS_NAMED_FE("Weft\\Ext", parseHead, ZEND_FN(weft_parse_head), arginfo_Weft_Ext_parseHead)
 	ZEND_FE_END
 };
 

@@ -7,6 +7,9 @@
 #
 #   scripts/side-by-side.sh BASE_DIR NEW_DIR APP CONNECTIONS SECONDS ROUNDS LOOP [NEW_EXTRA_ARGS]
 #   scripts/side-by-side.sh /work/wt/base . examples/hello.php 100 4 3 select "--gzip off"
+# BASE_ENV / NEW_ENV (e.g. "WEFT_NATIVE_HTTP=0") are set in the environment of that tree's server, so one
+# checkout can be compared with itself under two settings:
+#   BASE_ENV=WEFT_NATIVE_HTTP=0 scripts/side-by-side.sh . . examples/hello.php 100 3 6 epoll
 set -euo pipefail
 BASE=$(cd "$1" && pwd); NEW=$(cd "$2" && pwd); APP=$3; C=$4; D=$5; R=$6; LOOP=$7; EXTRA=${8:-}
 hz=$(getconf CLK_TCK)
@@ -14,10 +17,10 @@ cpu_ticks() { local sum=0 t; for p in "$@"; do t=$(awk '{print $14+$15}' "/proc/
 for round in $(seq 1 "$R"); do
     order="base new"; [ $((round % 2)) = 0 ] && order="new base"
     for tree in $order; do
-        dir=$BASE; extra=""
-        [ "$tree" = new ] && dir=$NEW && extra=$EXTRA
+        dir=$BASE; extra=""; envs=${BASE_ENV:-}
+        [ "$tree" = new ] && dir=$NEW && extra=$EXTRA && envs=${NEW_ENV:-}
         out=$(mktemp); pidfile=$(mktemp -u /tmp/weft-sbs-XXXX.pid)
-        (cd "$dir" && exec taskset -c 0 php bin/weft serve "$APP" --workers 1 --port 0 --loop "$LOOP" --pid-file "$pidfile" $extra) > "$out" 2>&1 &
+        (cd "$dir" && exec env $envs taskset -c 0 php bin/weft serve "$APP" --workers 1 --port 0 --loop "$LOOP" --pid-file "$pidfile" $extra) > "$out" 2>&1 &
         for _ in $(seq 1 100); do grep -q READY "$out" && break; sleep 0.1; done
         port=$(grep -o 'READY [0-9]*' "$out" | awk '{print $2}')
         master=$(cat "$pidfile"); pids="$master $(pgrep -P "$master" | tr '\n' ' ')"

@@ -14,7 +14,9 @@ use Weft\Http\Parser\RequestParser;
 /**
  * What the pure parser must do with any input: throw nothing but an HttpError with a status of its
  * own (never crash), produce only requests whose parts are well-formed, and reach the very same result
- * whether the bytes arrive at once or split anywhere.
+ * whether the bytes arrive at once or split anywhere. With the extension loaded, also: the parser with
+ * the native head parser in front (Weft\Ext\parseHead) gives exactly what the pure PHP one gives, down to
+ * every header, error message and buffered byte, fed at once and split.
  */
 final class ParserOracle
 {
@@ -44,7 +46,51 @@ final class ParserOracle
             unset($split['close'], $whole['close']);
             throw new FuzzFailure(\sprintf('split and whole input disagree: %s vs %s', \json_encode($split), \json_encode($whole)));
         }
+        if (\function_exists('Weft\Ext\parseHead')) {
+            foreach (['at once' => [$data], 'split' => $chunks] as $how => $pieces) {
+                $php = self::trace($pieces, new RequestParser($this->limits, null, false));
+                $native = self::trace($pieces, new RequestParser($this->limits, null, true));
+                if ($php !== $native) {
+                    throw new FuzzFailure(\sprintf(
+                        'the native head parser and the PHP parser disagree (%s): native %s, php %s',
+                        $how,
+                        \json_encode($native, \JSON_INVALID_UTF8_SUBSTITUTE),
+                        \json_encode($php, \JSON_INVALID_UTF8_SUBSTITUTE),
+                    ));
+                }
+            }
+        }
         return $whole;
+    }
+
+    /**
+     * Everything a parser's user can observe, in order: each request in full, each 100-continue, the
+     * error (status and message), the failed or pending request line, what stays buffered.
+     *
+     * @param list<string> $chunks
+     * @return list<mixed>
+     */
+    public static function trace(array $chunks, RequestParser $parser): array
+    {
+        $trace = [];
+        try {
+            foreach ($chunks as $chunk) {
+                $parser->push($chunk);
+                while (($request = $parser->next()) !== null) {
+                    $trace[] = [
+                        $request->method(), $request->target(), $request->version(), $request->headers(),
+                        $request->body(), $request->trailers(), $request->keepAlive(),
+                    ];
+                }
+                if ($parser->needsContinue()) {
+                    $trace[] = '100-continue';
+                }
+            }
+        } catch (HttpError $e) {
+            $trace[] = [$e->status, $e->getMessage(), $parser->failedLine()];
+        }
+        $trace[] = [$parser->hasPartial(), $parser->inBody(), $parser->bufferedBytes(), $parser->pendingLine(), $parser->partialLine()];
+        return $trace;
     }
 
     /**

@@ -22,6 +22,11 @@ use Weft\Http\Message\Request;
  * request-smuggling ambiguity between servers that differ on it); obs-fold is a 400; empty lines
  * before a request line are skipped (RFC 9112 §2.2); an HTTP/1.1 request needs exactly one Host;
  * Transfer-Encoding must be exactly "chunked" and is refused in HTTP/1.0 requests.
+ *
+ * Native fast path: with the weft extension loaded, a complete head is first offered to
+ * Weft\Ext\parseHead() (ext/weft_http.c), which accepts exactly the heads this class accepts and returns
+ * the same parts, or false; on false the PHP code below runs as if the native path did not exist, so every
+ * error is named here. WEFT_NATIVE_HTTP=0 in the environment (or useNativeHead(false)) turns it off.
  */
 final class RequestParser
 {
@@ -48,15 +53,39 @@ final class RequestParser
     private readonly int $earlyBytes;
     /** Whether the scanner holds state for the current head (reset only then: the hot path never uses it). */
     private bool $scanning = false;
+    /** Whether this parser offers complete heads to Weft\Ext\parseHead() first. */
+    private readonly bool $native;
+    /** Whether new parsers use the native fast path; null until first asked (then: from the environment). */
+    private static ?bool $nativeHead = null;
 
-    /** @param string|null $remoteAddress the peer's IP, stamped on every request of this connection */
-    public function __construct(?Limits $limits = null, private readonly ?string $remoteAddress = null)
+    /**
+     * @param string|null $remoteAddress the peer's IP, stamped on every request of this connection
+     * @param bool|null $native whether to use the extension's head parser (null: nativeHead(); true is
+     *        ignored without the extension)
+     */
+    public function __construct(?Limits $limits = null, private readonly ?string $remoteAddress = null, ?bool $native = null)
     {
         $this->limits = $limits ?? new Limits();
         $this->scanner = new HeadScanner($this->limits);
         $this->earlyBytes = min($this->limits->maxHeaderBytes, $this->limits->maxTargetBytes);
+        $this->native = $native === null ? self::nativeHead() : $native && \function_exists('Weft\Ext\parseHead');
         $this->headPattern = '/\G(' . HeaderBlock::TOKEN . '++) ([^\x00-\x20\x7f]++) HTTP\/(1\.[01])('
             . Syntax::fields($this->limits->maxHeaderCount) . ')\r\n\r\n/';
+    }
+
+    /**
+     * Whether parsers created from now on use the extension's head parser: by default when the extension
+     * is loaded and WEFT_NATIVE_HTTP is not "0". Tests and benchmarks switch it to run both paths in one
+     * process; asking for it without the extension leaves it off.
+     */
+    public static function useNativeHead(bool $on): void
+    {
+        self::$nativeHead = $on && \function_exists('Weft\Ext\parseHead');
+    }
+
+    public static function nativeHead(): bool
+    {
+        return self::$nativeHead ??= \function_exists('Weft\Ext\parseHead') && getenv('WEFT_NATIVE_HTTP') !== '0';
     }
 
     public function push(string $bytes): void
@@ -188,6 +217,20 @@ final class RequestParser
             if ($this->buffer === '') {
                 return null;
             }
+        }
+
+        if ($this->native) {
+            $limits = $this->limits;
+            $head = \Weft\Ext\parseHead($buffer, $offset, $this->scanFrom, $limits->maxHeaderBytes, $limits->maxTargetBytes, $limits->maxHeaderCount, $limits->methodSet);
+            if ($head !== false) {
+                [$method, $target, $version, $block, $next, $framing] = $head;
+                if ($framing) {
+                    return $this->startBody($method, $target, $block, $version, $next);
+                }
+                $this->consumedTo($next);
+                return new Request($method, $target, $block, '', $version, $this->remoteAddress);
+            }
+            // Incomplete or refused: the reference path below finds the same end and names the error.
         }
 
         $end = strpos($buffer, "\r\n\r\n", $this->scanFrom);

@@ -11,8 +11,34 @@ use Weft\Http\Parser\HttpError;
 use Weft\Http\Parser\Limits;
 use Weft\Http\Parser\RequestParser;
 
-final class RequestParserTest extends TestCase
+/**
+ * The pure PHP parser; NativeRequestParserTest runs every case again with the extension's head parser in
+ * front of it (hence not final).
+ */
+class RequestParserTest extends TestCase
 {
+    /** Whether the cases run with Weft\Ext\parseHead in front of the PHP parser. */
+    protected const NATIVE = false;
+
+    private bool $nativeBefore;
+
+    protected function setUp(): void
+    {
+        if (static::NATIVE && !\function_exists('Weft\Ext\parseHead')) {
+            self::markTestSkipped('the weft extension is not loaded');
+        }
+        $this->nativeBefore = RequestParser::nativeHead();
+        RequestParser::useNativeHead(static::NATIVE);
+        self::assertSame(static::NATIVE, RequestParser::nativeHead());
+    }
+
+    protected function tearDown(): void
+    {
+        if (isset($this->nativeBefore)) {
+            RequestParser::useNativeHead($this->nativeBefore);
+        }
+    }
+
     public function testEveryAcceptedVectorPipelinedInOneStream(): void
     {
         $raw = '';

@@ -16,35 +16,62 @@ use Weft\Http\Parser\RequestParser;
 /**
  * Runs the shared vectors (../vectors.php) through RequestParser fed at once, byte by byte, split
  * at every single point, and split at random (seeded) points: every way must give the same result.
+ * Each vector runs twice: on the pure PHP parser, and with the extension's head parser
+ * (Weft\Ext\parseHead) in front of it, skipped when the extension is not loaded.
  */
 final class RequestParserVectorsTest extends TestCase
 {
-    /** @return iterable<string, array{array<string, mixed>}> */
+    private bool $nativeBefore;
+
+    protected function setUp(): void
+    {
+        $this->nativeBefore = RequestParser::nativeHead();
+    }
+
+    protected function tearDown(): void
+    {
+        RequestParser::useNativeHead($this->nativeBefore);
+    }
+
+    /** @return iterable<string, array{array<string, mixed>, bool}> */
     public static function vectors(): iterable
     {
         foreach (require __DIR__ . '/../vectors.php' as $vector) {
-            yield $vector['name'] => [$vector];
+            yield $vector['name'] . ' (php)' => [$vector, false];
+            yield $vector['name'] . ' (native)' => [$vector, true];
         }
+    }
+
+    private static function use(bool $native): void
+    {
+        if ($native && !\function_exists('Weft\Ext\parseHead')) {
+            self::markTestSkipped('the weft extension is not loaded');
+        }
+        RequestParser::useNativeHead($native);
+        self::assertSame($native, RequestParser::nativeHead());
     }
 
     /** @param array<string, mixed> $vector */
     #[DataProvider('vectors')]
-    public function testAtOnce(array $vector): void
+    public function testAtOnce(array $vector, bool $native): void
     {
+        self::use($native);
         self::assertSame(self::expected($vector), self::feed($vector, [$vector['raw']]));
     }
 
     /** @param array<string, mixed> $vector */
     #[DataProvider('vectors')]
-    public function testByteByByte(array $vector): void
+    public function testByteByByte(array $vector, bool $native): void
     {
+        self::use($native);
         self::assertSame(self::expected($vector), self::feed($vector, str_split($vector['raw'])));
     }
 
     /** @param array<string, mixed> $vector */
     #[DataProvider('vectors')]
-    public function testSplitAtEveryPoint(array $vector): void
+    public function testSplitAtEveryPoint(array $vector, bool $native): void
     {
+        self::use($native);
         $raw = $vector['raw'];
         $expected = self::expected($vector);
         // Long vectors only repeat the same states; their byte-by-byte run already covers them.
@@ -56,8 +83,9 @@ final class RequestParserVectorsTest extends TestCase
 
     /** @param array<string, mixed> $vector */
     #[DataProvider('vectors')]
-    public function testRandomSplits(array $vector): void
+    public function testRandomSplits(array $vector, bool $native): void
     {
+        self::use($native);
         $random = new Randomizer(new Mt19937(crc32($vector['name'])));
         $raw = $vector['raw'];
         $expected = self::expected($vector);

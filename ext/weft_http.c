@@ -1,0 +1,358 @@
+/*
+ * Weft\Ext\parseHead(): the native fast path of Weft\Http\Parser\RequestParser for a complete request
+ * head. It accepts exactly the heads the PHP parser accepts on its own fast path and hands back the same
+ * parts; for anything else (no CRLFCRLF yet, a limit exceeded, any grammar or semantic error) it returns
+ * false and the PHP parser, which stays the reference, takes the head and raises the precise HttpError.
+ * The error path is rare and its ranking (first invalid byte, 414, 431, ...) is subtle: it is written once,
+ * in PHP, so the two paths cannot disagree on which error a head gets.
+ *
+ * What "accepted" means, in the order the PHP parser checks it (RequestParser::nextHead, Syntax::checkHead,
+ * the head pattern, HeaderBlock::FIELD, Syntax::HOST_VALUE):
+ *   - the head (request line, fields, CRLFCRLF) is at most max_header_bytes long and its request line
+ *     (without CRLF) at most max_target_bytes;
+ *   - method SP target SP "HTTP/1.0" or "HTTP/1.1", method a token, target without controls, SP or DEL;
+ *   - at most max_header_count field lines "name:value", name a token, value without CR, LF or NUL;
+ *   - the method is a key of $methods (Limits::$methodSet);
+ *   - a target not starting with "/" is "*" (OPTIONS only), an authority (CONNECT only) or absolute-form;
+ *   - Host: exactly one in HTTP/1.1, at most one in HTTP/1.0, with a valid value.
+ * Every read is bounded by the end of the head, found first with a bounded search.
+ */
+
+#ifdef HAVE_CONFIG_H
+# include "config.h"
+#endif
+
+#include "php.h"
+#include "php_weft.h"
+
+/* RFC 9110 tchar: the bytes of methods and field names. */
+static const unsigned char weft_tchar[256] = {
+	['!'] = 1, ['#'] = 1, ['$'] = 1, ['%'] = 1, ['&'] = 1, ['\''] = 1, ['*'] = 1, ['+'] = 1, ['-'] = 1,
+	['.'] = 1, ['^'] = 1, ['_'] = 1, ['`'] = 1, ['|'] = 1, ['~'] = 1,
+	['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1, ['8'] = 1, ['9'] = 1,
+	['A'] = 1, ['B'] = 1, ['C'] = 1, ['D'] = 1, ['E'] = 1, ['F'] = 1, ['G'] = 1, ['H'] = 1, ['I'] = 1,
+	['J'] = 1, ['K'] = 1, ['L'] = 1, ['M'] = 1, ['N'] = 1, ['O'] = 1, ['P'] = 1, ['Q'] = 1, ['R'] = 1,
+	['S'] = 1, ['T'] = 1, ['U'] = 1, ['V'] = 1, ['W'] = 1, ['X'] = 1, ['Y'] = 1, ['Z'] = 1,
+	['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1, ['g'] = 1, ['h'] = 1, ['i'] = 1,
+	['j'] = 1, ['k'] = 1, ['l'] = 1, ['m'] = 1, ['n'] = 1, ['o'] = 1, ['p'] = 1, ['q'] = 1, ['r'] = 1,
+	['s'] = 1, ['t'] = 1, ['u'] = 1, ['v'] = 1, ['w'] = 1, ['x'] = 1, ['y'] = 1, ['z'] = 1,
+};
+
+/* The interned version strings handed back for every request (no allocation per request). */
+static zend_string *weft_http_v10 = NULL;
+static zend_string *weft_http_v11 = NULL;
+
+zend_result weft_http_minit(void)
+{
+	weft_http_v10 = zend_string_init_interned("1.0", 3, 1);
+	weft_http_v11 = zend_string_init_interned("1.1", 3, 1);
+	return weft_http_v10 != NULL && weft_http_v11 != NULL ? SUCCESS : FAILURE;
+}
+
+static zend_always_inline bool weft_is_digit(unsigned char c)
+{
+	return c >= '0' && c <= '9';
+}
+
+static zend_always_inline bool weft_is_hex_colon_dot(unsigned char c)
+{
+	return weft_is_digit(c) || (c >= 'a' && c <= 'f') || (c >= 'A' && c <= 'F') || c == ':' || c == '.';
+}
+
+static zend_always_inline bool weft_is_alpha(unsigned char c)
+{
+	return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z');
+}
+
+/* Host's reg-name bytes as Syntax::HOST_VALUE lists them: unreserved, sub-delims and "%". */
+static zend_always_inline bool weft_is_reg_name_byte(unsigned char c)
+{
+	if (weft_is_alpha(c) || weft_is_digit(c)) {
+		return true;
+	}
+	switch (c) {
+		case '-': case '.': case '_': case '~': case '!': case '$': case '&': case '\'':
+		case '(': case ')': case '*': case '+': case ';': case '=': case '%':
+			return true;
+		default:
+			return false;
+	}
+}
+
+/* Bytes of a request target: anything but controls, SP and DEL (the PHP pattern's [^\x00-\x20\x7f]). */
+static zend_always_inline bool weft_is_target_byte(unsigned char c)
+{
+	return c > 0x20 && c != 0x7f;
+}
+
+/* Case-insensitive comparison of a field name with a lower-case literal of the same length. */
+static bool weft_name_is(const unsigned char *name, size_t length, const char *lower, size_t lower_length)
+{
+	if (length != lower_length) {
+		return false;
+	}
+	for (size_t i = 0; i < length; i++) {
+		unsigned char c = name[i];
+		if (c >= 'A' && c <= 'Z') {
+			c = (unsigned char) (c + ('a' - 'A'));
+		}
+		if (c != (unsigned char) lower[i]) {
+			return false;
+		}
+	}
+	return true;
+}
+
+/* The same test as the PHP pattern \A(?:\[[0-9A-Fa-f:.]++\]|[^\/?#@:\[\]]++):[0-9]++\z (CONNECT's authority-form). */
+static bool weft_is_authority(const unsigned char *p, size_t length)
+{
+	const unsigned char *end = p + length;
+	if (p < end && *p == '[') {
+		p++;
+		const unsigned char *start = p;
+		while (p < end && weft_is_hex_colon_dot(*p)) {
+			p++;
+		}
+		if (p == start || p == end || *p != ']') {
+			return false;
+		}
+		p++;
+	} else {
+		const unsigned char *start = p;
+		while (p < end && *p != '/' && *p != '?' && *p != '#' && *p != '@' && *p != ':' && *p != '[' && *p != ']') {
+			p++;
+		}
+		if (p == start) {
+			return false;
+		}
+	}
+	if (p == end || *p != ':') {
+		return false;
+	}
+	p++;
+	const unsigned char *digits = p;
+	while (p < end && weft_is_digit(*p)) {
+		p++;
+	}
+	return p != digits && p == end;
+}
+
+/* The same test as the PHP pattern \A[A-Za-z][A-Za-z0-9+.\-]*+:\/\/[^\/?#] (absolute-form). */
+static bool weft_is_absolute(const unsigned char *p, size_t length)
+{
+	const unsigned char *end = p + length;
+	if (p == end || !weft_is_alpha(*p)) {
+		return false;
+	}
+	p++;
+	while (p < end && (weft_is_alpha(*p) || weft_is_digit(*p) || *p == '+' || *p == '.' || *p == '-')) {
+		p++;
+	}
+	if (end - p < 4 || p[0] != ':' || p[1] != '/' || p[2] != '/') {
+		return false;
+	}
+	return p[3] != '/' && p[3] != '?' && p[3] != '#';
+}
+
+/*
+ * Syntax::HOST_VALUE over a whole field value (the PHP pattern must reach the CR that ends the field or
+ * the end of the block, which is where the value ends):
+ * [ \t]*+ (?:[A-Za-z0-9\-._~!$&'()*+;=%]++ | \[[0-9A-Fa-f:.]++\]) (?::[0-9]*+)? [ \t]*+
+ */
+static bool weft_is_host_value(const unsigned char *p, size_t length)
+{
+	const unsigned char *end = p + length;
+	while (p < end && (*p == ' ' || *p == '\t')) {
+		p++;
+	}
+	if (p < end && *p == '[') {
+		p++;
+		const unsigned char *start = p;
+		while (p < end && weft_is_hex_colon_dot(*p)) {
+			p++;
+		}
+		if (p == start || p == end || *p != ']') {
+			return false;
+		}
+		p++;
+	} else {
+		const unsigned char *start = p;
+		while (p < end && weft_is_reg_name_byte(*p)) {
+			p++;
+		}
+		if (p == start) {
+			return false;
+		}
+	}
+	if (p < end && *p == ':') {
+		p++;
+		while (p < end && weft_is_digit(*p)) {
+			p++;
+		}
+	}
+	while (p < end && (*p == ' ' || *p == '\t')) {
+		p++;
+	}
+	return p == end;
+}
+
+/*
+ * Parses the head that starts at offset in buffer (the caller skipped the empty lines before it). The
+ * search for its CRLFCRLF starts at scan_from (>= offset), where the caller knows none can start earlier.
+ * Returns the parts or false (see the top of this file).
+ */
+static bool weft_parse_head(zend_string *buffer, size_t offset, size_t scan_from, zend_long max_header_bytes,
+	zend_long max_target_bytes, zend_long max_header_count, HashTable *methods, zval *return_value)
+{
+	const unsigned char *base = (const unsigned char *) ZSTR_VAL(buffer);
+	const size_t length = ZSTR_LEN(buffer);
+	const char *found = zend_memnstr(ZSTR_VAL(buffer) + scan_from, "\r\n\r\n", 4, ZSTR_VAL(buffer) + length);
+	if (found == NULL) {
+		return false;
+	}
+	/* The head is [offset, end + 4); end is the position of its CRLFCRLF, so base[end .. end + 3] exist. */
+	const size_t end = (size_t) (found - ZSTR_VAL(buffer));
+	if (max_header_bytes < 0 || end + 4 - offset > (zend_ulong) max_header_bytes) {
+		return false;
+	}
+
+	/* Request line. Every loop below stops at a byte its class excludes, and base[end] is CR, which
+	 * every class excludes, so no loop runs past the head; the fixed-width version is bounded explicitly. */
+	size_t p = offset;
+	while (p < end && weft_tchar[base[p]]) {
+		p++;
+	}
+	const size_t method_end = p;
+	if (method_end == offset || p >= end || base[p] != ' ') {
+		return false;
+	}
+	const size_t target_start = ++p;
+	while (p < end && weft_is_target_byte(base[p])) {
+		p++;
+	}
+	const size_t target_end = p;
+	if (target_end == target_start || p >= end || base[p] != ' ') {
+		return false;
+	}
+	p++;
+	if (end - p < 8 || memcmp(base + p, "HTTP/1.", 7) != 0 || (base[p + 7] != '0' && base[p + 7] != '1')) {
+		return false;
+	}
+	const bool http11 = base[p + 7] == '1';
+	p += 8;
+	const size_t block_start = p;
+	if (max_target_bytes < 0 || block_start - offset > (zend_ulong) max_target_bytes) {
+		return false; /* 414 */
+	}
+
+	/* Field lines, each "\r\n" name ":" value, up to the CRLFCRLF at end. */
+	zend_long fields = 0;
+	zend_long hosts = 0;
+	size_t host_value = 0, host_value_end = 0;
+	bool framing = false;
+	while (p < end) {
+		/* p < end and base[end + 1] exists, so p + 1 is within the buffer. */
+		if (base[p] != '\r' || base[p + 1] != '\n') {
+			return false;
+		}
+		if (++fields > max_header_count) {
+			return false;
+		}
+		p += 2;
+		const size_t name = p;
+		while (p < end && weft_tchar[base[p]]) {
+			p++;
+		}
+		if (p == name || p >= end || base[p] != ':') {
+			return false;
+		}
+		const size_t name_length = p - name;
+		const size_t value = ++p;
+		while (p < end && base[p] != '\r' && base[p] != '\n' && base[p] != '\0') {
+			p++;
+		}
+		/* The value ends at a CR (the next field's CRLF or the head's CRLFCRLF): a bare LF or a NUL fails. */
+		if (p < end && base[p] != '\r') {
+			return false;
+		}
+		if (weft_name_is(base + name, name_length, "host", 4)) {
+			hosts++;
+			host_value = value;
+			host_value_end = p;
+		} else if (weft_name_is(base + name, name_length, "content-length", 14)
+			|| weft_name_is(base + name, name_length, "transfer-encoding", 17)) {
+			framing = true;
+		}
+	}
+
+	/* Semantics, as RequestParser::nextHead judges a head that matched its pattern. */
+	const char *method = ZSTR_VAL(buffer) + offset;
+	const size_t method_length = method_end - offset;
+	if (!zend_symtable_str_exists(methods, method, method_length)) {
+		return false; /* 501 or 400 */
+	}
+	const unsigned char *target = base + target_start;
+	const size_t target_length = target_end - target_start;
+	if (target[0] != '/') {
+		bool valid;
+		if (target_length == 1 && target[0] == '*') {
+			valid = method_length == 7 && memcmp(method, "OPTIONS", 7) == 0;
+		} else if (method_length == 7 && memcmp(method, "CONNECT", 7) == 0) {
+			valid = weft_is_authority(target, target_length);
+		} else {
+			valid = weft_is_absolute(target, target_length);
+		}
+		if (!valid) {
+			return false;
+		}
+	}
+	if (hosts > 1 || (hosts == 0 && http11)) {
+		return false;
+	}
+	if (hosts == 1 && !weft_is_host_value(base + host_value, host_value_end - host_value)) {
+		return false;
+	}
+
+	array_init_size(return_value, 6);
+	add_next_index_stringl(return_value, method, method_length);
+	add_next_index_stringl(return_value, (const char *) target, target_length);
+	add_next_index_str(return_value, http11 ? weft_http_v11 : weft_http_v10);
+	if (end == block_start) {
+		add_next_index_str(return_value, ZSTR_EMPTY_ALLOC());
+	} else {
+		add_next_index_stringl(return_value, ZSTR_VAL(buffer) + block_start, end - block_start);
+	}
+	add_next_index_long(return_value, (zend_long) (end + 4));
+	add_next_index_bool(return_value, framing);
+	return true;
+}
+
+PHP_FUNCTION(weft_parse_head)
+{
+	zend_string *buffer;
+	zend_long offset, scan_from, max_header_bytes, max_target_bytes, max_header_count;
+	HashTable *methods;
+
+	ZEND_PARSE_PARAMETERS_START(7, 7)
+		Z_PARAM_STR(buffer)
+		Z_PARAM_LONG(offset)
+		Z_PARAM_LONG(scan_from)
+		Z_PARAM_LONG(max_header_bytes)
+		Z_PARAM_LONG(max_target_bytes)
+		Z_PARAM_LONG(max_header_count)
+		Z_PARAM_ARRAY_HT(methods)
+	ZEND_PARSE_PARAMETERS_END();
+
+	if (offset < 0 || (zend_ulong) offset > ZSTR_LEN(buffer)) {
+		zend_argument_value_error(2, "must be between 0 and the length of the buffer");
+		RETURN_THROWS();
+	}
+	if (scan_from < offset || (zend_ulong) scan_from > ZSTR_LEN(buffer)) {
+		zend_argument_value_error(3, "must be between $offset and the length of the buffer");
+		RETURN_THROWS();
+	}
+	if (!weft_parse_head(buffer, (size_t) offset, (size_t) scan_from, max_header_bytes, max_target_bytes,
+			max_header_count, methods, return_value)) {
+		RETURN_FALSE;
+	}
+}
