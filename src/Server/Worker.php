@@ -181,6 +181,13 @@ final class Worker
         });
     }
 
+    /**
+     * Drain, the one meaning of the word in Weft: stop accepting, let every request in flight finish
+     * (each answered with "Connection: close"), close each keep-alive connection at its next request
+     * boundary (an idle one after its protocol's short wait), then exit; what is still open after
+     * --grace is cut. Stop, reload (the old generation), --max-requests and a vanished master all
+     * drain a worker; `status` and /metrics show it as "draining".
+     */
     private function drain(): void
     {
         if ($this->draining) {
