@@ -6,6 +6,7 @@ namespace Weft\Tests\Integration\Bench;
 
 use PHPUnit\Framework\TestCase;
 use Weft\Bench\Load\LineLoad;
+use Weft\Bench\Load\Probe;
 use Weft\Bench\Load\WebSocketLoad;
 use Weft\Loop\Loop;
 use Weft\Tests\Support\ServerProcess;
@@ -24,6 +25,7 @@ final class LoadClientsTest extends TestCase
     {
         $server = new ServerProcess([self::EXAMPLES . 'echo-line.php', '--protocol', 'line', '--workers', '1']);
         try {
+            self::assertSame('hello world', Probe::line('127.0.0.1', $server->port, 'hello world'), 'the check before a row');
             foreach (['many', 'few-fast'] as $pattern) {
                 Loop::reset('select');
                 $result = LineLoad::run('127.0.0.1', $server->port, $pattern, 2, 0.3);
