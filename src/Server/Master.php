@@ -247,18 +247,22 @@ final class Master
         if ($worker->fault !== null || $worker->timedOut !== null) {
             return;
         }
+        // Already reaped (its last words read after its exit): no process to stop, nor to replace twice.
+        $reaped = ($this->workers[$worker->pid] ?? null) !== $worker;
         $worker->fault = 'it sent the master a malformed message: ' . $e->getMessage();
         if (!$worker->ready) {
             $worker->bootError ??= $worker->fault;
         }
-        $this->logger->error('Worker {slot} (pid {pid}) sent the master a malformed message ({reason}): stopping it', [
-            'slot' => $worker->slot, 'pid' => $worker->pid, 'reason' => $e->getMessage(),
+        $this->logger->error('Worker {slot} (pid {pid}) sent the master a malformed message ({reason}){action}', [
+            'slot' => $worker->slot, 'pid' => $worker->pid, 'reason' => $e->getMessage(), 'action' => $reaped ? '' : ': stopping it',
         ]);
+        if ($reaped) {
+            return;
+        }
         \posix_kill($worker->pid, \SIGTERM);
-        $pid = $worker->pid;
-        $this->driver->delay($this->config->grace + 1.0, function () use ($pid): void {
-            if (isset($this->workers[$pid])) {
-                \posix_kill($pid, \SIGKILL);
+        $this->driver->delay($this->config->grace + 1.0, function () use ($worker): void {
+            if (($this->workers[$worker->pid] ?? null) === $worker) {
+                \posix_kill($worker->pid, \SIGKILL);
             }
         });
     }
