@@ -31,19 +31,23 @@ final class FdWaiter
     public const WRITE = 2;
     /**
      * With READ or WRITE: the descriptor is a hooked stream's, whose close calls forget() first, so its
-     * watcher can stay between waits (disabled): a connection waited on query after query costs one
-     * epoll_ctl(ADD) for its life instead of an ADD and a DEL per wait, and no new watcher or closure.
+     * watcher can stay between waits: a connection waited on query after query costs one epoll_ctl(ADD)
+     * for its life instead of an ADD and a DEL per wait, and no new watcher, closure or timer.
      */
     public const KEEP = 4;
 
-    /** @var array<int, string> fd << 1 | (1 for WRITE) => the watcher kept for it (disabled between waits) */
+    /** @var array<int, string> fd << 1 | (1 for WRITE) => the watcher kept for it (unreferenced between waits) */
     private array $kept = [];
+    /** @var array<int, true> the same key => its watcher is disabled (it fired while nobody waited) */
+    private array $parked = [];
     /** @var array<int, Coroutine> the same key => the coroutine waiting on that watcher now */
     private array $waiters = [];
-    /** @var array<int, \Closure> the same key => the timeout callback of its waits */
-    private array $timeouts = [];
+    /** @var array<int, float> the same key => when the current wait times out (hrtime seconds) */
+    private array $deadlines = [];
+    /** @var array<int, array{string, float}> the same key => its timeout timer and when that fires */
+    private array $timers = [];
     /** The driver the kept watchers belong to (a forked worker builds its own: they are then dropped). */
-    private ?Driver $keptDriver = null;
+    private ?DescriptorDriver $keptDriver = null;
 
     /** Whether the code running now is a Weft coroutine (the exit hook asks). */
     public static function inCoroutine(): bool
@@ -58,7 +62,8 @@ final class FdWaiter
         if ($events === (self::READ | self::KEEP) || $events === (self::WRITE | self::KEEP)) {
             $scheduler = Scheduler::get();
             $driver = $scheduler->driver;
-            if ($driver instanceof DescriptorDriver) {
+            // The driver the kept watchers live on was checked when they were made: no instanceof per wait.
+            if ($driver === $this->keptDriver || $driver instanceof DescriptorDriver) {
                 $current = $scheduler->current;
                 if ($current === null || $current->fiber !== \Fiber::getCurrent() || $timeout === 0.0) {
                     return null;
@@ -112,64 +117,140 @@ final class FdWaiter
         foreach ([$fd << 1, $fd << 1 | 1] as $key) {
             $id = $this->kept[$key] ?? null;
             if ($id !== null) {
-                unset($this->kept[$key], $this->timeouts[$key]);
+                unset($this->kept[$key], $this->parked[$key]);
                 $this->keptDriver?->cancel($id);
+            }
+            $timer = $this->timers[$key] ?? null;
+            if ($timer !== null) {
+                unset($this->timers[$key]);
+                $this->keptDriver?->cancel($timer[0]);
             }
         }
     }
 
-    private function waitKept(Scheduler $scheduler, Driver&DescriptorDriver $driver, Coroutine $current, int $fd, int $key, int $events, float $timeout): int
+    private function waitKept(Scheduler $scheduler, DescriptorDriver $driver, Coroutine $current, int $fd, int $key, int $events, float $timeout): int
     {
         if ($this->keptDriver !== $driver) {
-            $this->kept = $this->waiters = $this->timeouts = [];
+            $this->kept = $this->parked = $this->waiters = $this->deadlines = $this->timers = [];
             $this->keptDriver = $driver;
         }
         $id = $this->kept[$key] ?? null;
-        if ($id !== null) {
-            try {
+        try {
+            if ($id === null) {
+                $id = $this->keep($scheduler, $driver, $fd, $key, $events);
+            } elseif (isset($this->parked[$key])) {
+                unset($this->parked[$key]);
                 $driver->enable($id);
-            } catch (InvalidWatcher) {
-                $id = null; // the driver dropped it (the descriptor was seen closed): start afresh
             }
-        }
-        if ($id === null) {
-            // One callback per kept watcher, for its whole life: it wakes whoever waits on it now.
-            $waiters = &$this->waiters;
-            $wake = static function () use (&$waiters, $key, $scheduler, $events): void {
-                $waiter = $waiters[$key] ?? null;
-                if ($waiter !== null && $waiter->waiting) {
-                    unset($waiters[$key]);
-                    $scheduler->resume($waiter, $events);
-                }
-            };
-            $id = $this->kept[$key] = $events === self::READ ? $driver->onReadableFd($fd, $wake) : $driver->onWritableFd($fd, $wake);
-            $this->timeouts[$key] = static function () use (&$waiters, $key, $scheduler): void {
-                $waiter = $waiters[$key] ?? null;
-                if ($waiter !== null && $waiter->waiting) {
-                    unset($waiters[$key]);
-                    $scheduler->resume($waiter, 0);
-                }
-            };
+            // Between waits the watcher is unreferenced (an idle pooled connection must not keep run()
+            // going); during one it holds the loop like any wait does.
+            $driver->reference($id);
+        } catch (InvalidWatcher) {
+            // The driver dropped it (the descriptor was seen closed): start afresh.
+            unset($this->parked[$key]);
+            $id = $this->keep($scheduler, $driver, $fd, $key, $events);
+            $driver->reference($id);
         }
         $this->waiters[$key] = $current;
-        $timer = $timeout >= 0 ? $driver->delay($timeout, $this->timeouts[$key]) : null;
+        if ($timeout >= 0) {
+            $this->armTimeout($scheduler, $driver, $key, $timeout);
+        }
+        // Catch and rethrow rather than finally: this runs for every hooked wait, and PHP's tracing JIT
+        // does not compile finally blocks (FAST_CALL), which would leave it interpreted.
         try {
-            return $scheduler->await();
-        } finally {
-            // Woken, timed out or cancelled: the watcher stays, disabled (no system call until the
-            // loop's next wait, and none at all when this descriptor is waited on again before it).
-            unset($this->waiters[$key]);
-            if (($this->kept[$key] ?? null) === $id) {
-                try {
-                    $driver->disable($id);
-                } catch (InvalidWatcher) {
-                    unset($this->kept[$key], $this->timeouts[$key]);
-                }
+            $ready = $scheduler->await();
+        } catch (\Throwable $e) {
+            $this->endKeptWait($driver, $key, $id);
+            throw $e;
+        }
+        $this->endKeptWait($driver, $key, $id);
+        return $ready;
+    }
+
+    /**
+     * The watcher kept for a hooked stream's descriptor, for its whole life. It stays enabled between
+     * waits (a query and its answer cost no watcher change at all); only when it fires with nobody
+     * waiting (the peer sent or closed while the connection sat idle) is it parked, disabled, until the
+     * next wait, so a level-triggered readiness nobody consumes does not wake the loop over and over.
+     */
+    private function keep(Scheduler $scheduler, DescriptorDriver $driver, int $fd, int $key, int $events): string
+    {
+        $waiters = &$this->waiters;
+        $parked = &$this->parked;
+        $wake = static function (string $id) use (&$waiters, &$parked, $key, $scheduler, $driver, $events): void {
+            $waiter = $waiters[$key] ?? null;
+            if ($waiter !== null && $waiter->waiting) {
+                unset($waiters[$key]);
+                $scheduler->resume($waiter, $events);
+                return;
             }
-            if ($timer !== null) {
-                $driver->cancel($timer);
+            if ($waiter === null && !isset($parked[$key])) {
+                $parked[$key] = true;
+                $driver->disable($id);
+            }
+        };
+        $id = $this->kept[$key] = $events === self::READ ? $driver->onReadableFd($fd, $wake) : $driver->onWritableFd($fd, $wake);
+        $driver->unreference($id);
+        return $id;
+    }
+
+    /**
+     * Woken, timed out or cancelled: the watcher stays (no system call at all when the descriptor is
+     * waited on again), unreferenced. The timeout timer stays too: the next wait only moves its deadline.
+     */
+    private function endKeptWait(Driver $driver, int $key, string $id): void
+    {
+        unset($this->waiters[$key], $this->deadlines[$key]);
+        if (($this->kept[$key] ?? null) === $id) {
+            try {
+                $driver->unreference($id);
+            } catch (InvalidWatcher) {
+                unset($this->kept[$key], $this->parked[$key]);
             }
         }
+    }
+
+    /**
+     * A lazy timeout (nginx's lazy timer update): query after query on one connection waits with the same
+     * timeout, so instead of adding a timer to the heap and cancelling it on every wait, each wait only
+     * records its deadline, and the key's one timer, when it fires before the deadline of the wait in
+     * progress, is set again for the rest. A timer set for later than the new deadline (a shorter timeout
+     * than before) is replaced. The timer is unreferenced: the enabled watcher keeps the loop running
+     * while a wait is in progress, and a connection left idle must not hold run() open until it fires.
+     */
+    private function armTimeout(Scheduler $scheduler, Driver $driver, int $key, float $timeout): void
+    {
+        $deadline = \hrtime(true) / 1e9 + $timeout;
+        $this->deadlines[$key] = $deadline;
+        $timer = $this->timers[$key] ?? null;
+        if ($timer !== null) {
+            if ($timer[1] <= $deadline) {
+                return;
+            }
+            $driver->cancel($timer[0]);
+        }
+        $this->setTimer($scheduler, $driver, $key, $timeout, $deadline);
+    }
+
+    private function setTimer(Scheduler $scheduler, Driver $driver, int $key, float $seconds, float $firesAt): void
+    {
+        $id = $driver->delay($seconds, function () use ($scheduler, $driver, $key): void {
+            unset($this->timers[$key]);
+            $waiter = $this->waiters[$key] ?? null;
+            if ($waiter === null || !$waiter->waiting) {
+                return; // no wait in progress: the next one sets a timer again
+            }
+            $now = \hrtime(true) / 1e9;
+            $deadline = $this->deadlines[$key];
+            if ($now < $deadline) {
+                $this->setTimer($scheduler, $driver, $key, $deadline - $now, $deadline);
+                return;
+            }
+            unset($this->waiters[$key]);
+            $scheduler->resume($waiter, 0);
+        });
+        $driver->unreference($id);
+        $this->timers[$key] = [$id, $firesAt];
     }
 
     /**

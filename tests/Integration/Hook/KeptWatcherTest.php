@@ -144,6 +144,52 @@ final class KeptWatcherTest extends TestCase
         self::assertSame(['', true, 'late', false], $result);
     }
 
+    /**
+     * Waits on one stream keep one timeout timer between them and only move its deadline. A shorter
+     * timeout than the one the timer was set for must still end its wait on time (the timer is replaced),
+     * and a timer set by an earlier, shorter wait that fires while a longer one is in progress must not
+     * end it (it is set again for the rest).
+     */
+    #[DataProvider('backends')]
+    public function testTheKeptTimeoutFollowsEachWaitsOwnDeadline(string $backend): void
+    {
+        $this->useLoop($backend);
+        $result = run(static function (): array {
+            [$a, $b] = self::tcpPair();
+            \stream_set_timeout($a, 30);
+            $woken = [self::readAfterADelay($a, $b, 'one'), self::readAfterADelay($a, $b, 'two')];
+            // A timer for about 30 s from now is armed; this wait allows 0.1 s.
+            \stream_set_timeout($a, 0, 100_000);
+            $start = \hrtime(true);
+            $short = \fread($a, 10);
+            $shortTimedOut = \stream_get_meta_data($a)['timed_out'];
+            $shortSeconds = (\hrtime(true) - $start) / 1e9;
+            // A 0.15 s wait woken early leaves its timer armed; the next wait allows 2 s and its data
+            // comes after 0.4 s, past where that timer fires.
+            \stream_set_timeout($a, 0, 150_000);
+            $early = self::readAfterADelay($a, $b, 'early');
+            \stream_set_timeout($a, 2);
+            go(static function () use ($b): void {
+                \usleep(400_000);
+                \fwrite($b, 'late');
+            });
+            $late = \fread($a, 10);
+            $lateTimedOut = \stream_get_meta_data($a)['timed_out'];
+            \fclose($a);
+            \fclose($b);
+            return [$woken, $short, $shortTimedOut, $shortSeconds, $early, $late, $lateTimedOut];
+        });
+        [$woken, $short, $shortTimedOut, $shortSeconds, $early, $late, $lateTimedOut] = $result;
+        self::assertSame(['one', 'two'], $woken);
+        self::assertSame('', $short);
+        self::assertTrue($shortTimedOut, 'the 0.1 s wait timed out');
+        self::assertLessThan(10.0, $shortSeconds, 'the 0.1 s wait ended by its own deadline, not the 30 s one armed before it');
+        self::assertSame('early', $early);
+        self::assertSame('late', $late, 'the 2 s wait was woken by its data, not ended by the 0.15 s timer armed before it');
+        self::assertFalse($lateTimedOut);
+        self::assertSame(0, Loop::get()->watcherCount()['referenced'], 'the kept timeout timer does not hold the loop');
+    }
+
     #[DataProvider('backends')]
     public function testACancelledWaitAndTheKeptWatcherNeitherHangNorHoldTheLoop(string $backend): void
     {
