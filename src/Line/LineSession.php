@@ -104,6 +104,11 @@ final class LineSession implements Session
         }
     }
 
+    /**
+     * Dispatches decoded lines one at a time until one suspends, the input runs out or the output is
+     * over its bound; then writes what was answered. The same loop shape as HttpSession::pump(), kept
+     * apart on purpose: a shared skeleton would add an indirect call per request on both hot paths.
+     */
     private function pump(): void
     {
         if ($this->pumping) {

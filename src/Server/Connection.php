@@ -91,7 +91,7 @@ final class Connection
         $this->owner->dispatcher->dispatch($this->session, $request);
     }
 
-    /** Whether the output waiting to be sent is over the bound: take no more work until it drains. */
+    /** Whether the output waiting to be sent is over the bound: take no more work until the peer has read it. */
     public function congested(): bool
     {
         return $this->outBytes >= self::HIGH_WATER;

@@ -85,8 +85,9 @@ final class Connections
     }
 
     /**
-     * Graceful stop: every connection answers what it has in flight with "Connection: close"; idle ones
-     * get the protocol's short drain wait (a request may be on its way) and are closed.
+     * The worker drains (Worker::drain() defines the word): every connection answers what it has in
+     * flight with "Connection: close"; idle ones get the protocol's short drain wait (a request may be
+     * on its way) and are closed.
      *
      * @param \Closure(): void $onEmpty called once the last connection has closed
      */

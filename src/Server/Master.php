@@ -8,7 +8,6 @@ use Weft\Loop\Driver;
 use Weft\Loop\Loop;
 use Weft\Socket\Listener;
 use Weft\Socket\ListenOptions;
-use Weft\Socket\Socket;
 
 use function Weft\go;
 
@@ -179,10 +178,12 @@ final class Master
         }
         $output?->attach($this->driver, $this->logger, $pid);
         \fclose($workerEnd);
-        \stream_set_blocking($masterEnd, false);
-        $worker = new WorkerProcess($pid, $slot, $this->generation, \microtime(true), $masterEnd);
-        $worker->watcher = $this->driver->onReadable($masterEnd, fn () => $this->readChannel($worker));
-        $this->driver->unreference($worker->watcher);
+        $worker = new WorkerProcess($pid, $slot, $this->generation, \microtime(true), new WorkerChannel($masterEnd, $this->driver));
+        $worker->channel->listen(
+            fn (WorkerMessage $message) => $this->received($worker, $message),
+            fn (MalformedMessage $e) => $this->faulty($worker, $e),
+            static fn () => null, // its exit is reaped from SIGCHLD
+        );
         $worker->output = $output;
         $worker->scoreboard = $scoreboard;
         $this->workers[$pid] = $worker;
@@ -193,7 +194,7 @@ final class Master
     {
         \fclose($masterEnd);
         foreach ($this->workers as $other) {
-            @\fclose($other->channel);
+            $other->channel->closeInChild();
             $other->output?->closeAll();
             $other->scoreboard = null; // detached here
         }
@@ -213,7 +214,7 @@ final class Master
         }
         $code = Worker::EXIT_OK;
         try {
-            $worker = new Worker($this->config, $this->listener, new Socket($workerEnd), $this->logger, $slot);
+            $worker = new Worker($this->config, $this->listener, $workerEnd, $this->logger, $slot);
             $code = $worker->run();
         } catch (\Throwable $e) {
             $this->logger->critical('Worker crashed: {message}', ['message' => $e->getMessage(), 'exception' => $e]);
@@ -222,38 +223,48 @@ final class Master
         exit($code);
     }
 
-    private function readChannel(WorkerProcess $worker): void
+    private function received(WorkerProcess $worker, WorkerMessage $message): void
     {
-        $data = @\fread($worker->channel, 65536);
-        if ($data === '' || $data === false) {
-            if (\feof($worker->channel)) {
-                $this->driver->cancel((string) $worker->watcher);
-            }
+        $worker->lastSeen = \microtime(true);
+        if ($message->type === WorkerMessage::BOOT_FAILED) {
+            $worker->bootError = $message->error;
             return;
         }
-        $worker->lastSeen = \microtime(true);
-        $worker->inbox .= $data;
-        while (($end = \strpos($worker->inbox, "\n")) !== false) {
-            $line = \substr($worker->inbox, 0, $end);
-            $worker->inbox = \substr($worker->inbox, $end + 1);
-            $message = \json_decode($line, true);
-            if (!\is_array($message)) {
-                continue;
-            }
-            $type = $message['type'] ?? '';
-            unset($message['type']);
-            if ($type === 'boot-failed') {
-                $worker->bootError = \is_string($message['error'] ?? null) ? $message['error'] : 'unknown error';
-                unset($message['error']);
-            }
-            if ($message !== []) {
-                $worker->stats = $message + $worker->stats;
-            }
-            if ($type === 'ready') {
-                $worker->ready = true;
-                $this->onWorkerReady($worker);
-            }
+        $worker->stats = $message->stats + $worker->stats;
+        if ($message->type === WorkerMessage::READY) {
+            $worker->ready = true;
+            $this->onWorkerReady($worker);
         }
+    }
+
+    /**
+     * The worker wrote something that is not a message: a bug, or something in the application
+     * writing to a descriptor it does not own. The master cannot read it any more, so it is stopped
+     * gracefully (in-flight requests finish within --grace) and replaced as a worker that failed.
+     */
+    private function faulty(WorkerProcess $worker, MalformedMessage $e): void
+    {
+        if ($worker->fault !== null || $worker->timedOut !== null) {
+            return;
+        }
+        // Already reaped (its last words read after its exit): no process to stop, nor to replace twice.
+        $reaped = ($this->workers[$worker->pid] ?? null) !== $worker;
+        $worker->fault = 'it sent the master a malformed message: ' . $e->getMessage();
+        if (!$worker->ready) {
+            $worker->bootError ??= $worker->fault;
+        }
+        $this->logger->error('Worker {slot} (pid {pid}) sent the master a malformed message ({reason}){action}', [
+            'slot' => $worker->slot, 'pid' => $worker->pid, 'reason' => $e->getMessage(), 'action' => $reaped ? '' : ': stopping it',
+        ]);
+        if ($reaped) {
+            return;
+        }
+        \posix_kill($worker->pid, \SIGTERM);
+        $this->driver->delay($this->config->grace + 1.0, function () use ($worker): void {
+            if (($this->workers[$worker->pid] ?? null) === $worker) {
+                \posix_kill($worker->pid, \SIGKILL);
+            }
+        });
     }
 
     private function onWorkerReady(WorkerProcess $worker): void
@@ -292,25 +303,21 @@ final class Master
                 continue;
             }
             unset($this->workers[$pid]);
-            $this->readChannel($worker);
+            // Its last words (a boot failure's reason, its final figures) may still be unread.
+            $worker->channel->receive();
+            $worker->channel->close();
             foreach ($this->config->masterHooks as $hook) {
                 $hook->workerExited($worker->stats);
             }
-            if ($worker->watcher !== null) {
-                $this->driver->cancel($worker->watcher);
-                // Its last words (a boot failure's reason) may still be unread.
-                $this->readChannel($worker);
-            }
-            @\fclose($worker->channel);
             $worker->output?->close();
             $lived = \microtime(true) - $worker->started;
             $how = \pcntl_wifsignaled($status)
                 ? 'killed by signal ' . \pcntl_wtermsig($status)
                 : 'exited with code ' . \pcntl_wexitstatus($status);
-            if ($worker->timedOut !== null) {
-                $how .= ' (' . $worker->timedOut . ')';
+            if (($why = $worker->timedOut ?? $worker->fault) !== null) {
+                $how .= " ($why)";
             }
-            $clean = \pcntl_wifexited($status) && \pcntl_wexitstatus($status) === Worker::EXIT_OK;
+            $clean = \pcntl_wifexited($status) && \pcntl_wexitstatus($status) === Worker::EXIT_OK && $worker->fault === null;
 
             if ($this->stopping || $worker->retiring) {
                 $this->logger->info('Worker {slot} (pid {pid}) {how}', ['slot' => $worker->slot, 'pid' => $pid, 'how' => $how]);
@@ -537,9 +544,7 @@ final class Master
         // Read what is waiting first: after the master itself was held up (stopped, starved of CPU),
         // healthy workers' reports sit unread in their channels and must not count as silence.
         foreach ($this->workers as $worker) {
-            if ($worker->watcher !== null) {
-                $this->readChannel($worker);
-            }
+            $worker->channel->receive();
         }
         $now = \microtime(true);
         foreach ($this->workers as $worker) {
@@ -553,7 +558,8 @@ final class Master
                 \posix_kill($worker->pid, \SIGKILL);
                 continue;
             }
-            if (!$worker->ready || $worker->timedOut !== null || $now - $worker->lastSeen <= $this->config->workerTimeout) {
+            // A faulty worker is no longer read, so it is silent by now; it is already being stopped.
+            if (!$worker->ready || $worker->timedOut !== null || $worker->fault !== null || $now - $worker->lastSeen <= $this->config->workerTimeout) {
                 continue;
             }
             $silent = \round($now - $worker->lastSeen, 1);

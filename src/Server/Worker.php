@@ -9,7 +9,6 @@ use Weft\Coroutine\Scheduler;
 use Weft\Loop\Driver;
 use Weft\Loop\Loop;
 use Weft\Socket\Listener;
-use Weft\Socket\Socket;
 
 /**
  * One worker process: loads the application once, then accepts and serves connections until told to
@@ -39,10 +38,11 @@ final class Worker
     private bool $finished = false;
     private float $started;
 
+    /** @param resource|null $master this worker's end of its channel to the master */
     public function __construct(
         private readonly ServerConfig $config,
         private readonly Listener $listener,
-        private readonly ?Socket $master,
+        private readonly mixed $master,
         private readonly Logger $logger,
         private readonly int $slot,
     ) {
@@ -68,7 +68,7 @@ final class Worker
         }
 
         if ($this->master !== null) {
-            $this->channel = new WorkerChannel($this->master->resource(), $this->driver);
+            $this->channel = new WorkerChannel($this->master, $this->driver);
         }
         $sync = $this->config->mode === 'sync';
         $this->dispatcher = new Dispatcher($this->driver, $this->logger, $sync ? 1 : 0, $this->config->maxRequestTime);
@@ -92,7 +92,7 @@ final class Worker
             $protocol = ($this->config->handlerFactory)();
         } catch (\Throwable $e) {
             $this->logger->critical('Worker could not load the application: {message}', ['message' => $e->getMessage(), 'exception' => $e]);
-            $this->channel?->send('boot-failed', ['error' => $e->getMessage()]);
+            $this->channel?->send(WorkerMessage::bootFailed($e->getMessage()));
             $this->channel?->flushNow();
             return self::EXIT_BOOT_FAILED;
         }
@@ -113,14 +113,22 @@ final class Worker
             $this->driver->unreference($this->driver->onSignal($signal, fn () => $this->drain()));
         }
         $this->driver->unreference($this->driver->repeat(1.0, fn () => $this->reportStats()));
-        $this->channel?->watch(function (): void {
-            if (!$this->draining) {
-                $this->logger->warning('The master process is gone: stopping');
-                $this->drain();
-            }
-        });
+        $this->channel?->listen(
+            function (WorkerMessage $message): void {
+                $this->logger->warning('The master sent a {type} message, which a worker does not take: ignored', ['type' => $message->type]);
+            },
+            function (MalformedMessage $e): void {
+                $this->logger->warning('The master sent what is not a message ({reason}): no longer reading its channel', ['reason' => $e->getMessage()]);
+            },
+            function (): void {
+                if (!$this->draining) {
+                    $this->logger->warning('The master process is gone: stopping');
+                    $this->drain();
+                }
+            },
+        );
         $this->acceptWatcher = $this->driver->onReadable($this->listener->resource(), $this->accept(...));
-        $this->channel?->send('ready', $this->stats());
+        $this->channel?->send(WorkerMessage::ready($this->stats()));
 
         // run() clears a stop() that came before it, so a drain that is already complete skips it.
         while (!$this->finished) {
@@ -173,6 +181,13 @@ final class Worker
         });
     }
 
+    /**
+     * Drain, the one meaning of the word in Weft: stop accepting, let every request in flight finish
+     * (each answered with "Connection: close"), close each keep-alive connection at its next request
+     * boundary (an idle one after its protocol's short wait), then exit; what is still open after
+     * --grace is cut. Stop, reload (the old generation), --max-requests and a vanished master all
+     * drain a worker; `status` and /metrics show it as "draining".
+     */
     private function drain(): void
     {
         if ($this->draining) {
@@ -184,7 +199,7 @@ final class Worker
             $this->acceptWatcher = null;
         }
         $this->listener->detach();
-        $this->channel?->send('draining', $this->stats());
+        $this->channel?->send(WorkerMessage::draining($this->stats()));
         // The grace period: connections still open then are cut; the master enforces it too.
         $this->driver->unreference($this->driver->delay($this->config->grace, function (): void {
             $this->logger->warning('Grace period over with {n} connection(s) still open: closing them', ['n' => $this->connections->count()]);
@@ -203,7 +218,7 @@ final class Worker
     private function reportStats(): void
     {
         Scheduler::get()->trimIdle();
-        $this->channel?->send('stats', $this->stats());
+        $this->channel?->send(WorkerMessage::stats($this->stats()));
     }
 
     /** @return array<string, mixed> */

@@ -5,6 +5,7 @@ declare(strict_types=1);
 namespace Weft\Server;
 
 use Weft\Loop\Driver;
+use Weft\Socket\LineSplitter;
 
 /**
  * A worker's stdout and stderr, redirected to the master and logged there, one record per line,
@@ -27,6 +28,8 @@ final class WorkerOutput
     /** What PHP puts before each line it writes to an error_log file. */
     private const ERROR_LOG_PREFIX = '/^\[\d{2}-[A-Za-z]{3}-\d{4} \d{2}:\d{2}:\d{2} [^\]]*\] /';
 
+    /** Longer lines are logged in pieces of MAX_LINE bytes. */
+    private ?LineSplitter $lines = null;
     /** @var array<string, array{path: string, read: ?resource, buffer: string, watcher: ?string}> */
     private array $streams = [];
     private ?Logger $logger = null;
@@ -160,7 +163,7 @@ final class WorkerOutput
         $this->pid = $pid;
         foreach ($this->streams as $name => &$stream) {
             \stream_set_blocking($stream['read'], false);
-            $stream['watcher'] = $driver->onReadable($stream['read'], fn () => $this->drain($name));
+            $stream['watcher'] = $driver->onReadable($stream['read'], fn () => $this->forward($name));
             $driver->unreference($stream['watcher']);
         }
     }
@@ -180,7 +183,7 @@ final class WorkerOutput
     public function close(): void
     {
         foreach (\array_keys($this->streams) as $name) {
-            $this->drain($name);
+            $this->forward($name);
             $this->flush($name, true);
             if ($this->streams[$name]['watcher'] !== null) {
                 $this->driver?->cancel($this->streams[$name]['watcher']);
@@ -195,7 +198,8 @@ final class WorkerOutput
         }
     }
 
-    private function drain(string $name): void
+    /** Reads what the worker wrote and logs every complete line. */
+    private function forward(string $name): void
     {
         if (!isset($this->streams[$name])) {
             return;
@@ -214,13 +218,11 @@ final class WorkerOutput
     private function flush(string $name, bool $all): void
     {
         $buffer = &$this->streams[$name]['buffer'];
-        while (($end = \strpos($buffer, "\n")) !== false || \strlen($buffer) > self::MAX_LINE || ($all && $buffer !== '')) {
-            $take = $end === false ? \min(\strlen($buffer), self::MAX_LINE) : $end;
-            $line = \rtrim(\substr($buffer, 0, $take), "\r");
+        $this->lines ??= new LineSplitter(self::MAX_LINE);
+        while (($line = $this->lines->takePiece($buffer, $all)) !== null) {
             if ($name === 'stderr') {
                 $line = (string) \preg_replace(self::ERROR_LOG_PREFIX, '', $line);
             }
-            $buffer = (string) \substr($buffer, $take + ($end === false ? 0 : 1));
             if ($line === '') {
                 continue;
             }

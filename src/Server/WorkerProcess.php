@@ -11,26 +11,25 @@ final class WorkerProcess
     public bool $retiring = false;
     /** @var array<string, mixed> */
     public array $stats = [];
-    public string $inbox = '';
-    public ?string $watcher = null;
     /** When the master last heard from it (the liveness check). */
     public float $lastSeen;
     /** Why it failed to load the application, as it reported before exiting. */
     public ?string $bootError = null;
     /** Set when the liveness check gave up on it: why. */
     public ?string $timedOut = null;
+    /** Set when it wrote something on its channel that is not a message: why it is being stopped. */
+    public ?string $fault = null;
     /** The worker's stdout and stderr, logged by the master. */
     public ?WorkerOutput $output = null;
     /** The request it started last, shared with it (what a worker stuck at once never reported). */
     public ?Scoreboard $scoreboard = null;
 
-    /** @param resource $channel the master's end of the socket pair */
     public function __construct(
         public readonly int $pid,
         public readonly int $slot,
         public readonly int $generation,
         public readonly float $started,
-        public readonly mixed $channel,
+        public readonly WorkerChannel $channel,
     ) {
         $this->lastSeen = $started;
     }

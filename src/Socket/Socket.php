@@ -28,6 +28,8 @@ final class Socket
      */
     private bool $likelyEmpty = false;
     private ?string $remote = null;
+    /** The splitter of the last readLine() limit (a caller keeps to one). */
+    private ?LineSplitter $lines = null;
 
     /** @param resource $resource */
     public function __construct(private readonly mixed $resource, ?string $remoteAddress = null)
@@ -108,27 +110,16 @@ final class Socket
 
     /**
      * Returns the next line without its "\n" or "\r\n"; at end of stream, the unterminated rest (if any),
-     * then null.
+     * then null. Lines are cut by the one LineSplitter, as everywhere in Weft.
      *
-     * @throws LineTooLong when no line ending comes within $max bytes (the bytes stay buffered)
+     * @throws LineTooLong when the line exceeds $max bytes, its ending not counted (the bytes stay buffered)
      */
-    public function readLine(int $max = 65536, ?float $timeout = null): ?string
+    public function readLine(int $max = LineSplitter::DEFAULT_MAX_LENGTH, ?float $timeout = null): ?string
     {
+        $splitter = $this->lines?->maxLength === $max ? $this->lines : $this->lines = new LineSplitter($max);
         $searched = 0;
-        while (true) {
-            $end = \strpos($this->buffer, "\n", $searched);
-            if ($end !== false) {
-                if ($end > $max) {
-                    throw LineTooLong::limit($max);
-                }
-                $line = \substr($this->buffer, 0, $end);
-                $this->buffer = (string) \substr($this->buffer, $end + 1);
-                return \str_ends_with($line, "\r") ? \substr($line, 0, -1) : $line;
-            }
+        while (($line = $splitter->take($this->buffer, $searched)) === null) {
             $searched = \strlen($this->buffer);
-            if ($searched > $max) {
-                throw LineTooLong::limit($max);
-            }
             if (!$this->fill(self::READ_CHUNK, $timeout)) {
                 if ($this->buffer === '') {
                     return null;
@@ -138,6 +129,7 @@ final class Socket
                 return $line;
             }
         }
+        return $line;
     }
 
     /**

@@ -4,10 +4,8 @@ declare(strict_types=1);
 
 namespace Weft\Bench\Load;
 
-use Weft\Coroutine\Timeout;
 use Weft\Coroutine\WaitGroup;
 use Weft\Socket\ConnectException;
-use Weft\Socket\ConnectionClosed;
 use Weft\Socket\ConnectOptions;
 use Weft\Socket\Socket;
 use Weft\Socket\SocketException;
@@ -31,18 +29,13 @@ final class LineLoad
     public const LINE = 'hello world';
     public const MESSAGES_PER_CONNECTION = 100;
     private const TIMEOUT = 5.0;
-    /** One round trip in this many has its latency kept: enough for percentiles, little memory. */
-    private const LATENCY_SAMPLE = 8;
 
-    private int $messages = 0;
-    /** @var array{connect: int, timeout: int, closed: int, mismatch: int} */
-    private array $errors = ['connect' => 0, 'timeout' => 0, 'closed' => 0, 'mismatch' => 0];
-    /** @var list<float> */
-    private array $latencies = [];
+    private readonly Tally $tally;
     private int $connections = 0;
 
     private function __construct(private readonly string $address)
     {
+        $this->tally = new Tally();
     }
 
     /** @return array<string, mixed> */
@@ -89,7 +82,7 @@ final class LineLoad
             });
         }
         $wg->wait();
-        return $this->result('few-fast', $clients, (\hrtime(true) - $start) / 1e9);
+        return $this->tally->result('few-fast', $clients, $this->connections, (\hrtime(true) - $start) / 1e9);
     }
 
     /** @return array<string, mixed> */
@@ -111,24 +104,8 @@ final class LineLoad
             });
         }
         $connecting->wait();
-        // The clock starts once every client is connected: the pattern measures messages, not connects.
-        $start = \hrtime(true);
-        $deadline = $start + (int) ($seconds * 1e9);
-        $wg = new WaitGroup();
-        foreach ($sockets as $socket) {
-            $wg->add();
-            go(function () use ($socket, $deadline, $wg): void {
-                try {
-                    while (\hrtime(true) < $deadline && $this->exchange($socket)) {
-                    }
-                } finally {
-                    $socket->close();
-                    $wg->done();
-                }
-            });
-        }
-        $wg->wait();
-        return $this->result('many', $clients, (\hrtime(true) - $start) / 1e9);
+        $elapsed = Tally::lockStep($sockets, $seconds, $this->exchange(...));
+        return $this->tally->result('many', $clients, $this->connections, $elapsed);
     }
 
     private function connect(): ?Socket
@@ -138,7 +115,7 @@ final class LineLoad
             $this->connections++;
             return $socket;
         } catch (ConnectException|SocketException) {
-            $this->errors['connect']++;
+            $this->tally->error('connect');
             return null;
         }
     }
@@ -146,53 +123,9 @@ final class LineLoad
     /** One line out, one reply in; false when the connection is no longer usable. */
     private function exchange(Socket $socket): bool
     {
-        $sent = \hrtime(true);
-        try {
+        return $this->tally->exchange(static function () use ($socket): ?string {
             $socket->write(self::LINE . "\n", self::TIMEOUT);
-            $reply = $socket->readLine(1024, self::TIMEOUT);
-        } catch (Timeout) {
-            $this->errors['timeout']++;
-            return false;
-        } catch (ConnectionClosed|SocketException) {
-            $this->errors['closed']++;
-            return false;
-        }
-        if ($reply === null) {
-            $this->errors['closed']++;
-            return false;
-        }
-        if ($reply !== self::LINE) {
-            $this->errors['mismatch']++;
-            return false;
-        }
-        $this->messages++;
-        if ($this->messages % self::LATENCY_SAMPLE === 0) {
-            $this->latencies[] = (\hrtime(true) - $sent) / 1e6;
-        }
-        return true;
-    }
-
-    /** @return array<string, mixed> */
-    private function result(string $pattern, int $clients, float $seconds): array
-    {
-        \sort($this->latencies);
-        $percentile = function (float $p): ?float {
-            $n = \count($this->latencies);
-            return $n === 0 ? null : $this->latencies[\min($n - 1, (int) \floor($p * $n))];
-        };
-        return [
-            'pattern' => $pattern,
-            'clients' => $clients,
-            'connections' => $this->connections,
-            'messages' => $this->messages,
-            'seconds' => $seconds,
-            'messages_per_second' => $seconds > 0 ? $this->messages / $seconds : 0.0,
-            'p50_ms' => $percentile(0.50),
-            'p90_ms' => $percentile(0.90),
-            'p99_ms' => $percentile(0.99),
-            'max_ms' => $this->latencies === [] ? null : \end($this->latencies),
-            'errors' => $this->errors,
-            'loop' => \get_class(\Weft\Loop\Loop::get()),
-        ];
+            return $socket->readLine(1024, self::TIMEOUT);
+        }, self::LINE);
     }
 }

@@ -4,9 +4,13 @@ declare(strict_types=1);
 
 namespace Weft\Bench\Load;
 
+use Weft\Socket\ConnectOptions;
+use Weft\Socket\LineSplitter;
+use Weft\Socket\Socket;
+
 /**
  * Checks a server answers correctly before it is loaded: one plain blocking HTTP GET, or one line
- * echoed. A benchmark of a server that answers wrongly would measure the wrong thing fast.
+ * echoed (waiting from {main}: the loop runs until the answer comes). A benchmark of a server that answers wrongly would measure the wrong thing fast.
  */
 final class Probe
 {
@@ -103,20 +107,21 @@ final class Probe
         return $out;
     }
 
-    /** Sends one line and returns the reply line (without its newline). */
+    /**
+     * Sends one line and returns the reply line (without its ending), read as the line protocol and
+     * the load client read it (Socket::readLine(): the one line splitter).
+     *
+     * @throws \RuntimeException when it cannot connect, times out or gets no reply line
+     */
     public static function line(string $host, int $port, string $line, float $timeout = 5.0): string
     {
-        $socket = @\stream_socket_client("tcp://$host:$port", $errno, $error, $timeout);
-        if ($socket === false) {
-            throw new \RuntimeException("cannot connect to $host:$port: $error");
+        $socket = Socket::connect("$host:$port", ConnectOptions::defaults()->withConnectTimeout($timeout));
+        try {
+            $socket->write($line . "\n", $timeout);
+            $reply = $socket->readLine(LineSplitter::DEFAULT_MAX_LENGTH, $timeout);
+        } finally {
+            $socket->close();
         }
-        \stream_set_timeout($socket, (int) \ceil($timeout));
-        \fwrite($socket, $line . "\n");
-        $reply = \fgets($socket);
-        \fclose($socket);
-        if ($reply === false) {
-            throw new \RuntimeException('no reply line');
-        }
-        return \rtrim($reply, "\r\n");
+        return $reply ?? throw new \RuntimeException('no reply line');
     }
 }

@@ -29,18 +29,14 @@ final class WebSocketLoad
 {
     public const MESSAGE = 'hello world';
     private const TIMEOUT = 10.0;
-    private const LATENCY_SAMPLE = 8;
 
-    private int $messages = 0;
-    /** @var array{connect: int, timeout: int, closed: int, mismatch: int} */
-    private array $errors = ['connect' => 0, 'timeout' => 0, 'closed' => 0, 'mismatch' => 0];
-    /** @var list<float> */
-    private array $latencies = [];
+    private readonly Tally $tally;
     private readonly string $frame;
     private readonly string $expected;
 
     private function __construct(private readonly string $address)
     {
+        $this->tally = new Tally();
         $this->frame = Frame::encodeMasked(Frame::TEXT, self::MESSAGE);
         $this->expected = Frame::encode(Frame::TEXT, self::MESSAGE);
     }
@@ -60,23 +56,8 @@ final class WebSocketLoad
     private function echo(int $clients, float $seconds): array
     {
         $sockets = $this->connectAll($clients);
-        $start = \hrtime(true);
-        $deadline = $start + (int) ($seconds * 1e9);
-        $wg = new WaitGroup();
-        foreach ($sockets as $socket) {
-            $wg->add();
-            go(function () use ($socket, $deadline, $wg): void {
-                try {
-                    while (\hrtime(true) < $deadline && $this->exchange($socket)) {
-                    }
-                } finally {
-                    $socket->close();
-                    $wg->done();
-                }
-            });
-        }
-        $wg->wait();
-        return $this->result('echo', $clients, \count($sockets), (\hrtime(true) - $start) / 1e9);
+        $elapsed = Tally::lockStep($sockets, $seconds, $this->exchange(...));
+        return $this->tally->result('echo', $clients, \count($sockets), $elapsed);
     }
 
     /**
@@ -99,15 +80,15 @@ final class WebSocketLoad
                     try {
                         $got = $socket->readExactly(\strlen($expected), self::TIMEOUT);
                         if ($got !== $expected) {
-                            $this->errors['mismatch']++;
+                            $this->tally->error('mismatch');
                             return;
                         }
-                        $this->messages++;
+                        $this->tally->received();
                         $last = \max($last, \hrtime(true));
                     } catch (Timeout) {
-                        $this->errors['timeout']++;
+                        $this->tally->error('timeout');
                     } catch (SocketException) {
-                        $this->errors['closed']++;
+                        $this->tally->error('closed');
                     } finally {
                         $wg->done();
                     }
@@ -121,7 +102,7 @@ final class WebSocketLoad
         foreach ($sockets as $socket) {
             $socket->close();
         }
-        $result = $this->result('broadcast', $clients, \count($sockets), (\hrtime(true) - $start) / 1e9);
+        $result = $this->tally->result('broadcast', $clients, \count($sockets), (\hrtime(true) - $start) / 1e9);
         \sort($times);
         $result['rounds'] = \count($times);
         $result['round_ms'] = $times;
@@ -146,13 +127,13 @@ final class WebSocketLoad
                     while (($line = $socket->readLine(8192, self::TIMEOUT)) !== null && $line !== '') {
                     }
                     if ($status === null || !\str_starts_with($status, 'HTTP/1.1 101')) {
-                        $this->errors['connect']++;
+                        $this->tally->error('connect');
                         $socket->close();
                         return;
                     }
                     $sockets[] = $socket;
                 } catch (SocketException|Timeout) {
-                    $this->errors['connect']++;
+                    $this->tally->error('connect');
                 } finally {
                     $wg->done();
                 }
@@ -164,49 +145,9 @@ final class WebSocketLoad
 
     private function exchange(Socket $socket): bool
     {
-        $sent = \hrtime(true);
-        try {
+        return $this->tally->exchange(function () use ($socket): string {
             $socket->write($this->frame, self::TIMEOUT);
-            $reply = $socket->readExactly(\strlen($this->expected), self::TIMEOUT);
-        } catch (Timeout) {
-            $this->errors['timeout']++;
-            return false;
-        } catch (SocketException) {
-            $this->errors['closed']++;
-            return false;
-        }
-        if ($reply !== $this->expected) {
-            $this->errors['mismatch']++;
-            return false;
-        }
-        $this->messages++;
-        if ($this->messages % self::LATENCY_SAMPLE === 0) {
-            $this->latencies[] = (\hrtime(true) - $sent) / 1e6;
-        }
-        return true;
-    }
-
-    /** @return array<string, mixed> */
-    private function result(string $pattern, int $clients, int $connected, float $seconds): array
-    {
-        \sort($this->latencies);
-        $percentile = function (float $p): ?float {
-            $n = \count($this->latencies);
-            return $n === 0 ? null : $this->latencies[\min($n - 1, (int) \floor($p * $n))];
-        };
-        return [
-            'pattern' => $pattern,
-            'clients' => $clients,
-            'connections' => $connected,
-            'messages' => $this->messages,
-            'seconds' => $seconds,
-            'messages_per_second' => $seconds > 0 ? $this->messages / $seconds : 0.0,
-            'p50_ms' => $percentile(0.50),
-            'p90_ms' => $percentile(0.90),
-            'p99_ms' => $percentile(0.99),
-            'max_ms' => $this->latencies === [] ? null : \end($this->latencies),
-            'errors' => $this->errors,
-            'loop' => \Weft\Loop\Loop::get()->name(),
-        ];
+            return $socket->readExactly(\strlen($this->expected), self::TIMEOUT);
+        }, $this->expected);
     }
 }

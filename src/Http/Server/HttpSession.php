@@ -155,6 +155,9 @@ final class HttpSession implements Session, Abandonable
     /**
      * Takes complete requests from the parser and dispatches them, one at a time, until one suspends,
      * the input runs out or the output is over its bound; then writes what was answered.
+     *
+     * The same loop shape as LineSession::pump(), kept apart on purpose: the steps differ (parse errors,
+     * 100-continue, body budget, refusals) and a shared skeleton would add an indirect call per request here.
      */
     private function pump(): void
     {

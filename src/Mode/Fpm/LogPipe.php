@@ -5,6 +5,7 @@ declare(strict_types=1);
 namespace Weft\Mode\Fpm;
 
 use Weft\Server\Logger;
+use Weft\Socket\LineSplitter;
 
 /**
  * The fpm-mode log channels: FIFOs in the runtime folder that php-fpm's workers write to, read by the
@@ -23,7 +24,11 @@ final class LogPipe
     /** php-fpm's own log line (its error_log, with --log-file): no time zone, a level. */
     private const FPM_LINE = '/^\[\d{2}-[A-Za-z]{3}-\d{4} \d{2}:\d{2}:\d{2}(?:\.\d+)?\] (DEBUG|NOTICE|WARNING|ERROR|ALERT): (.*)$/s';
 
+    /** A longer line (with no line break for this long) is forwarded in pieces: the buffer stays bounded. */
+    private const MAX_LINE = 65536;
+
     private string $buffer = '';
+    private ?LineSplitter $lines = null;
 
     /**
      * @param resource $read
@@ -60,14 +65,13 @@ final class LogPipe
      *
      * @param resource $output
      */
-    public function drain(Logger $logger, mixed $output): void
+    public function forward(Logger $logger, mixed $output): void
     {
         while (($chunk = @\fread($this->read, 65536)) !== false && $chunk !== '') {
             $this->buffer .= $chunk;
         }
-        while (($end = \strpos($this->buffer, "\n")) !== false) {
-            $line = \substr($this->buffer, 0, $end);
-            $this->buffer = (string) \substr($this->buffer, $end + 1);
+        $this->lines ??= new LineSplitter(self::MAX_LINE);
+        while (($line = $this->lines->takePiece($this->buffer)) !== null) {
             if ($line === '') {
                 continue;
             }

@@ -246,8 +246,8 @@ final class Supervisor
                 }
             }
             // The workers' records while starting too: an app that cannot load says so now, not at exit.
-            $this->logPipe?->drain($this->logger, $this->output);
-            $this->recordPipe?->drain($this->logger, $this->output);
+            $this->logPipe?->forward($this->logger, $this->output);
+            $this->recordPipe?->forward($this->logger, $this->output);
             // php-fpm's socket first: a probe before it exists only earns a [crit] line from nginx.
             if (\file_exists($this->settings->fpmSocket()) && $this->portOpen()) {
                 $reply = $this->client->pingReply();
@@ -292,8 +292,8 @@ final class Supervisor
             if (@\stream_select($read, $write, $except, 0, 250_000) > 0 && \in_array($this->control, $read, true)) {
                 $this->serveControl();
             }
-            $this->logPipe?->drain($this->logger, $this->output);
-            $this->recordPipe?->drain($this->logger, $this->output);
+            $this->logPipe?->forward($this->logger, $this->output);
+            $this->recordPipe?->forward($this->logger, $this->output);
             if ($this->reopenRequested) {
                 $this->reopenRequested = false;
                 $this->reopenLogs();
@@ -412,7 +412,7 @@ final class Supervisor
             $this->processes[$name] = null;
         }
         foreach ([$this->logPipe, $this->recordPipe] as $pipe) {
-            $pipe?->drain($this->logger, $this->output);
+            $pipe?->forward($this->logger, $this->output);
             $pipe?->close();
         }
         $this->logPipe = $this->recordPipe = null;

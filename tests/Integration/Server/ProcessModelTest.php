@@ -216,6 +216,29 @@ final class ProcessModelTest extends TestCase
         $server->stop();
     }
 
+    public function testAWorkerThatGarblesItsChannelIsStoppedAndReplacedWhileTheMasterServesOn(): void
+    {
+        $server = new ServerProcess([__DIR__ . '/fixtures/rogue-channel.php', '--workers', '1', '--grace', '2']);
+        foreach (['type' => "unknown message type 'self-destruct'", 'huge' => 'a frame longer than 1048576 bytes'] as $what => $reason) {
+            $pid = (int) RawHttp::get($server->address(), '/pid')['body'];
+            self::assertSame('garbled', RawHttp::get($server->address(), "/garble?what=$what")['body'], 'the request in flight finishes');
+            $newPid = ServerProcess::waitFor(function () use ($server, $pid) {
+                try {
+                    $now = (int) RawHttp::get($server->address(), '/pid')['body'];
+                } catch (\RuntimeException) {
+                    return null;
+                }
+                return $now !== $pid ? $now : null;
+            }, 15, 'a replacement worker');
+            self::assertNotSame($pid, $newPid);
+            self::assertStringContainsString("Worker 1 (pid $pid) sent the master a malformed message ($reason", $server->output());
+        }
+        self::assertTrue($server->isRunning(), 'the master lives on');
+        $status = ServerProcess::waitFor(fn () => ($s = $server->status())['workers'][0]['state'] === 'ready' ? $s : null, 10, 'a ready worker in status');
+        self::assertSame(2, $status['master']['restarts']);
+        $server->stop();
+    }
+
     public function testSyncModeBlocksTheWorkerWhileCoroutineModeOverlaps(): void
     {
         $times = [];

@@ -30,6 +30,21 @@ final class ProbeTest extends TestCase
         self::assertSame(3, $asked, 'asked while waiting, and given up on the first yes');
     }
 
+    public function testALineCheckGivesUpAfterItsTimeout(): void
+    {
+        $server = \stream_socket_server('tcp://127.0.0.1:0');
+        self::assertIsResource($server);
+        $port = (int) \substr((string) \stream_socket_get_name($server, false), \strlen('127.0.0.1:'));
+        try {
+            Probe::line('127.0.0.1', $port, 'hello', 0.2);
+            self::fail('a reply from a silent server');
+        } catch (\RuntimeException $e) {
+            self::assertInstanceOf(\Weft\TimeoutException::class, $e);
+        } finally {
+            \fclose($server);
+        }
+    }
+
     public function testAnAnswerIsReadWhole(): void
     {
         $server = \stream_socket_server('tcp://127.0.0.1:0');
