@@ -32,6 +32,8 @@ abstract class AbstractDriver implements Driver
     private int $referencedCount = 0;
     private ?\Closure $errorHandler = null;
     private ?\Throwable $pendingError = null;
+    /** Deferred callbacks of the running tick not yet run (taken off $deferQueue, still owed this tick). */
+    private int $deferLeft = 0;
 
     public function __construct()
     {
@@ -53,6 +55,34 @@ abstract class AbstractDriver implements Driver
 
     /** Whether any stream watcher is active: a backend with none may simply sleep. */
     abstract protected function hasActiveStreams(): bool;
+
+    /**
+     * Whether the backend holds events it has not handed to their watchers yet (the rest of a dispatch,
+     * a stream it reports ready without asking the kernel): work the loop owes before it may wait again.
+     */
+    abstract protected function hasPendingEvents(): bool;
+
+    /**
+     * How long the loop would wait in the kernel if it got the control now: null when it has work to do
+     * first (deferred callbacks, a due timer, a signal to dispatch, events not yet handed out, a stop),
+     * else the seconds until its next timer (-1.0: none). A hooked call that would block while the loop
+     * is idle may then wait for its descriptor and the loop's own at once, without a Fiber switch
+     * (Weft\Hook\FdWaiter, WEFT_WAIT_IDLE); anything that would end the loop's wait ends that one too.
+     *
+     * @internal
+     */
+    public function idleFor(): ?float
+    {
+        if ($this->deferQueue !== [] || $this->deferLeft > 0 || $this->stopped || $this->pendingSignals !== [] || $this->hasPendingEvents()) {
+            return null;
+        }
+        $next = $this->timers->peek();
+        if ($next === null) {
+            return -1.0;
+        }
+        $left = $next - \hrtime(true) / 1e9;
+        return $left > 0 ? $left : null;
+    }
 
     public function onReadable(mixed $stream, \Closure $callback): string
     {
@@ -212,8 +242,10 @@ abstract class AbstractDriver implements Driver
         if ($this->deferQueue !== []) {
             $queue = $this->deferQueue;
             $this->deferQueue = [];
+            $this->deferLeft = \count($queue);
             foreach ($queue as $id => $watcher) {
                 unset($queue[$id]);
+                --$this->deferLeft;
                 // Disabled after being queued: it waits for enable(). Cancelled: it is gone.
                 if (!$watcher->enabled || !isset($this->watchers[$id])) {
                     continue;
@@ -222,9 +254,17 @@ abstract class AbstractDriver implements Driver
                 $this->invoke($watcher->callback, $watcher->id);
                 if ($this->stopped) {
                     $this->deferQueue = $queue + $this->deferQueue;
+                    $this->deferLeft = 0;
                     return;
                 }
             }
+        }
+
+        if ($this->signalWatchers !== []) {
+            // A signal that arrived while PHP code ran (a coroutine, a hooked call's idle poll) is only
+            // queued: run its watchers now rather than after a wait that nothing else may end.
+            \pcntl_signal_dispatch();
+            $this->dispatchSignals();
         }
 
         $this->now = \hrtime(true) / 1e9;
