@@ -17,6 +17,10 @@ extern zend_class_entry *weft_ce_weft_exception;
 /* weft_epoll.c; the method tables live in weft_arginfo.h, included by weft.c only. */
 zend_result weft_epoll_minit(const zend_function_entry *epoll_methods, const zend_function_entry *exception_methods);
 
+/* The loop's epoll descriptor for a hook's idle poll, or -1 (see weft_epoll.c). */
+int weft_epoll_idle_fd(zend_object *epoll, double *budget, bool *empty);
+/* The class of Weft\Ext\Epoll objects (weft_epoll.c). */
+zend_class_entry *weft_epoll_class(void);
 /* weft_http.c: Weft\Ext\parseHead() */
 zend_result weft_http_minit(void);
 

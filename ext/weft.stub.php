@@ -134,6 +134,14 @@ namespace Weft\Ext {
 
         /** weft_hook_wait_fds(): @param array<int, int> $fds @return array<int, int> the ready ones */
         public static function waitFds(array $fds, float $timeout = -1): array {}
+
+        /**
+         * The loop's epoll object (null: none, the select loop). While it is set, a single-descriptor
+         * hook asks the waiter with the IDLE flag (8) first: a float answer says the loop is idle for
+         * that long (-1: no timer), and the hook polls its descriptor together with the loop's in C, with
+         * no Fiber switch; anything that would end the loop's wait sends it back to the waiter.
+         */
+        public static function idleLoop(?Epoll $epoll): void {}
     }
 
     /**

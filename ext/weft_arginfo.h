@@ -76,6 +76,10 @@ ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_Hooks_waitFds, 0,
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, timeout, IS_DOUBLE, 0, "-1")
 ZEND_END_ARG_INFO()
 
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_Hooks_idleLoop, 0, 1, IS_VOID, 0)
+	ZEND_ARG_OBJ_INFO(0, epoll, Weft\\Ext\\Epoll, 1)
+ZEND_END_ARG_INFO()
+
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_Watchdog_start, 0, 2, IS_VOID, 0)
 	ZEND_ARG_TYPE_INFO(0, threshold, IS_DOUBLE, 0)
 	ZEND_ARG_OBJ_INFO(0, onBlocked, Closure, 0)
@@ -105,6 +109,7 @@ ZEND_METHOD(Weft_Ext_Hooks, available);
 ZEND_METHOD(Weft_Ext_Hooks, canSuspend);
 ZEND_METHOD(Weft_Ext_Hooks, waitFd);
 ZEND_METHOD(Weft_Ext_Hooks, waitFds);
+ZEND_METHOD(Weft_Ext_Hooks, idleLoop);
 ZEND_METHOD(Weft_Ext_Watchdog, start);
 ZEND_METHOD(Weft_Ext_Watchdog, beat);
 ZEND_METHOD(Weft_Ext_Watchdog, stop);
@@ -140,6 +145,7 @@ static const zend_function_entry class_Weft_Ext_Hooks_methods[] = {
 	ZEND_ME(Weft_Ext_Hooks, canSuspend, arginfo_class_Weft_Ext_Hooks_canSuspend, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
 	ZEND_ME(Weft_Ext_Hooks, waitFd, arginfo_class_Weft_Ext_Hooks_waitFd, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
 	ZEND_ME(Weft_Ext_Hooks, waitFds, arginfo_class_Weft_Ext_Hooks_waitFds, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
+	ZEND_ME(Weft_Ext_Hooks, idleLoop, arginfo_class_Weft_Ext_Hooks_idleLoop, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
 	ZEND_FE_END
 };
 

@@ -638,6 +638,67 @@ static int weft_epoll_wait_raw(weft_epoll_object *obj, int max, double timeout)
 	return epoll_wait(obj->epfd, obj->buf, max, ms);
 }
 
+/* Whether the sweep would report nothing for this entry, without running any stream code. */
+static bool weft_epoll_entry_idle(const weft_epoll_entry *entry)
+{
+	if (entry->res == NULL) {
+		return true;
+	}
+	if (weft_resource_closed(entry->res) || entry->recast) {
+		return false;
+	}
+	const php_stream *stream = (const php_stream *) entry->res->ptr;
+	return !(entry->events & EPOLLIN) || stream->writepos - stream->readpos <= 0;
+}
+
+/*
+ * For a hook about to suspend a coroutine while the loop has nothing else to do (weft_hooks.c): the
+ * descriptor to poll(2) next to the hook's own, so that whatever would end the loop's next wait ends
+ * this one too. -1 when a wait() would not block in the kernel: PHP code closed a watched stream, or
+ * data sits in a PHP read buffer, among the streams the next sweep looks at (the same ones it would);
+ * TLS and user-space streams, whose check may run PHP code, count as "not idle" without a look.
+ * *budget is capped so the idle poll ends by the time the next full sweep is due, as wait()'s is.
+ * *empty says that nothing is registered: the epoll descriptor can then never become ready, and a poll
+ * need not watch it. Never throws.
+ */
+int weft_epoll_idle_fd(zend_object *object, double *budget, bool *empty)
+{
+	weft_epoll_object *obj = weft_epoll_from_obj(object);
+	if (obj->epfd < 0 || obj->busy || obj->generation != weft_fork_generation) {
+		return -1;
+	}
+	uint32_t entries = zend_hash_num_elements(&obj->entries);
+	*empty = entries == 0;
+	if (entries == 0) {
+		return obj->epfd;
+	}
+	uint64_t since = weft_monotonic_ns() - obj->last_full_sweep;
+	if (since >= WEFT_EPOLL_FULL_SWEEP_NS) {
+		return -1; /* wait() would look at every stream first: let it */
+	}
+	weft_epoll_entry *entry;
+	if (obj->check_count >= entries / 2) {
+		/* wait() would look at them all (few streams, or most of them touched): so do we. */
+		ZEND_HASH_FOREACH_PTR(&obj->entries, entry) {
+			if (!weft_epoll_entry_idle(entry)) {
+				return -1;
+			}
+		} ZEND_HASH_FOREACH_END();
+	} else {
+		for (uint32_t i = 0; i < obj->check_count; i++) {
+			entry = zend_hash_index_find_ptr(&obj->entries, obj->check[i]);
+			if (entry != NULL && !weft_epoll_entry_idle(entry)) {
+				return -1;
+			}
+		}
+	}
+	double cap = (double) (WEFT_EPOLL_FULL_SWEEP_NS - since) / 1e9;
+	if (*budget < 0 || *budget > cap) {
+		*budget = cap;
+	}
+	return obj->epfd;
+}
+
 PHP_METHOD(Weft_Ext_Epoll, wait)
 {
 	double timeout = -1.0;
@@ -744,6 +805,11 @@ PHP_METHOD(Weft_Ext_Epoll, descriptorOf)
 static void weft_epoll_class_constant(const char *name, size_t len, zend_long value)
 {
 	zend_declare_class_constant_long(weft_ce_epoll, name, len, value);
+}
+
+zend_class_entry *weft_epoll_class(void)
+{
+	return weft_ce_epoll;
 }
 
 zend_result weft_epoll_minit(const zend_function_entry *epoll_methods, const zend_function_entry *exception_methods)

@@ -42,6 +42,8 @@ static zval weft_waiter_forget;
 static zend_fcall_info weft_waiter_forget_fci;
 static zend_fcall_info_cache weft_waiter_forget_fcc;
 static bool weft_waiter_forget_set = false;
+/* The loop's Weft\Ext\Epoll for idle polls (Hooks::idleLoop()), referenced; NULL: none. */
+static zend_object *weft_idle_loop = NULL;
 
 static zend_class_entry *weft_ce_hooks;
 
@@ -163,24 +165,106 @@ static int weft_revents_to_events(short revents)
 	return ready;
 }
 
+/* Calls the single-descriptor waiter. Returns 1 with *ret set, or -1 with EG(exception) set. */
+static int weft_call_waiter_one(int fd, int events, double timeout, zval *ret)
+{
+	zval args[3];
+	ZVAL_LONG(&args[0], fd);
+	ZVAL_LONG(&args[1], events);
+	ZVAL_DOUBLE(&args[2], timeout);
+	ZVAL_UNDEF(ret);
+	zend_result called = weft_call_waiter(&weft_waiter_one_fci, &weft_waiter_one_fcc, args, 3, ret);
+	if (called != SUCCESS || EG(exception) != NULL) {
+		zval_ptr_dtor(ret);
+		ZVAL_UNDEF(ret);
+		if (EG(exception) == NULL) {
+			zend_throw_error(NULL, "The Weft hook waiter could not be called");
+		}
+		return -1;
+	}
+	return 1;
+}
+
+/*
+ * The loop is idle for `budget` seconds (< 0: no timer): poll fd and the loop's epoll descriptor together,
+ * for at most that long and what is left of the hook's own timeout. Returns the ready events (> 0), 0 when
+ * the hook's timeout passed, or -1 when the loop has something to do first (a descriptor of its own is
+ * ready, its next timer is due, a signal arrived): the caller then waits through the loop as usual.
+ */
+static int weft_idle_poll(int fd, short want, double budget, double timeout, double deadline)
+{
+	bool empty = false;
+	int epfd = weft_epoll_idle_fd(weft_idle_loop, &budget, &empty);
+	if (epfd < 0) {
+		return -1;
+	}
+	double span = budget;
+	bool ends_with_timeout = false;
+	if (timeout >= 0) {
+		double left = deadline - weft_now();
+		if (left <= 0) {
+			return 0;
+		}
+		if (span < 0 || left <= span) {
+			span = left;
+			ends_with_timeout = true;
+		}
+	}
+	struct timespec ts, *tsp = NULL;
+	if (span >= 0) {
+		if (span > 86400.0) {
+			span = 86400.0;
+		}
+		ts.tv_sec = (time_t) span;
+		ts.tv_nsec = (long) ((span - (double) ts.tv_sec) * 1e9);
+		if (ts.tv_nsec > 999999999L) {
+			ts.tv_nsec = 999999999L;
+		}
+		tsp = &ts;
+	}
+	struct pollfd pfds[2] = {
+		{.fd = fd, .events = want, .revents = 0},
+		{.fd = epfd, .events = POLLIN, .revents = 0},
+	};
+	int r = ppoll(pfds, empty ? 1 : 2, tsp, NULL);
+	if (r > 0 && pfds[0].revents != 0) {
+		return weft_revents_to_events(pfds[0].revents);
+	}
+	if (r == 0 && ends_with_timeout) {
+		return 0;
+	}
+	return -1;
+}
+
 int weft_hook_wait_fd(int fd, int events, double timeout)
 {
 	if (zend_isnan(timeout)) {
 		timeout = -1;
 	}
 	if (weft_hook_can_switch()) {
-		zval args[3], ret;
-		ZVAL_LONG(&args[0], fd);
-		ZVAL_LONG(&args[1], events & (WEFT_WAIT_READ | WEFT_WAIT_WRITE | (weft_waiter_forget_set ? WEFT_WAIT_KEEP : 0)));
-		ZVAL_DOUBLE(&args[2], timeout);
-		ZVAL_UNDEF(&ret);
-		zend_result called = weft_call_waiter(&weft_waiter_one_fci, &weft_waiter_one_fcc, args, 3, &ret);
-		if (called != SUCCESS || EG(exception) != NULL) {
-			zval_ptr_dtor(&ret);
-			if (EG(exception) == NULL) {
-				zend_throw_error(NULL, "The Weft hook waiter could not be called");
-			}
+		zval ret;
+		int flags = events & (WEFT_WAIT_READ | WEFT_WAIT_WRITE | (weft_waiter_forget_set ? WEFT_WAIT_KEEP : 0));
+		double deadline = timeout >= 0 ? weft_now() + timeout : 0;
+		if (weft_call_waiter_one(fd, flags | (weft_idle_loop != NULL ? WEFT_WAIT_IDLE : 0), timeout, &ret) < 0) {
 			return -1;
+		}
+		if (Z_TYPE(ret) == IS_DOUBLE) {
+			short want = (short) (((events & WEFT_WAIT_READ) ? POLLIN : 0) | ((events & WEFT_WAIT_WRITE) ? POLLOUT : 0));
+			int ready = weft_idle_poll(fd, want, Z_DVAL(ret), timeout, deadline);
+			if (ready >= 0) {
+				return ready;
+			}
+			/* The loop has work: wait through it, for what is left of the timeout. */
+			double left = timeout;
+			if (timeout >= 0) {
+				left = deadline - weft_now();
+				if (left <= 0) {
+					return 0;
+				}
+			}
+			if (weft_call_waiter_one(fd, flags, left, &ret) < 0) {
+				return -1;
+			}
 		}
 		if (Z_TYPE(ret) == IS_LONG) {
 			zend_long ready = Z_LVAL(ret);
@@ -316,8 +400,18 @@ zif_handler weft_hooks_replace_function(const char *name, zif_handler handler)
 /* ---------------------------------------------------------------------------------------------------- */
 /* Weft\Ext\Hooks */
 
+static void weft_idle_loop_release(void)
+{
+	if (weft_idle_loop != NULL) {
+		zend_object *loop = weft_idle_loop;
+		weft_idle_loop = NULL;
+		OBJ_RELEASE(loop);
+	}
+}
+
 static void weft_waiter_release(void)
 {
+	weft_idle_loop_release();
 	if (weft_waiter_installed) {
 		weft_waiter_installed = false;
 		zval_ptr_dtor(&weft_waiter_one);
@@ -387,6 +481,28 @@ PHP_METHOD(Weft_Ext_Hooks, install)
 	/* The level the application runs at (install() is not called under @): what others see while a
 	 * coroutine that silenced a call is suspended in it. */
 	weft_base_error_reporting = EG(error_reporting);
+}
+
+PHP_METHOD(Weft_Ext_Hooks, idleLoop)
+{
+	zval *epoll = NULL;
+
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_OBJECT_OF_CLASS_OR_NULL(epoll, weft_epoll_class())
+	ZEND_PARSE_PARAMETERS_END();
+
+	if (epoll != NULL && !weft_waiter_installed) {
+		zend_throw_error(NULL, "Hooks::idleLoop() needs a waiter: call Hooks::install() first");
+		RETURN_THROWS();
+	}
+	if (epoll != NULL && Z_OBJ_P(epoll) == weft_idle_loop) {
+		return;
+	}
+	weft_idle_loop_release();
+	if (epoll != NULL) {
+		weft_idle_loop = Z_OBJ_P(epoll);
+		GC_ADDREF(weft_idle_loop);
+	}
 }
 
 PHP_METHOD(Weft_Ext_Hooks, uninstall)

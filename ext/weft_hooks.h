@@ -33,6 +33,14 @@
  * adding and removing it for each one.
  */
 #define WEFT_WAIT_KEEP  0x04
+/*
+ * Passed to the waiter, never by a hook: the waiter may answer with a float instead of waiting. The
+ * loop has nothing to do for that many seconds (< 0: no timer at all), so the hook polls its descriptor
+ * together with the loop's own (Hooks::idleLoop()) in this thread, without a Fiber switch or any PHP
+ * code; whatever would end the loop's wait (another descriptor ready, a signal, the next timer) ends
+ * this poll too, and the hook then calls the waiter again, without this flag, to wait the usual way.
+ */
+#define WEFT_WAIT_IDLE  0x08
 
 /* Whether a hook of this kind may suspend the current coroutine right now (see above). Cheap. */
 bool weft_hook_can_suspend(uint32_t kind);

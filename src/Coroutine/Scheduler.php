@@ -42,6 +42,8 @@ final class Scheduler
     /** @var list<array{Coroutine, mixed, ?\Throwable}> */
     private array $ready = [];
     private bool $runScheduled = false;
+    /** Wake-ups of the batch runReady() is working through that it has not run yet. */
+    private int $batchLeft = 0;
     /** @var array<int, Coroutine> every coroutine started and not yet finished */
     private array $live = [];
     private int $fibers = 0;
@@ -149,6 +151,12 @@ final class Scheduler
         $result = \Fiber::suspend();
         // The resumer cleared $waiting and set $current; a thrown wake-up is raised by Fiber itself.
         return $result;
+    }
+
+    /** Whether coroutines are queued to be resumed (by runReady(), a deferred callback of the loop). */
+    public function hasReady(): bool
+    {
+        return $this->ready !== [] || $this->batchLeft > 0;
     }
 
     /** Wakes a waiting coroutine with a value: at once from the loop's context, queued from a coroutine. */
@@ -303,12 +311,15 @@ final class Scheduler
         while ($this->ready !== [] && $budget > 0) {
             $batch = $this->ready;
             $this->ready = [];
+            $this->batchLeft = \count($batch);
             foreach ($batch as $i => [$coroutine, $value, $error]) {
                 if (--$budget < 0) {
                     // Out of budget: keep the rest, in order, ahead of what arrived meanwhile.
                     $this->ready = \array_merge(\array_slice($batch, $i), $this->ready);
+                    $this->batchLeft = 0;
                     break 2;
                 }
+                --$this->batchLeft;
                 // Inlined switchTo(): this loop is the hot path of every coroutine-to-coroutine wake-up.
                 $this->current = $coroutine;
                 if ($error !== null) {

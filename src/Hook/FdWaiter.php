@@ -6,9 +6,12 @@ namespace Weft\Hook;
 
 use Weft\Coroutine\Coroutine;
 use Weft\Coroutine\Scheduler;
+use Weft\Ext\Hooks as Native;
 use Weft\Loop\DescriptorDriver;
 use Weft\Loop\Driver;
+use Weft\Loop\EpollDriver;
 use Weft\Loop\InvalidWatcher;
+use Weft\Loop\Loop;
 
 /**
  * The waiter the extension's hooks call (through Weft\Ext\Hooks::install()) when a blocking call inside
@@ -35,6 +38,14 @@ final class FdWaiter
      * for its life instead of an ADD and a DEL per wait, and no new watcher, closure or timer.
      */
     public const KEEP = 4;
+    /**
+     * From the extension, with READ or WRITE: instead of waiting, wait() may return the seconds the loop
+     * has nothing to do (a float; -1.0: no timer). The hook then polls its descriptor together with the
+     * loop's epoll descriptor in C, with no Fiber switch and no loop tick, and calls wait() again without
+     * this flag when anything else needs the loop first (see ext/weft_hooks.h, WEFT_WAIT_IDLE). A query
+     * in a worker with nothing else to do then costs what it costs without hooks.
+     */
+    public const IDLE = 8;
 
     /** @var array<int, string> fd << 1 | (1 for WRITE) => the watcher kept for it (unreferenced between waits) */
     private array $kept = [];
@@ -48,6 +59,8 @@ final class FdWaiter
     private array $timers = [];
     /** The driver the kept watchers belong to (a forked worker builds its own: they are then dropped). */
     private ?DescriptorDriver $keptDriver = null;
+    /** The driver whose epoll descriptor the extension polls when idle (Hooks::idleLoop()); null: not told yet. */
+    private ?Driver $idleDriver = null;
 
     /** Whether the code running now is a Weft coroutine (the exit hook asks). */
     public static function inCoroutine(): bool
@@ -56,9 +69,42 @@ final class FdWaiter
         return $current !== null && $current->fiber === \Fiber::getCurrent();
     }
 
-    /** @return ?int the ready events (READ | WRITE), 0 when the timeout passed, null: block instead */
-    public function wait(int $fd, int $events, float $timeout): ?int
+    /**
+     * @return int|float|null the ready events (READ | WRITE), 0 when the timeout passed, null: block
+     *     instead; with IDLE, a float: the loop is idle for that long (see IDLE)
+     */
+    public function wait(int $fd, int $events, float $timeout): int|float|null
     {
+        if (($events & self::IDLE) !== 0) {
+            $events &= ~self::IDLE;
+            $scheduler = Scheduler::get();
+            $driver = $scheduler->driver;
+            if ($driver === $this->idleDriver && $timeout !== 0.0 && !$scheduler->hasReady()) {
+                $current = $scheduler->current;
+                if ($current !== null && $current->fiber === \Fiber::getCurrent()) {
+                    $idle = $driver->idleFor();
+                    if ($idle !== null) {
+                        // A watcher kept for this descriptor would make the loop's epoll descriptor ready
+                        // along with it (the kernel wakes both; a kept write watcher, at once): park
+                        // both directions' while waits are idle. The next wait through the loop
+                        // enables the one it needs again.
+                        if ($this->keptDriver === $driver && (isset($this->kept[$fd << 1]) || isset($this->kept[$fd << 1 | 1]))) {
+                            foreach ([$fd << 1, $fd << 1 | 1] as $key) {
+                                if (isset($this->kept[$key]) && !isset($this->parked[$key])) {
+                                    $this->parked[$key] = true;
+                                    $driver->disable($this->kept[$key]);
+                                }
+                            }
+                            $idle = $driver->idleFor() ?? 0.0;
+                        }
+                        return $idle;
+                    }
+                }
+            }
+        }
+        if ($this->idleDriver !== Loop::get()) {
+            $this->bindIdle(Loop::get());
+        }
         if ($events === (self::READ | self::KEEP) || $events === (self::WRITE | self::KEEP)) {
             $scheduler = Scheduler::get();
             $driver = $scheduler->driver;
@@ -105,6 +151,27 @@ final class FdWaiter
         }
         $ready = $this->suspend([$fd => $events], $timeout);
         return $ready === null ? null : ($ready[$fd] ?? 0);
+    }
+
+    /** Hooks::install() dropped the extension's idle loop: tell it the current loop's again. */
+    public function installed(): void
+    {
+        $this->bindIdle(Loop::get());
+    }
+
+    /**
+     * Tells the extension the epoll descriptor of the current loop, for its idle polls; the select loop
+     * has none (a hook there always waits through the loop).
+     */
+    private function bindIdle(Driver $driver): void
+    {
+        if ($driver instanceof EpollDriver) {
+            Native::idleLoop($driver->epoll());
+            $this->idleDriver = $driver;
+            return;
+        }
+        Native::idleLoop(null);
+        $this->idleDriver = $driver;
     }
 
     /**

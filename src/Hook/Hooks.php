@@ -92,6 +92,7 @@ final class Hooks
         }
         $waiter = self::$waiter ??= new FdWaiter();
         Native::install($waiter->wait(...), $waiter->waitMany(...), $waiter->forget(...));
+        $waiter->installed();
         return Native::enable($kinds);
     }
 

@@ -39,6 +39,8 @@ final class EpollDriver extends AbstractDriver implements DescriptorDriver
     private array $dirty = [];
     /** @var array<int, true> streams not in the kernel's set (regular files, closed streams): always ready */
     private array $alwaysReady = [];
+    /** Events of the running dispatch not yet handed to their watchers. */
+    private int $undispatched = 0;
     /** @var array<int, array<string, Watcher>> */
     private array $readWatchers = [];
     /** @var array<int, array<string, Watcher>> */
@@ -141,7 +143,23 @@ final class EpollDriver extends AbstractDriver implements DescriptorDriver
         return $this->registered !== [];
     }
 
-    protected function dispatch(?float $timeout): void
+    /** The epoll object the loop waits on: a hook's idle poll watches its descriptor (FdWaiter). @internal */
+    public function epoll(): Epoll
+    {
+        return $this->epoll;
+    }
+
+    /**
+     * Also brings the kernel's registrations in line with the watchers (what the next wait would do
+     * first), so that a poll of the epoll descriptor sees what the loop's wait would.
+     */
+    protected function hasPendingEvents(): bool
+    {
+        $this->applyDirty();
+        return $this->undispatched > 0 || $this->alwaysReady !== [];
+    }
+
+    private function applyDirty(): void
     {
         if ($this->dirty !== []) {
             $dirty = $this->dirty;
@@ -150,6 +168,11 @@ final class EpollDriver extends AbstractDriver implements DescriptorDriver
                 $this->apply($id);
             }
         }
+    }
+
+    protected function dispatch(?float $timeout): void
+    {
+        $this->applyDirty();
 
         if ($this->alwaysReady !== []) {
             $timeout = 0.0;
@@ -161,7 +184,9 @@ final class EpollDriver extends AbstractDriver implements DescriptorDriver
             $events[$id] = \is_resource($stream) || \is_int($stream) ? $this->registered[$id] : Epoll::CLOSED;
         }
 
+        $this->undispatched = \count($events);
         foreach ($events as $id => $flags) {
+            --$this->undispatched;
             if (($flags & (Epoll::ERR | Epoll::HUP | Epoll::CLOSED)) !== 0) {
                 if (($flags & Epoll::CLOSED) !== 0) {
                     $this->dropClosed($id);
