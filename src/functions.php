@@ -55,7 +55,7 @@ function sleep(float $seconds): void
     $driver = $scheduler->driver;
     $timer = $driver->delay($seconds, static function () use ($scheduler, $current): void {
         if ($current->waiting) {
-            $scheduler->resume($current);
+            $scheduler->resume($current, null, true);
         }
     });
     $scheduler->await(static function () use ($driver, $timer): void {

@@ -44,6 +44,11 @@ final class Scheduler
     private bool $runScheduled = false;
     /** Wake-ups of the batch runReady() is working through that it has not run yet. */
     private int $batchLeft = 0;
+    /**
+     * Coroutines running now whose caller goes on once they wait (a go() from anywhere, a resume() by a
+     * callback that may do more afterwards): code outside the loop's bookkeeping is then owed a turn.
+     */
+    private int $nested = 0;
     /** @var array<int, Coroutine> every coroutine started and not yet finished */
     private array $live = [];
     private int $fibers = 0;
@@ -115,6 +120,7 @@ final class Scheduler
         }
         $coroutine->fiber = $fiber;
         $this->current = $coroutine;
+        ++$this->nested;
         // catch and rethrow rather than finally: PHP's tracing JIT does not compile finally blocks
         // (FAST_CALL), and this runs for every request; a function it cannot trace stays interpreted.
         try {
@@ -124,9 +130,11 @@ final class Scheduler
                 $fiber->start($coroutine);
             }
         } catch (\Throwable $e) {
+            --$this->nested;
             $this->current = $parent;
             throw $e;
         }
+        --$this->nested;
         $this->current = $parent;
         return $coroutine;
     }
@@ -153,14 +161,23 @@ final class Scheduler
         return $result;
     }
 
-    /** Whether coroutines are queued to be resumed (by runReady(), a deferred callback of the loop). */
-    public function hasReady(): bool
+    /**
+     * Whether the running coroutine may wait without giving the loop a turn (a hook's idle poll): nothing
+     * is queued to be resumed (by runReady(), a deferred callback of the loop), and the coroutine was
+     * entered by the loop itself, not by a go() or a callback whose caller goes on once it waits.
+     */
+    public function mayHoldTheLoop(): bool
     {
-        return $this->ready !== [] || $this->batchLeft > 0;
+        return $this->nested === 0 && $this->ready === [] && $this->batchLeft === 0 && $this->driver->isRunning();
     }
 
-    /** Wakes a waiting coroutine with a value: at once from the loop's context, queued from a coroutine. */
-    public function resume(Coroutine $coroutine, mixed $value = null): void
+    /**
+     * Wakes a waiting coroutine with a value: at once from the loop's context, queued from a coroutine.
+     * $last: the caller, a loop callback, does nothing after this call but return to the loop, so the
+     * coroutine may hold the loop while it waits next (mayHoldTheLoop()); a caller that goes on to wake
+     * others or to do more work leaves it false.
+     */
+    public function resume(Coroutine $coroutine, mixed $value = null, bool $last = false): void
     {
         if (!$coroutine->waiting) {
             throw new \Error("Coroutine #{$coroutine->id} is not waiting; it cannot be resumed");
@@ -173,7 +190,13 @@ final class Scheduler
             return;
         }
         if ($this->current === null && !$this->runScheduled) {
+            if ($last) {
+                $this->switchTo($coroutine, $value, null);
+                return;
+            }
+            ++$this->nested;
             $this->switchTo($coroutine, $value, null);
+            --$this->nested;
             return;
         }
         $this->enqueue($coroutine, $value, null);

@@ -79,7 +79,7 @@ final class FdWaiter
             $events &= ~self::IDLE;
             $scheduler = Scheduler::get();
             $driver = $scheduler->driver;
-            if ($driver === $this->idleDriver && $timeout !== 0.0 && !$scheduler->hasReady()) {
+            if ($driver === $this->idleDriver && $timeout !== 0.0 && $scheduler->mayHoldTheLoop()) {
                 $current = $scheduler->current;
                 if ($current !== null && $current->fiber === \Fiber::getCurrent()) {
                     $idle = $driver->idleFor();
@@ -134,7 +134,7 @@ final class FdWaiter
                 // (which clears $waiting first) finds both still registered and the finally removes them.
                 $wake = static function (string $id, mixed $what = null) use ($scheduler, $current, $events): void {
                     if ($current->waiting) {
-                        $scheduler->resume($current, \is_int($what) ? $events : 0);
+                        $scheduler->resume($current, \is_int($what) ? $events : 0, true);
                     }
                 };
                 $watcher = $events === self::READ ? $driver->onReadableFd($fd, $wake) : $driver->onWritableFd($fd, $wake);
@@ -248,7 +248,7 @@ final class FdWaiter
             $waiter = $waiters[$key] ?? null;
             if ($waiter !== null && $waiter->waiting) {
                 unset($waiters[$key]);
-                $scheduler->resume($waiter, $events);
+                $scheduler->resume($waiter, $events, true);
                 return;
             }
             if ($waiter === null && !isset($parked[$key])) {
@@ -314,7 +314,7 @@ final class FdWaiter
                 return;
             }
             unset($this->waiters[$key]);
-            $scheduler->resume($waiter, 0);
+            $scheduler->resume($waiter, 0, true);
         });
         $driver->unreference($id);
         $this->timers[$key] = [$id, $firesAt];
