@@ -58,9 +58,14 @@ function sleep(float $seconds): void
             $scheduler->resume($current, null, true);
         }
     });
-    $scheduler->await(static function () use ($driver, $timer): void {
+    // A cancellation throws out of the wait: the timer goes then (a catch, not a second closure per
+    // sleep; the timer finds the coroutine no longer waiting if it fires first).
+    try {
+        $scheduler->await();
+    } catch (\Throwable $e) {
         $driver->cancel($timer);
-    });
+        throw $e;
+    }
 }
 
 /**

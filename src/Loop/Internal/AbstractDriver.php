@@ -304,7 +304,13 @@ abstract class AbstractDriver implements Driver
                 $this->referencedCount -= $watcher->referenced ? 1 : 0;
                 unset($this->watchers[$watcher->id]);
             }
-            $this->invoke($watcher->callback, $watcher->id);
+            // invoke() inlined: a timer fires for every sleep and timeout, and its variadic call
+            // allocates an argument array each time.
+            try {
+                ($watcher->callback)($watcher->id);
+            } catch (\Throwable $e) {
+                $this->handleError($e);
+            }
         }
 
         if ($this->signalWatchers !== []) {
@@ -451,8 +457,9 @@ abstract class AbstractDriver implements Driver
         }
     }
 
+    /** Never a numeric string, so an id never turns into an integer key; cheaper than base_convert(). */
     private function newId(): string
     {
-        return \base_convert((string) $this->nextId++, 10, 36);
+        return 'w' . $this->nextId++;
     }
 }

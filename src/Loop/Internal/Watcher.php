@@ -23,8 +23,8 @@ final class Watcher
     /** @var resource|int|null a stream, or a raw descriptor number (DescriptorDriver) */
     public mixed $stream = null;
     public int $streamId = 0;
-    /** @internal TimerQueue bookkeeping: position in the heap (-1: not in it) and insertion order. */
-    public int $heapIndex = -1;
+    /** @internal TimerQueue bookkeeping: the millisecond it is filed under (-1: not queued) and insertion order. */
+    public int $due = -1;
     public int $order = 0;
     /** A backend checked once that it can watch this stream (the watcher keeps its stream for life). */
     public bool $probed = false;

@@ -63,4 +63,39 @@ final class TimerQueueTest extends TestCase
         self::assertNull($queue->extract(10));
         self::assertNull($queue->peek());
     }
+
+    public function testATimerFiresInTheFirstMillisecondAtOrAfterItsExpiryNeverBefore(): void
+    {
+        $queue = new TimerQueue();
+        $a = new Watcher('a', Watcher::DELAY, static fn () => null);
+        $a->expiration = 5.0004;
+        $queue->insert($a);
+        self::assertSame(5.001, $queue->peek());
+        self::assertNull($queue->extract(5.0004), 'not before the millisecond it falls due in');
+        self::assertNull($queue->extract(5.0009));
+        self::assertSame($a, $queue->extract(5.001));
+        self::assertSame(0, $queue->count());
+    }
+
+    public function testTimersOfOneMillisecondFireInTheOrderSetAndACancelledOneIsSkipped(): void
+    {
+        $queue = new TimerQueue();
+        $timers = [];
+        foreach (['a' => 2.0003, 'b' => 2.0001, 'c' => 2.0002, 'd' => 2.0005] as $id => $expiration) {
+            $timers[$id] = new Watcher($id, Watcher::DELAY, static fn () => null);
+            $timers[$id]->expiration = $expiration;
+            $queue->insert($timers[$id]);
+        }
+        self::assertSame($timers['a'], $queue->extract(3.0));
+        // Cancelled while its bucket is being handed out (a callback of the one before cancels it).
+        $queue->remove($timers['b']);
+        self::assertSame(2, $queue->count());
+        // Set again while the bucket fires: it goes to the back, in its new millisecond.
+        $queue->insert($timers['c']);
+        self::assertSame($timers['d'], $queue->extract(3.0));
+        self::assertSame($timers['c'], $queue->extract(3.0));
+        self::assertNull($queue->extract(3.0));
+        self::assertSame(0, $queue->count());
+        self::assertNull($queue->peek());
+    }
 }
