@@ -672,18 +672,22 @@ int weft_epoll_idle_fd(zend_object *object, double *budget, bool *empty)
 	if (entries == 0) {
 		return obj->epfd;
 	}
-	uint64_t since = weft_monotonic_ns() - obj->last_full_sweep;
-	if (since >= WEFT_EPOLL_FULL_SWEEP_NS) {
-		return -1; /* wait() would look at every stream first: let it */
-	}
+	uint64_t now = weft_monotonic_ns();
+	uint64_t since = now - obj->last_full_sweep;
+	bool full = since >= WEFT_EPOLL_FULL_SWEEP_NS;
 	weft_epoll_entry *entry;
-	if (obj->check_count >= entries / 2) {
-		/* wait() would look at them all (few streams, or most of them touched): so do we. */
+	if (full || obj->check_count >= entries / 2) {
+		/* wait() would look at them all (a full sweep is due, or few streams, or most of them touched):
+		 * so do we. Finding nothing is what that sweep would have found now, so it counts as one. */
 		ZEND_HASH_FOREACH_PTR(&obj->entries, entry) {
 			if (!weft_epoll_entry_idle(entry)) {
 				return -1;
 			}
 		} ZEND_HASH_FOREACH_END();
+		if (full) {
+			obj->last_full_sweep = now;
+			since = 0;
+		}
 	} else {
 		for (uint32_t i = 0; i < obj->check_count; i++) {
 			entry = zend_hash_index_find_ptr(&obj->entries, obj->check[i]);

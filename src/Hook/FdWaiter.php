@@ -84,17 +84,15 @@ final class FdWaiter
                 if ($current !== null && $current->fiber === \Fiber::getCurrent()) {
                     $idle = $driver->idleFor();
                     if ($idle !== null) {
-                        // A watcher kept for this descriptor would make the loop's epoll descriptor ready
-                        // along with it (the kernel wakes both; a kept write watcher, at once): park
-                        // both directions' while waits are idle. The next wait through the loop
-                        // enables the one it needs again.
-                        if ($this->keptDriver === $driver && (isset($this->kept[$fd << 1]) || isset($this->kept[$fd << 1 | 1]))) {
-                            foreach ([$fd << 1, $fd << 1 | 1] as $key) {
-                                if (isset($this->kept[$key]) && !isset($this->parked[$key])) {
-                                    $this->parked[$key] = true;
-                                    $driver->disable($this->kept[$key]);
-                                }
-                            }
+                        // A write watcher kept for this descriptor would make the loop's epoll descriptor
+                        // ready at once (a socket is writable nearly always): park it while a read waits
+                        // here; the next write that waits through the loop enables it again. A kept read
+                        // watcher stays: both descriptors turn ready together, and this one is looked at
+                        // first.
+                        $write = $fd << 1 | 1;
+                        if (($events & self::READ) !== 0 && $this->keptDriver === $driver && isset($this->kept[$write]) && !isset($this->parked[$write])) {
+                            $this->parked[$write] = true;
+                            $driver->disable($this->kept[$write]);
                             $idle = $driver->idleFor() ?? 0.0;
                         }
                         return $idle;

@@ -150,6 +150,32 @@ final class ServeHooksTest extends TestCase
         self::assertMatchesRegularExpression('/held the worker for \d+ ms \(threshold 50 ms\) in GET \/usleep: usleep\(\) at \S+blocking-app\.php:\d+/', $log);
     }
 
+    /**
+     * The query waits in the worker's idle poll (no other request: the hook polls its descriptor and the
+     * loop's in C). A stop then (SIGTERM to the master, which stops its worker) loses nothing: the request
+     * in flight gets its answer and the server exits cleanly, well within the grace period.
+     */
+    public function testAStopWhileAHookedQueryWaitsLetsTheRequestFinish(): void
+    {
+        $server = new ServerProcess([self::APP, '--workers', '1']);
+        $mark = \sys_get_temp_dir() . '/weft-mark-' . \bin2hex(\random_bytes(6));
+        try {
+            $slow = (new RawHttp($server->address(), 30))->send("GET /pdo?sleep=1.5&mark={$mark} HTTP/1.1\r\nHost: t\r\n\r\n");
+            ServerProcess::waitFor(static fn (): bool => \is_file($mark), 15.0, 'the request to reach the application');
+            \usleep(200_000); // into the query's wait
+            \posix_kill($server->masterPid(), \SIGTERM);
+            $response = $slow->response();
+            self::assertSame(200, $response['status'], $server->output());
+            self::assertSame('0', $response['body']);
+            ServerProcess::waitFor(static fn (): bool => !$server->isRunning(), 8.0, 'the server to exit');
+            self::assertStringContainsString('exited with code 0', $server->output());
+            self::assertStringNotContainsString('Grace period over', $server->output());
+        } finally {
+            @\unlink($mark);
+            $server->stop();
+        }
+    }
+
     public function testAnUnknownKindIsAUsageError(): void
     {
         [$code, $output] = ServerProcess::cli(['serve', self::APP, '--hooks', 'stream,files']);
