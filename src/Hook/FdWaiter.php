@@ -77,31 +77,14 @@ final class FdWaiter
     {
         if (($events & self::IDLE) !== 0) {
             $events &= ~self::IDLE;
-            $scheduler = Scheduler::get();
-            $driver = $scheduler->driver;
-            if ($driver === $this->idleDriver && $timeout !== 0.0 && $scheduler->mayHoldTheLoop()) {
-                $current = $scheduler->current;
-                if ($current !== null && $current->fiber === \Fiber::getCurrent()) {
-                    $idle = $driver->idleFor();
-                    if ($idle !== null) {
-                        // A write watcher kept for this descriptor would make the loop's epoll descriptor
-                        // ready at once (a socket is writable nearly always): park it while a read waits
-                        // here; the next write that waits through the loop enables it again. A kept read
-                        // watcher stays: both descriptors turn ready together, and this one is looked at
-                        // first.
-                        $write = $fd << 1 | 1;
-                        if (($events & self::READ) !== 0 && $this->keptDriver === $driver && isset($this->kept[$write]) && !isset($this->parked[$write])) {
-                            $this->parked[$write] = true;
-                            $driver->disable($this->kept[$write]);
-                            $idle = $driver->idleFor() ?? 0.0;
-                        }
-                        return $idle;
-                    }
-                }
+            $idle = $this->idle($fd, $events, $timeout);
+            if ($idle !== null) {
+                return $idle;
             }
         }
-        if ($this->idleDriver !== Loop::get()) {
-            $this->bindIdle(Loop::get());
+        $loop = Loop::get();
+        if ($this->idleDriver !== $loop) {
+            $this->bindIdle($loop);
         }
         if ($events === (self::READ | self::KEEP) || $events === (self::WRITE | self::KEEP)) {
             $scheduler = Scheduler::get();
@@ -149,6 +132,36 @@ final class FdWaiter
         }
         $ready = $this->suspend([$fd => $events], $timeout);
         return $ready === null ? null : ($ready[$fd] ?? 0);
+    }
+
+    /**
+     * The seconds the loop has nothing to do, when the calling coroutine may hold it meanwhile (see IDLE):
+     * a Weft coroutine the loop itself entered, on the loop the extension polls, with nothing owed first.
+     */
+    private function idle(int $fd, int $events, float $timeout): ?float
+    {
+        $scheduler = Scheduler::get();
+        $driver = $scheduler->driver;
+        if ($driver !== $this->idleDriver || $timeout === 0.0 || !$scheduler->mayHoldTheLoop()) {
+            return null;
+        }
+        $current = $scheduler->current;
+        if ($current === null || $current->fiber !== \Fiber::getCurrent()) {
+            return null;
+        }
+        $idle = $driver->idleFor();
+        // A write watcher kept for this descriptor would make the loop's epoll descriptor ready at once
+        // (a socket is writable nearly always): park it while a read waits here; the next write that
+        // waits through the loop enables it again. A kept read watcher stays: both descriptors turn
+        // ready together, and the hook looks at its own first.
+        $write = $fd << 1 | 1;
+        if ($idle !== null && ($events & self::READ) !== 0 && $this->keptDriver === $driver
+            && isset($this->kept[$write]) && !isset($this->parked[$write])) {
+            $this->parked[$write] = true;
+            $driver->disable($this->kept[$write]);
+            $idle = $driver->idleFor() ?? 0.0;
+        }
+        return $idle;
     }
 
     /** Hooks::install() dropped the extension's idle loop: tell it the current loop's again. */
