@@ -44,6 +44,15 @@ static zend_fcall_info_cache weft_waiter_forget_fcc;
 static bool weft_waiter_forget_set = false;
 /* The loop's Weft\Ext\Epoll for idle polls (Hooks::idleLoop()), referenced; NULL: none. */
 static zend_object *weft_idle_loop = NULL;
+/*
+ * Back-off for idle polls that the loop interrupts at once. Under load the loop's descriptor is nearly
+ * always ready, and an idle poll then only costs a call into PHP and a ppoll() before the usual wait:
+ * after such a miss the next `weft_idle_skip` waits do not try (doubling up to WEFT_IDLE_SKIP_MAX while
+ * misses go on); a poll that ends with the hook's own descriptor ready starts over at once.
+ */
+#define WEFT_IDLE_SKIP_MAX 64
+static uint32_t weft_idle_skip = 0;     /* waits left to skip */
+static uint32_t weft_idle_backoff = 0;  /* skip length after the next miss */
 
 static zend_class_entry *weft_ce_hooks;
 
@@ -228,10 +237,16 @@ static int weft_idle_poll(int fd, short want, double budget, double timeout, dou
 	};
 	int r = ppoll(pfds, empty ? 1 : 2, tsp, NULL);
 	if (r > 0 && pfds[0].revents != 0) {
+		weft_idle_backoff = 0;
 		return weft_revents_to_events(pfds[0].revents);
 	}
 	if (r == 0 && ends_with_timeout) {
 		return 0;
+	}
+	if (r > 0) {
+		/* The loop had work (its descriptor is ready): a miss. */
+		weft_idle_backoff = weft_idle_backoff == 0 ? 1 : (weft_idle_backoff >= WEFT_IDLE_SKIP_MAX ? WEFT_IDLE_SKIP_MAX : weft_idle_backoff * 2);
+		weft_idle_skip = weft_idle_backoff;
 	}
 	return -1;
 }
@@ -245,7 +260,12 @@ int weft_hook_wait_fd(int fd, int events, double timeout)
 		zval ret;
 		int flags = events & (WEFT_WAIT_READ | WEFT_WAIT_WRITE | (weft_waiter_forget_set ? WEFT_WAIT_KEEP : 0));
 		double deadline = timeout >= 0 ? weft_now() + timeout : 0;
-		if (weft_call_waiter_one(fd, flags | (weft_idle_loop != NULL ? WEFT_WAIT_IDLE : 0), timeout, &ret) < 0) {
+		bool idle = weft_idle_loop != NULL;
+		if (idle && weft_idle_skip > 0) {
+			weft_idle_skip--;
+			idle = false;
+		}
+		if (weft_call_waiter_one(fd, flags | (idle ? WEFT_WAIT_IDLE : 0), timeout, &ret) < 0) {
 			return -1;
 		}
 		if (Z_TYPE(ret) == IS_DOUBLE) {
@@ -495,6 +515,9 @@ PHP_METHOD(Weft_Ext_Hooks, idleLoop)
 		zend_throw_error(NULL, "Hooks::idleLoop() needs a waiter: call Hooks::install() first");
 		RETURN_THROWS();
 	}
+	/* A new loop, or the hooks installed anew: start without a back-off. */
+	weft_idle_skip = 0;
+	weft_idle_backoff = 0;
 	if (epoll != NULL && Z_OBJ_P(epoll) == weft_idle_loop) {
 		return;
 	}
