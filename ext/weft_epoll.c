@@ -60,6 +60,7 @@ typedef struct {
 	pid_t pid;                  /* creator, for messages */
 	bool busy;                  /* inside wait()'s sweep, which may call a stream's cast handler */
 	HashTable entries;          /* key => weft_epoll_entry* */
+	uint32_t streams;           /* entries of PHP streams (the others are raw descriptors: nothing to sweep) */
 	HashTable owners;           /* descriptor => key that last registered it in the kernel */
 	struct epoll_event *buf;
 	int buf_size;
@@ -233,6 +234,9 @@ static void weft_epoll_forget(weft_epoll_object *obj, zend_ulong key, weft_epoll
 		}
 		zend_hash_index_del(&obj->owners, (zend_ulong) fd);
 	}
+	if (entry->res != NULL) {
+		obj->streams--;
+	}
 	zend_hash_index_del(&obj->entries, key); /* releases the resource */
 }
 
@@ -269,6 +273,7 @@ static zend_object *weft_epoll_create(zend_class_entry *ce)
 	obj->generation = weft_fork_generation;
 	obj->pid = 0;
 	obj->busy = false;
+	obj->streams = 0;
 	zend_hash_init(&obj->entries, 8, NULL, weft_epoll_entry_dtor, 0);
 	zend_hash_init(&obj->owners, 8, NULL, NULL, 0);
 	obj->buf = NULL;
@@ -411,6 +416,9 @@ PHP_METHOD(Weft_Ext_Epoll, add)
 	entry->recast = stream != NULL && weft_stream_needs_recast(stream);
 	entry->seen_position = -1;
 	zend_hash_index_add_new_ptr(&obj->entries, (zend_ulong) key, entry);
+	if (entry->res != NULL) {
+		obj->streams++;
+	}
 	weft_epoll_set_owner(obj, (int) fd, key);
 	weft_epoll_note(obj, (zend_ulong) key);
 }
@@ -603,6 +611,7 @@ static uint32_t weft_epoll_sweep(weft_epoll_object *obj, zval *result, double *t
 	}
 	obj->check_count = 0;
 	obj->busy = false;
+	obj->streams = 0;
 	return zend_hash_num_elements(ht);
 }
 
@@ -669,8 +678,8 @@ int weft_epoll_idle_fd(zend_object *object, double *budget, bool *empty)
 	}
 	uint32_t entries = zend_hash_num_elements(&obj->entries);
 	*empty = entries == 0;
-	if (entries == 0) {
-		return obj->epfd;
+	if (obj->streams == 0) {
+		return obj->epfd; /* raw descriptors only (or none): the sweep has nothing to look at */
 	}
 	uint64_t now = weft_monotonic_ns();
 	uint64_t since = now - obj->last_full_sweep;

@@ -74,24 +74,13 @@ final class IdlePollTest extends TestCase
     public function testAnotherCoroutinesDescriptorEndsTheIdlePoll(): void
     {
         // A child process writes to a pipe the loop watches after 50 ms; the hooked call waits 2 s.
-        $child = \proc_open([\PHP_BINARY, '-r', 'usleep(50000); echo "x"; usleep(3000000);'], [1 => ['pipe', 'w']], $pipes);
-        self::assertIsResource($child);
-        try {
-            $order = run(function () use ($pipes): array {
-                $order = [];
-                $driver = Loop::get();
-                $watcher = $driver->onReadable($pipes[1], function (string $id) use (&$order, $driver): void {
-                    $order[] = 'pipe';
-                    $driver->cancel($id);
-                });
-                $this->blockingPop($order);
-                $driver->cancel($watcher);
-                return $order;
+        $order = self::whileAChildRuns('usleep(50000); echo "x"; usleep(3000000);', static function (array $pipes, array &$order): string {
+            $driver = Loop::get();
+            return $driver->onReadable($pipes[1], static function (string $id) use (&$order, $driver): void {
+                $order[] = 'pipe';
+                $driver->cancel($id);
             });
-        } finally {
-            \proc_terminate($child);
-            \proc_close($child);
-        }
+        });
         self::assertSame(['pipe', 'redis'], $order);
     }
 
@@ -103,7 +92,7 @@ final class IdlePollTest extends TestCase
                 \Weft\sleep(0.05);
                 $order[] = 'timer';
             });
-            $this->blockingPop($order);
+            self::blockingPop($order);
             return $order;
         });
         self::assertSame(['timer', 'redis'], $order);
@@ -111,16 +100,16 @@ final class IdlePollTest extends TestCase
 
     public function testAQueuedWakeUpRunsBeforeTheIdlePoll(): void
     {
-        $order = run(function (): array {
+        $order = run(static function (): array {
             $order = [];
             $channel = new Channel(1);
             go(static function () use ($channel, &$order): void {
                 $channel->receive();
                 $order[] = 'woken';
             });
-            // The push queues the other coroutine's wake-up: the loop owes it a turn before any wait.
-            $channel->send(1);
-            $this->blockingPop($order);
+            // Right before the BLPOP, the send queues the other coroutine's wake-up: the loop owes it a
+            // turn before any wait.
+            self::blockingPop($order, static fn () => $channel->send(1));
             return $order;
         });
         self::assertSame(['woken', 'redis'], $order);
@@ -131,23 +120,11 @@ final class IdlePollTest extends TestCase
         if (!\function_exists('pcntl_signal') || !\function_exists('posix_kill')) {
             self::markTestSkipped('needs pcntl and posix');
         }
-        $child = \proc_open([\PHP_BINARY, '-r', 'usleep(50000); posix_kill(' . \getmypid() . ', SIGUSR2); usleep(3000000);'], [], $pipes);
-        self::assertIsResource($child);
-        try {
-            $order = run(function (): array {
-                $order = [];
-                $driver = Loop::get();
-                $watcher = $driver->onSignal(\SIGUSR2, static function () use (&$order): void {
-                    $order[] = 'signal';
-                });
-                $this->blockingPop($order);
-                $driver->cancel($watcher);
-                return $order;
+        $order = self::whileAChildRuns('usleep(50000); posix_kill(' . \getmypid() . ', SIGUSR2); usleep(3000000);', static function (array $pipes, array &$order): string {
+            return Loop::get()->onSignal(\SIGUSR2, static function () use (&$order): void {
+                $order[] = 'signal';
             });
-        } finally {
-            \proc_terminate($child);
-            \proc_close($child);
-        }
+        });
         self::assertSame(['signal', 'redis'], $order);
     }
 
@@ -186,19 +163,60 @@ final class IdlePollTest extends TestCase
                 \Weft\sleep(0.05);
                 $order[] = 'timer';
             });
-            $this->blockingPop($order);
+            self::blockingPop($order);
             return $order;
         });
         self::assertSame(['timer', 'redis'], $order);
     }
 
-    /** An empty BLPOP of LONG seconds in its own coroutine, waited for: Redis answers only at its end. */
-    private function blockingPop(array &$order): void
+    /**
+     * Runs $code in a child PHP process (its stdout a pipe), lets $watch add a loop watcher that records
+     * what it sees in $order, and waits in blockingPop() meanwhile: the order in which things happened.
+     *
+     * @param \Closure(array<int, resource>, list<string>&): string $watch returns the watcher's id
+     * @return list<string>
+     */
+    private static function whileAChildRuns(string $code, \Closure $watch): array
+    {
+        $child = \proc_open([\PHP_BINARY, '-r', $code], [1 => ['pipe', 'w']], $pipes);
+        self::assertIsResource($child);
+        try {
+            return run(static function () use ($watch, $pipes): array {
+                $order = [];
+                $watcher = $watch($pipes, $order);
+                self::blockingPop($order);
+                Loop::get()->cancel($watcher);
+                return $order;
+            });
+        } finally {
+            \proc_terminate($child);
+            \proc_close($child);
+        }
+    }
+
+    /**
+     * An empty BLPOP of LONG seconds in its own coroutine, waited for: Redis answers only at its end.
+     * With nothing else to do, the BLPOP waits in the idle poll. The coroutine gets there the way a
+     * request's coroutine does: its first wait goes through the loop (the caller of go() goes on
+     * meanwhile), and another coroutine then wakes it through the loop's queue of wake-ups, so after the
+     * poll the loop goes straight to its next wait. $before runs right before the BLPOP.
+     */
+    private static function blockingPop(array &$order, ?\Closure $before = null): void
     {
         $redis = self::redis();
-        $popper = go(static function () use ($redis, &$order): void {
+        $gate = new Channel();
+        $popper = go(static function () use ($redis, $gate, $before, &$order): void {
+            $redis->ping();
+            $gate->receive();
+            if ($before !== null) {
+                $before();
+            }
             $popped = $redis->blPop(['weft:idle:none:' . \bin2hex(\random_bytes(6))], self::LONG);
             $order[] = $popped === [] ? 'redis' : 'redis returned ' . \var_export($popped, true);
+        });
+        go(static function () use ($gate): void {
+            \Weft\sleep(0.005);
+            $gate->send(true);
         });
         $popper->join();
     }
