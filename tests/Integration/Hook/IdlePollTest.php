@@ -4,6 +4,7 @@ declare(strict_types=1);
 
 namespace Weft\Tests\Integration\Hook;
 
+use PHPUnit\Framework\Attributes\DataProvider;
 use PHPUnit\Framework\TestCase;
 use Weft\Coroutine\Channel;
 use Weft\Hook\Hooks;
@@ -84,9 +85,18 @@ final class IdlePollTest extends TestCase
         self::assertSame(['pipe', 'redis'], $order);
     }
 
-    public function testATimerEndsTheIdlePoll(): void
+    /** @return iterable<string, array{string}> */
+    public static function backends(): iterable
     {
-        $order = run(function (): array {
+        yield 'epoll: the idle poll' => ['epoll'];
+        yield 'select: no idle poll, the hooked call suspends as before' => ['select'];
+    }
+
+    #[DataProvider('backends')]
+    public function testATimerEndsTheIdlePoll(string $backend): void
+    {
+        Loop::reset($backend);
+        $order = run(static function (): array {
             $order = [];
             go(static function () use (&$order): void {
                 \Weft\sleep(0.05);
@@ -152,21 +162,6 @@ final class IdlePollTest extends TestCase
         self::assertGreaterThanOrEqual(0.19, $seconds);
         self::assertLessThan(self::LONG, $seconds);
         self::assertSame('late', $after);
-    }
-
-    public function testOnTheSelectLoopHookedCallsStillSuspend(): void
-    {
-        Loop::reset('select');
-        $order = run(function (): array {
-            $order = [];
-            go(static function () use (&$order): void {
-                \Weft\sleep(0.05);
-                $order[] = 'timer';
-            });
-            self::blockingPop($order);
-            return $order;
-        });
-        self::assertSame(['timer', 'redis'], $order);
     }
 
     /**
