@@ -259,12 +259,13 @@ int weft_hook_wait_fd(int fd, int events, double timeout)
 	if (weft_hook_can_switch()) {
 		zval ret;
 		int flags = events & (WEFT_WAIT_READ | WEFT_WAIT_WRITE | (weft_waiter_forget_set ? WEFT_WAIT_KEEP : 0));
-		double deadline = timeout >= 0 ? weft_now() + timeout : 0;
 		bool idle = weft_idle_loop != NULL;
 		if (idle && weft_idle_skip > 0) {
 			weft_idle_skip--;
 			idle = false;
 		}
+		/* Only an idle poll needs the deadline (its second call waits for what is left). */
+		double deadline = idle && timeout >= 0 ? weft_now() + timeout : 0;
 		if (weft_call_waiter_one(fd, flags | (idle ? WEFT_WAIT_IDLE : 0), timeout, &ret) < 0) {
 			return -1;
 		}
