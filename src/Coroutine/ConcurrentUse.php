@@ -5,12 +5,30 @@ declare(strict_types=1);
 namespace Weft\Coroutine;
 
 /**
- * The one "used by two coroutines at once" error: a connection (a socket, a MySQL, PostgreSQL or Redis
- * connection) serves one coroutine at a time, and interleaving two would corrupt its protocol stream.
- * The clients' own variants (Mysql\ConcurrentQuery, Redis\ConnectionBusy) extend it. Use a pool, or a Mutex.
+ * The one "used by two coroutines at once" error, for every kind of connection: a socket or stream, a
+ * MySQL, PostgreSQL or Redis connection, a Redis subscriber, a curl handle (thrown by the extension). A
+ * connection serves one coroutine at a time, and interleaving two would corrupt its protocol stream, so the
+ * second user is refused before anything is sent. A programming error, hence an \Error: share connections
+ * through a pool, or serialise their use with a Mutex.
  */
-class ConcurrentUse extends \Error implements \Weft\WeftException
+final class ConcurrentUse extends \Error implements \Weft\WeftException
 {
+    /**
+     * $what is in use by $holder, and $intruder tried to use it too. $holder and $intruder are coroutines,
+     * null for the main program, or a description when the holder is not a coroutine's handle.
+     */
+    public static function of(string $what, Coroutine|string|null $holder, ?Coroutine $intruder, string $advice): self
+    {
+        return new self(\sprintf(
+            '%s is in use by %s; %s cannot use it at the same time (a connection serves one coroutine at a time): %s',
+            $what,
+            \is_string($holder) ? $holder : self::who($holder),
+            self::who($intruder),
+            $advice,
+        ));
+    }
+
+    /** A second reader (or writer) of a socket or stream while another coroutine is suspended on it. */
     public static function stream(string $direction, Coroutine $holder, ?Coroutine $intruder): self
     {
         return new self(\sprintf(
@@ -21,5 +39,11 @@ class ConcurrentUse extends \Error implements \Weft\WeftException
             $holder->id,
             $direction === 'read' ? 'reading from' : 'writing to',
         ));
+    }
+
+    /** How the messages name a coroutine, or the main program for null. */
+    public static function who(?Coroutine $coroutine): string
+    {
+        return $coroutine === null || $coroutine->id === 0 ? 'the main program (outside of any coroutine)' : "coroutine #{$coroutine->id}";
     }
 }

@@ -9,6 +9,8 @@ use Weft\Client\Mysql\Internal\PacketStream;
 use Weft\Client\Mysql\Internal\Protocol;
 use Weft\Client\Mysql\Internal\ProtocolViolation;
 use Weft\Client\Mysql\Internal\Wire;
+use Weft\Coroutine\ConcurrentUse;
+use Weft\Coroutine\Coroutine;
 use Weft\Coroutine\Scheduler;
 use Weft\Coroutine\Timeout;
 use Weft\Socket\ConnectException;
@@ -25,7 +27,7 @@ use Weft\Socket\SocketException;
  * blocks (sync mode). The same code works in both.
  *
  * A connection carries one command at a time: a second coroutine calling in while a command is in
- * flight gets a ConcurrentQuery error (share connections through Weft\Client\Mysql\Pool). Results are
+ * flight gets a Weft\Coroutine\ConcurrentUse error (share connections through Weft\Client\Mysql\Pool). Results are
  * read completely before a call returns (like PDO's buffered queries), so a Result never holds the
  * connection.
  *
@@ -60,7 +62,7 @@ final class Connection
     private string $serverVersion = '';
     private bool $tls = false;
     /** The coroutine running a command (0: code outside of coroutines); null when idle. */
-    private ?int $owner = null;
+    private ?Coroutine $owner = null;
     /** A command was written and its reply is not completely read yet. */
     private bool $inFlight = false;
     private ?string $lost = null;
@@ -246,7 +248,7 @@ final class Connection
         }
         $me = self::caller();
         if ($this->owner !== null && $this->owner !== $me) {
-            throw ConcurrentQuery::busy($this->id, $this->owner, $me);
+            throw self::busy($this->id, $this->owner, $me);
         }
         $this->closed = true;
         $this->statements = [];
@@ -548,14 +550,20 @@ final class Connection
             throw ConnectionLost::unusable($this->id, $this->closed ? 'it was closed' : $this->lost);
         }
         if ($this->owner !== null) {
-            throw ConcurrentQuery::busy($this->id, $this->owner, self::caller());
+            throw self::busy($this->id, $this->owner, self::caller());
         }
         $this->owner = self::caller();
     }
 
-    private static function caller(): int
+    /** The coroutine calling in ({main}'s handle outside of any). */
+    private static function caller(): Coroutine
     {
-        return Scheduler::get()->current?->id ?? 0;
+        return Scheduler::get()->self();
+    }
+
+    private static function busy(int $id, Coroutine $owner, Coroutine $intruder): ConcurrentUse
+    {
+        return ConcurrentUse::of("MySQL connection #$id", $owner, $intruder, 'share connections through Weft\\Client\\Mysql\\Pool');
     }
 
     /**

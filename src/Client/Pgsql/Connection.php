@@ -387,20 +387,10 @@ final class Connection
     {
         $current = \Weft\current();
         if ($this->busy) {
-            throw new ConcurrentUse(\sprintf(
-                'Coroutine #%s tried to use a PostgreSQL connection while coroutine #%s is running a statement on it; '
-                . 'a connection serves one coroutine at a time (use Weft\Client\Pgsql\Pool)',
-                $current?->id ?? 'main',
-                $this->holder?->id ?? 'main',
-            ));
+            throw ConcurrentUse::of('The PostgreSQL connection', $this->holder, $current, 'use Weft\\Client\\Pgsql\\Pool');
         }
         if ($this->transactionOwner !== null && $current !== $this->transactionOwner && $this->inTransaction()) {
-            throw new ConcurrentUse(\sprintf(
-                'Coroutine #%s tried to use a PostgreSQL connection inside the transaction of coroutine #%d; '
-                . 'a connection serves one coroutine at a time (use Weft\Client\Pgsql\Pool)',
-                $current?->id ?? 'main',
-                $this->transactionOwner->id,
-            ));
+            throw ConcurrentUse::of('The PostgreSQL connection', 'the transaction of ' . ConcurrentUse::who($this->transactionOwner), $current, 'use Weft\\Client\\Pgsql\\Pool');
         }
         if ($this->link === null) {
             throw ConnectionLost::beforeSend($this->lostReason ?? 'closed', $this->transactionOpen);

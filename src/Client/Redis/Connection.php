@@ -9,6 +9,7 @@ use Weft\Client\Redis\Internal\Decode;
 use Weft\Client\Redis\Internal\Link;
 use Weft\Client\Redis\Protocol\Push;
 use Weft\Client\Redis\Protocol\RespWriter;
+use Weft\Coroutine\ConcurrentUse;
 use Weft\Coroutine\Coroutine;
 
 /**
@@ -16,7 +17,7 @@ use Weft\Coroutine\Coroutine;
  * same calls block (sync mode).
  *
  * A connection serves one coroutine at a time: a second coroutine calling it while a command is in
- * flight gets ConnectionBusy (an \Error) instead of a corrupted stream. Share connections through Pool.
+ * flight gets Weft\Coroutine\ConcurrentUse (an \Error) instead of a corrupted stream. Share connections through Pool.
  *
  * Failures: error replies throw RedisError (the connection stays usable); a dead connection throws
  * ConnectionLost (closed for good); a reply timeout (Config::$timeout) or a cancel while waiting throws
@@ -33,7 +34,7 @@ final class Connection
     ];
 
     private bool $busy = false;
-    /** Who is mid-command (for the ConnectionBusy message): a coroutine, or null for the main program. */
+    /** Who is mid-command (for the ConcurrentUse message): a coroutine, or null for the main program. */
     private ?Coroutine $owner = null;
     private bool $watching = false;
     private int $protocol;
@@ -303,7 +304,7 @@ final class Connection
     {
         $current = \Weft\current();
         if ($this->busy) {
-            throw ConnectionBusy::inUse('connection', self::name($this->owner), self::name($current));
+            throw ConcurrentUse::of('The Redis connection', $this->owner, $current, 'use Weft\\Client\\Redis\\Pool');
         }
         $this->busy = true;
         $this->owner = $current;
@@ -329,10 +330,5 @@ final class Connection
             return $timeout;
         }
         return $block <= 0 ? null : $timeout + $block;
-    }
-
-    private static function name(?Coroutine $coroutine): string
-    {
-        return $coroutine === null ? 'the main program (outside of any coroutine)' : "coroutine #{$coroutine->id}";
     }
 }

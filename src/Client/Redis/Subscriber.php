@@ -7,6 +7,7 @@ namespace Weft\Client\Redis;
 use Weft\Client\Redis\Internal\Link;
 use Weft\Client\Redis\Protocol\Push;
 use Weft\Client\Redis\Protocol\RespWriter;
+use Weft\Coroutine\ConcurrentUse;
 use Weft\Coroutine\Coroutine;
 use Weft\Coroutine\Timeout;
 
@@ -156,7 +157,7 @@ final class Subscriber implements \IteratorAggregate
     private function request(array $args, int $confirmations): void
     {
         if ($this->writing) {
-            throw ConnectionBusy::inUse('subscriber', 'another coroutine (sending)', self::name(\Weft\current()));
+            throw ConcurrentUse::of('The Redis subscriber', 'another coroutine (sending)', \Weft\current(), 'use Weft\\Client\\Redis\\Pool');
         }
         $this->writing = true;
         try {
@@ -232,14 +233,9 @@ final class Subscriber implements \IteratorAggregate
     {
         $current = \Weft\current();
         if ($this->reading) {
-            throw ConnectionBusy::inUse('subscriber', self::name($this->reader), self::name($current));
+            throw ConcurrentUse::of('The Redis subscriber', $this->reader, $current, 'use Weft\\Client\\Redis\\Pool');
         }
         $this->reading = true;
         $this->reader = $current;
-    }
-
-    private static function name(?Coroutine $coroutine): string
-    {
-        return $coroutine === null ? 'the main program (outside of any coroutine)' : "coroutine #{$coroutine->id}";
     }
 }

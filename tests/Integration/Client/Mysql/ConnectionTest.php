@@ -6,10 +6,10 @@ namespace Weft\Tests\Integration\Client\Mysql;
 
 use PHPUnit\Framework\Attributes\DataProvider;
 use Weft\Client\Mysql\AuthenticationFailed;
-use Weft\Client\Mysql\ConcurrentQuery;
 use Weft\Client\Mysql\Connection;
 use Weft\Client\Mysql\ConnectionLost;
 use Weft\Client\Mysql\QueryError;
+use Weft\Coroutine\ConcurrentUse;
 use Weft\Socket\ConnectException;
 use Weft\Socket\ConnectTimeout;
 use Weft\Socket\Listener;
@@ -513,16 +513,16 @@ final class ConnectionTest extends MysqlTestCase
             try {
                 $db->query('SELECT 1');
                 self::fail('a second coroutine got into a busy connection');
-            } catch (ConcurrentQuery $e) {
+            } catch (ConcurrentUse $e) {
                 self::assertMatchesRegularExpression(
-                    '/^Connection #\d+ is busy with a query of coroutine #\d+; .*use Weft\\\\Client\\\\Mysql\\\\Pool to share connections$/',
+                    '/^MySQL connection #\d+ is in use by coroutine #\d+; coroutine #\d+ cannot use it at the same time \(a connection serves one coroutine at a time\): share connections through Weft\\\\Client\\\\Mysql\\\\Pool$/',
                     $e->getMessage(),
                 );
             }
             try {
                 $db->prepare('SELECT 1');
                 self::fail('a second coroutine got into a busy connection');
-            } catch (ConcurrentQuery) {
+            } catch (ConcurrentUse) {
             }
             self::assertSame(['s' => 0, 'answer' => 42], $slow->join(5.0));
             self::assertSame(2, $db->query('SELECT 2')->fetchColumn());
@@ -532,7 +532,7 @@ final class ConnectionTest extends MysqlTestCase
         $db = $this->connect();
         \Weft\run(function () use ($db): void {
             \Weft\go(fn () => $db->query('SELECT SLEEP(0.2)'));
-            $this->expectException(ConcurrentQuery::class);
+            $this->expectException(ConcurrentUse::class);
             $db->query('SELECT 1');
         });
     }

@@ -402,7 +402,7 @@ final class ConnectionTest extends PgsqlTestCase
             return $intruder->join();
         });
         self::assertInstanceOf(ConcurrentUse::class, $error);
-        self::assertStringContainsString('inside the transaction', $error->getMessage());
+        self::assertStringContainsString('is in use by the transaction of coroutine #', $error->getMessage());
         self::assertFalse($connection->inTransaction());
     }
 

@@ -717,7 +717,7 @@ final class ConnectionTest extends RedisTestCase
             try {
                 $second->join();
                 self::fail('the second coroutine must be refused');
-            } catch (\Weft\Client\Redis\ConnectionBusy $e) {
+            } catch (\Weft\Coroutine\ConcurrentUse $e) {
                 self::assertInstanceOf(\Error::class, $e);
                 self::assertMatchesRegularExpression('/in use by coroutine #\d+; coroutine #\d+ cannot use it/', $e->getMessage());
                 self::assertStringContainsString('Pool', $e->getMessage());

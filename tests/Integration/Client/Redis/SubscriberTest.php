@@ -5,9 +5,9 @@ declare(strict_types=1);
 namespace Weft\Tests\Integration\Client\Redis;
 
 use PHPUnit\Framework\Attributes\DataProvider;
-use Weft\Client\Redis\ConnectionBusy;
 use Weft\Client\Redis\ConnectionLost;
 use Weft\Client\Redis\Message;
+use Weft\Coroutine\ConcurrentUse;
 
 use function Weft\go;
 use function Weft\run;
@@ -117,7 +117,7 @@ final class SubscriberTest extends RedisTestCase
             try {
                 $subscriber->receive(0.01);
                 self::fail('two receivers at once');
-            } catch (ConnectionBusy) {
+            } catch (ConcurrentUse) {
             }
             // Wait until the server has the second subscription, then publish to both.
             $deadline = \hrtime(true) / 1e9 + 5;
