@@ -7,9 +7,9 @@ namespace Weft\Client\Http;
 use Weft\Client\Http\Internal\Connection;
 use Weft\Client\Http\Internal\Dropped;
 use Weft\Coroutine\Timeout;
-use Weft\Http\Message\ClientResponse;
 use Weft\Http\Parser\HttpError;
 use Weft\Http\Parser\Limits;
+use Weft\Http\Parser\ParsedResponse;
 use Weft\Http\Parser\ResponseParser;
 use Weft\Socket\ConnectionClosed;
 use Weft\Socket\ConnectOptions;
@@ -186,7 +186,7 @@ final class Client
     }
 
     /** One request on one connection, with the retry on a fresh connection when a kept-alive one died. */
-    private function exchange(string $method, Url $url, array $headers, string $body, RequestOptions $options, ?float $deadline): ClientResponse
+    private function exchange(string $method, Url $url, array $headers, string $body, RequestOptions $options, ?float $deadline): ParsedResponse
     {
         [$head, $closeAfter] = $this->head($method, $url, $headers, $body, $options);
         $key = $url->isHttps() ? $url->origin() . '#' . \md5(\serialize($options->tlsContext())) : $url->origin();
@@ -225,7 +225,7 @@ final class Client
         }
     }
 
-    /** @return array{ClientResponse, bool} the response and whether the connection can serve another request */
+    /** @return array{ParsedResponse, bool} the response and whether the connection can serve another request */
     private function roundTrip(Socket $socket, string $method, Url $url, string $head, string $body, RequestOptions $options, ?float $deadline): array
     {
         try {
@@ -368,7 +368,7 @@ final class Client
         return [$head . "\r\n", $close];
     }
 
-    private function toResponse(ClientResponse $raw, string $method, Url $url, RequestOptions $options, int $redirects): Response
+    private function toResponse(ParsedResponse $raw, string $method, Url $url, RequestOptions $options, int $redirects): Response
     {
         $body = $raw->body();
         $encoding = $raw->header('content-encoding');

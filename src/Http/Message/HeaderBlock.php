@@ -13,7 +13,7 @@ namespace Weft\Http\Message;
  * full map is only built when someone asks for all headers. The leading CRLF makes "\r\nname:" an
  * exact, unambiguous needle: field values cannot contain CR or LF (the grammar below forbids it).
  *
- * @internal shared by Request, ClientResponse and the parsers; not a public API.
+ * @internal shared by Request, ParsedResponse and the parsers; not a public API.
  */
 final class HeaderBlock
 {

@@ -4,7 +4,6 @@ declare(strict_types=1);
 
 namespace Weft\Http\Parser;
 
-use Weft\Http\Message\ClientResponse;
 use Weft\Http\Message\HeaderBlock;
 
 /**
@@ -13,7 +12,7 @@ use Weft\Http\Message\HeaderBlock;
  * The caller tells next() which request method the response answers (HEAD and CONNECT change the
  * framing) and calls finish() when the server closed the connection, which completes a body
  * delimited by the close. Interim 1xx responses are returned like any other: skip them with
- * ClientResponse::isInformational() and call next() again. After a 101 the bytes that follow
+ * ParsedResponse::isInformational() and call next() again. After a 101 the bytes that follow
  * are another protocol's; this parser is done with the connection.
  * Errors carry status 400 (malformed), 413 (body over the limit) or 431 (head over the limit);
  * for a client they all mean "bad gateway".
@@ -70,7 +69,7 @@ final class ResponseParser
      * @param string $requestMethod the method of the request this response answers
      * @throws HttpError
      */
-    public function next(string $requestMethod = 'GET'): ?ClientResponse
+    public function next(string $requestMethod = 'GET'): ?ParsedResponse
     {
         if ($this->error !== null) {
             throw $this->error;
@@ -91,7 +90,7 @@ final class ResponseParser
      *
      * @throws HttpError when the close cut a message short
      */
-    public function finish(): ?ClientResponse
+    public function finish(): ?ParsedResponse
     {
         if ($this->error !== null) {
             throw $this->error;
@@ -174,7 +173,7 @@ final class ResponseParser
         return true;
     }
 
-    private function readBody(bool $closed): ?ClientResponse
+    private function readBody(bool $closed): ?ParsedResponse
     {
         $trailers = '';
         switch ($this->mode) {
@@ -216,7 +215,7 @@ final class ResponseParser
             $this->offset = 0;
         }
         $this->scanFrom = $this->offset;
-        return new ClientResponse($status, $reason, $version, $block, $body, $trailers);
+        return new ParsedResponse($status, $reason, $version, $block, $body, $trailers);
     }
 
     private function diagnose(string $head): HttpError

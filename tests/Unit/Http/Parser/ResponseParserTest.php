@@ -6,9 +6,9 @@ namespace Weft\Tests\Unit\Http\Parser;
 
 use PHPUnit\Framework\Attributes\DataProvider;
 use PHPUnit\Framework\TestCase;
-use Weft\Http\Message\ClientResponse;
 use Weft\Http\Parser\HttpError;
 use Weft\Http\Parser\Limits;
+use Weft\Http\Parser\ParsedResponse;
 use Weft\Http\Parser\ResponseParser;
 
 final class ResponseParserTest extends TestCase
@@ -166,7 +166,7 @@ final class ResponseParserTest extends TestCase
         $close = $parser->next();
         $old = $parser->next();
         $plain = $parser->next();
-        self::assertInstanceOf(ClientResponse::class, $plain);
+        self::assertInstanceOf(ParsedResponse::class, $plain);
         self::assertFalse($close?->keepAlive());
         self::assertTrue($old?->keepAlive());
         self::assertTrue($plain->keepAlive());
@@ -203,7 +203,7 @@ final class ResponseParserTest extends TestCase
     }
 
     /** @return array<string, mixed> */
-    private static function describe(ClientResponse $response): array
+    private static function describe(ParsedResponse $response): array
     {
         return [
             'status' => $response->status(),

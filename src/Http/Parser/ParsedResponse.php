@@ -2,13 +2,18 @@
 
 declare(strict_types=1);
 
-namespace Weft\Http\Message;
+namespace Weft\Http\Parser;
+
+use Weft\Http\Message\HeaderBlock;
 
 /**
- * A response received by Weft's HTTP client, as produced by ResponseParser. Headers stay a raw
- * block (see HeaderBlock) and are looked up case-insensitively.
+ * A response as ResponseParser read it off the wire: status line, raw header block (see HeaderBlock,
+ * looked up case-insensitively), body with any transfer coding removed, trailers. The HTTP client turns
+ * it into the one response type its users see, Weft\Client\Http\Response.
+ *
+ * @internal the parser's product, not a second response type.
  */
-final class ClientResponse
+final class ParsedResponse
 {
     /** @var array<string, list<string>>|null */
     private ?array $headerMap = null;
