@@ -26,8 +26,13 @@ final class Worker
     public const EXIT_BOOT_FAILED = 3;
     private const SYNC_ACCEPT_PAUSE_STEP = 0.002;
     private const SYNC_ACCEPT_PAUSE_MAX = 0.05;
-    /** Connections taken per readable event of the listener before others get a turn. */
-    private const ACCEPT_BATCH = 64;
+    /**
+     * Connections taken per readable event of the listener before others get a turn: the whole accept
+     * queue in practice (nginx's multi_accept). A loaded tick can take milliseconds, so a small batch let
+     * a burst of connects (wrk -c5000) sit in a full queue for seconds, and the kernel dropped the
+     * handshakes that did not fit: one-second retransmits, and requests of over 2 s.
+     */
+    private const ACCEPT_BATCH = 1024;
 
     private Driver $driver;
     private Dispatcher $dispatcher;
