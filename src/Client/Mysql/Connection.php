@@ -27,9 +27,9 @@ use Weft\Socket\SocketException;
  * blocks (sync mode). The same code works in both.
  *
  * A connection carries one command at a time: a second coroutine calling in while a command is in
- * flight gets a Weft\Coroutine\ConcurrentUse error (share connections through Weft\Client\Mysql\Pool). Results are
- * read completely before a call returns (like PDO's buffered queries), so a Result never holds the
- * connection.
+ * flight gets a Weft\Coroutine\ConcurrentUse error (share connections through Weft\Client\Mysql\Pool).
+ * Results are read completely before a call returns (like PDO's buffered queries), so a Result never
+ * holds the connection.
  *
  * Failures: an ERR packet from the server -> QueryError (the connection stays usable); the connection
  * lost, killed, reset or out of sync -> ConnectionLost, after which it stays unusable. A command
@@ -61,7 +61,7 @@ final class Connection
     private int $id = 0;
     private string $serverVersion = '';
     private bool $tls = false;
-    /** The coroutine running a command (0: code outside of coroutines); null when idle. */
+    /** The coroutine running a command ({main}'s handle for code outside of coroutines); null when idle. */
     private ?Coroutine $owner = null;
     /** A command was written and its reply is not completely read yet. */
     private bool $inFlight = false;
