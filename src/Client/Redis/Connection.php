@@ -17,7 +17,8 @@ use Weft\Coroutine\Coroutine;
  * same calls block (sync mode).
  *
  * A connection serves one coroutine at a time: a second coroutine calling it while a command is in
- * flight gets Weft\Coroutine\ConcurrentUse (an \Error) instead of a corrupted stream. Share connections through Pool.
+ * flight gets Weft\Coroutine\ConcurrentUse (an \Error) instead of a corrupted stream. Share
+ * connections through Pool.
  *
  * Failures: error replies throw RedisError (the connection stays usable); a dead connection throws
  * ConnectionLost (closed for good); a reply timeout (Config::$timeout) or a cancel while waiting throws
