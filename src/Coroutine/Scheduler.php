@@ -60,6 +60,8 @@ final class Scheduler
     /** Stands for {main} in wait queues, timers and cancellation; never has a Fiber. */
     private ?Coroutine $main = null;
     private mixed $mainValue = null;
+    /** The followed process-wide values (ProcessState) in place now; null until a coroutine is bound to a set. */
+    private ?StateSet $installed = null;
     private ?\Throwable $mainError = null;
 
     private function __construct(public readonly Driver $driver)
@@ -119,6 +121,8 @@ final class Scheduler
             }
         }
         $coroutine->fiber = $fiber;
+        // A coroutine started by a bound one works for the same owner: it sees the same followed state.
+        $coroutine->state = ($parent ?? $this->main)?->state;
         $this->current = $coroutine;
         ++$this->nested;
         // catch and rethrow rather than finally: PHP's tracing JIT does not compile finally blocks
@@ -136,6 +140,12 @@ final class Scheduler
         }
         --$this->nested;
         $this->current = $parent;
+        // The child may have bound a set of its own or let another owner's coroutine run: the caller goes
+        // on with its own.
+        $state = ($parent ?? $this->main)?->state;
+        if ($state !== null && $state !== $this->installed) {
+            $this->install($state);
+        }
         return $coroutine;
     }
 
@@ -159,6 +169,29 @@ final class Scheduler
         $result = \Fiber::suspend();
         // The resumer cleared $waiting and set $current; a thrown wake-up is raised by Fiber itself.
         return $result;
+    }
+
+    /**
+     * Binds the running coroutine (or {main}) to a set of followed process-wide values and installs it
+     * now; from here on the scheduler puts that set in place whenever the coroutine resumes, and
+     * coroutines it starts inherit it. Null unbinds (the values in place stay until another bound
+     * coroutine runs). Returns the set the coroutine was bound to, for the caller to restore.
+     */
+    public function bind(?StateSet $state): ?StateSet
+    {
+        $coroutine = $this->self();
+        $previous = $coroutine->state;
+        $coroutine->state = $state;
+        if ($state !== null && $state !== $this->installed) {
+            $this->install($state);
+        }
+        return $previous;
+    }
+
+    /** The set of followed values in place now, if any coroutine was ever bound. */
+    public function installedState(): ?StateSet
+    {
+        return $this->installed;
     }
 
     /**
@@ -310,6 +343,9 @@ final class Scheduler
                 throw DeadlockError::waiting($this->live());
             }
         }
+        if ($main->state !== null && $main->state !== $this->installed) {
+            $this->install($main->state);
+        }
         $error = $this->mainError;
         $value = $this->mainValue;
         $this->mainError = $this->mainValue = null;
@@ -344,6 +380,9 @@ final class Scheduler
                 }
                 --$this->batchLeft;
                 // Inlined switchTo(): this loop is the hot path of every coroutine-to-coroutine wake-up.
+                if ($coroutine->state !== null && $coroutine->state !== $this->installed) {
+                    $this->install($coroutine->state);
+                }
                 $this->current = $coroutine;
                 if ($error !== null) {
                     $coroutine->fiber->throw($error);
@@ -366,6 +405,9 @@ final class Scheduler
      */
     private function switchTo(Coroutine $coroutine, mixed $value, ?\Throwable $error): void
     {
+        if ($coroutine->state !== null && $coroutine->state !== $this->installed) {
+            $this->install($coroutine->state);
+        }
         $previous = $this->current;
         $this->current = $coroutine;
         if ($error !== null) {
@@ -374,6 +416,14 @@ final class Scheduler
             $coroutine->fiber->resume($value);
         }
         $this->current = $previous;
+    }
+
+    /** Saves the set in place (what its owner changed since) and puts $state in its stead. */
+    private function install(StateSet $state): void
+    {
+        $this->installed?->save();
+        $this->installed = $state;
+        $state->install();
     }
 
     /** The body of every pooled Fiber: run a coroutine, go back to the pool, wait for the next one. */
