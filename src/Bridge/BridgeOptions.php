@@ -29,7 +29,11 @@ final readonly class BridgeOptions
         public array $leakIgnore = [],
         public array $server = [],
         public ?LoggerInterface $logger = null,
+        public int $instances = 1,
     ) {
+        if ($instances < 1) {
+            throw new \InvalidArgumentException("A framework needs at least one instance per worker, got $instances");
+        }
     }
 
     /**
@@ -38,7 +42,29 @@ final readonly class BridgeOptions
      */
     public static function fromEnvironment(?bool $debug = null, ?string $environment = null, array $leakIgnore = []): self
     {
-        return new self(leakWarnings: self::leakWarningsWanted($debug, $environment), leakIgnore: $leakIgnore);
+        return new self(
+            leakWarnings: self::leakWarningsWanted($debug, $environment),
+            leakIgnore: $leakIgnore,
+            instances: self::instancesWanted(),
+        );
+    }
+
+    /**
+     * Framework instances per worker: `serve --app-instances N` (which sets WEFT_APP_INSTANCES for
+     * the workers), else 1. Only in coroutine mode can requests overlap in a worker; sync and fpm
+     * modes use one.
+     */
+    public static function instancesWanted(): int
+    {
+        $value = self::env('WEFT_APP_INSTANCES');
+        if ($value === null || $value === '') {
+            return 1;
+        }
+        $instances = filter_var($value, FILTER_VALIDATE_INT, ['options' => ['min_range' => 1]]);
+        if ($instances === false) {
+            throw new \InvalidArgumentException("WEFT_APP_INSTANCES must be a whole number of at least 1, got '$value'");
+        }
+        return $instances;
     }
 
     public static function leakWarningsWanted(?bool $debug = null, ?string $environment = null): bool
@@ -54,7 +80,12 @@ final readonly class BridgeOptions
 
     public function withLogger(LoggerInterface $logger): self
     {
-        return new self($this->leakWarnings, $this->leakIgnore, $this->server, $logger);
+        return new self($this->leakWarnings, $this->leakIgnore, $this->server, $logger, $this->instances);
+    }
+
+    public function withInstances(int $instances): self
+    {
+        return new self($this->leakWarnings, $this->leakIgnore, $this->server, $this->logger, $instances);
     }
 
     /**

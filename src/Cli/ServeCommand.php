@@ -63,6 +63,7 @@ final class ServeCommand
             'grace' => ['float', ServerConfig::DEFAULT_GRACE, 'seconds in-flight requests get on stop or reload'],
             'backlog' => ['int', ListenOptions::DEFAULT_BACKLOG, 'listen backlog (capped by net.core.somaxconn)'],
             'max-coroutines' => ['int', \Weft\Coroutine\Scheduler::DEFAULT_MAX_COROUTINES, 'coroutines per worker (each holds a Fiber)'],
+            'app-instances' => ['int', 1, 'coroutine mode: booted framework instances per worker (Laravel, Symfony bridges), each serving one request at a time'],
             'blocking-threshold' => ['float', \Weft\Hook\BlockingDetector::DEFAULT_THRESHOLD, 'coroutine mode: log the request and PHP stack of a call that holds a worker longer than this many seconds (0: off)'],
             'hooks' => ['string', 'all', 'coroutine mode: blocking PHP calls that suspend the coroutine instead (all, none, or a list of ' . \implode(',', \array_keys(Hooks::KINDS)) . ')'],
             'memory-limit' => ['bytes', self::DEFAULT_MEMORY_LIMIT, "each worker's PHP memory_limit; a request beyond it fails and the worker is replaced (0: none)"],
@@ -122,7 +123,7 @@ final class ServeCommand
         if ($port < 0 || $port > 65535) {
             throw new UsageError("option '--port' must be between 0 and 65535, got $port");
         }
-        foreach (['workers', 'max-connections', 'backlog', 'max-coroutines'] as $positive) {
+        foreach (['workers', 'max-connections', 'backlog', 'max-coroutines', 'app-instances'] as $positive) {
             if ($options->get($positive) < 1) {
                 throw new UsageError("option '--$positive' must be at least 1");
             }
@@ -132,6 +133,11 @@ final class ServeCommand
                 throw new UsageError("option '--$timeout' must be positive");
             }
         }
+        // Read by the framework bridges (BridgeOptions::instancesWanted()) in each worker. Only in
+        // coroutine mode can requests overlap in a worker: sync and fpm modes need one instance.
+        $instances = $options->get('mode') === 'coroutine' ? (string) $options->get('app-instances') : '1';
+        \putenv("WEFT_APP_INSTANCES=$instances");
+        $_ENV['WEFT_APP_INSTANCES'] = $_SERVER['WEFT_APP_INSTANCES'] = $instances;
         if ($options->get('max-request-time') < 0) {
             throw new UsageError("option '--max-request-time' cannot be negative");
         }

@@ -6,6 +6,7 @@ namespace Weft\Bridge\HttpFoundation;
 
 use Symfony\Component\HttpFoundation\File\UploadedFile as SymfonyUploadedFile;
 use Symfony\Component\HttpFoundation\Request as SymfonyRequest;
+use Weft\Coroutine\ProcessState;
 
 /**
  * The PHP state that PHP-FPM starts afresh for every request and a resident worker keeps: the
@@ -38,6 +39,49 @@ final class PhpGlobals
         $this->timezone = date_default_timezone_get();
         $this->locale = setlocale(\LC_ALL, '0');
         $this->intlLocale = class_exists(\Locale::class, false) ? \Locale::getDefault() : null;
+    }
+
+    /**
+     * Makes all of it follow the coroutine, for a worker that serves several requests at once
+     * (InstancePool): each request sees its own superglobals, timezone and locales across its waits.
+     */
+    public static function follow(): void
+    {
+        ProcessState::follow('$_GET', static fn (): array => $_GET, static function (mixed $v): void {
+            $_GET = $v;
+        });
+        ProcessState::follow('$_POST', static fn (): array => $_POST, static function (mixed $v): void {
+            $_POST = $v;
+        });
+        ProcessState::follow('$_COOKIE', static fn (): array => $_COOKIE, static function (mixed $v): void {
+            $_COOKIE = $v;
+        });
+        ProcessState::follow('$_FILES', static fn (): array => $_FILES, static function (mixed $v): void {
+            $_FILES = $v;
+        });
+        ProcessState::follow('$_REQUEST', static fn (): array => $_REQUEST, static function (mixed $v): void {
+            $_REQUEST = $v;
+        });
+        ProcessState::follow('$_SERVER', static fn (): array => $_SERVER, static function (mixed $v): void {
+            $_SERVER = $v;
+        });
+        ProcessState::follow('date_default_timezone', static fn (): string => date_default_timezone_get(), static function (mixed $v): void {
+            if (date_default_timezone_get() !== $v) {
+                date_default_timezone_set($v);
+            }
+        });
+        ProcessState::follow('setlocale', static fn (): string|false => setlocale(\LC_ALL, '0'), static function (mixed $v): void {
+            if ($v !== false && setlocale(\LC_ALL, '0') !== $v) {
+                setlocale(\LC_ALL, $v);
+            }
+        });
+        if (class_exists(\Locale::class)) {
+            ProcessState::follow('Locale::default', static fn (): string => \Locale::getDefault(), static function (mixed $v): void {
+                if (\Locale::getDefault() !== $v) {
+                    \Locale::setDefault($v);
+                }
+            });
+        }
     }
 
     /** @return int the token to give back to leave() */

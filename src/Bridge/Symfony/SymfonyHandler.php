@@ -14,11 +14,14 @@ use Symfony\Component\HttpKernel\KernelInterface;
 use Symfony\Component\HttpKernel\TerminableInterface;
 use Psr\Log\LoggerInterface;
 use Weft\Bridge\BridgeOptions;
-use Weft\Bridge\Gate;
+use Weft\Bridge\Instance;
+use Weft\Bridge\InstancePool;
 use Weft\Bridge\HttpFoundation\RequestConverter;
 use Weft\Bridge\HttpFoundation\ResponseConverter;
 use Weft\Bridge\HttpFoundation\PhpGlobals;
 use Weft\Bridge\LeakDetector;
+use Weft\Coroutine\ProcessState;
+use Weft\Coroutine\StateSet;
 use Weft\Http\Message\Request;
 use Weft\Http\Message\Response;
 
@@ -33,28 +36,71 @@ use Weft\Http\Message\Response;
  * long-running process; the bridge does it as soon as the response is out, not when the next
  * request comes, so nothing of the last request is held meanwhile and the leak check sees the
  * state the next request will see.
+ *
+ * A worker holds a pool of kernels (BridgeOptions::$instances, `--app-instances`), each booted once
+ * and serving one request at a time, so that requests waiting on the database or an upstream do not
+ * hold the worker. A kernel is one object graph (container, request stack, session, security token,
+ * Doctrine connections): nothing of one request is reachable from another kernel. What Symfony
+ * keeps process-wide (the superglobals and intl's default locale a request may set, VarDumper's
+ * handler in debug mode) follows the coroutine.
  */
 final class SymfonyHandler
 {
+    /**
+     * Process-wide state a Symfony request may change, besides PhpGlobals': VarDumper's handler, which
+     * DebugBundle points at one kernel's dumper (and its data collector) in debug mode.
+     */
+    public const STATICS = [
+        'Symfony\Component\VarDumper\VarDumper' => ['handler' => 'dump() writes through one kernel\'s dumper and profiler'],
+    ];
+
     private readonly RequestConverter $requests;
     private readonly ResponseConverter $responses;
-    private readonly Gate $gate;
-    private readonly PhpGlobals $globals;
+    /** @var InstancePool<SymfonyInstance> */
+    private readonly InstancePool $pool;
     private readonly ?LeakDetector $leaks;
     private readonly LoggerInterface $logger;
-    private ?bool $terminateListeners = null;
 
+    /**
+     * @param HttpKernelInterface $kernel the first kernel (booted here when it is a Kernel)
+     * @param null|\Closure(): HttpKernelInterface $factory makes a further kernel when the pool grows;
+     *        without one the pool holds $kernel alone
+     */
     public function __construct(
-        private readonly HttpKernelInterface $kernel,
+        HttpKernelInterface $kernel,
         ?BridgeOptions $options = null,
+        ?\Closure $factory = null,
+        bool $boot = true,
     ) {
         self::declareRuntimeMode();
         $options ??= BridgeOptions::fromEnvironment();
+        foreach (self::STATICS as $class => $properties) {
+            foreach ($properties as $property => $_) {
+                ProcessState::followStatic($class, $property);
+            }
+        }
+        PhpGlobals::follow();
+        $pristine = StateSet::capture();
+        $first = $kernel;
+        $make = static function () use (&$first, $factory, $boot): SymfonyInstance {
+            $kernel = $first ?? $factory();
+            $first = null;
+            if (!$kernel instanceof HttpKernelInterface) {
+                throw new \UnexpectedValueException('The kernel factory must return a Symfony HttpKernelInterface, got ' . get_debug_type($kernel));
+            }
+            if ($boot && $kernel instanceof KernelInterface) {
+                $kernel->boot();
+            }
+            return new SymfonyInstance($kernel);
+        };
+        $this->pool = new InstancePool($make, $factory === null ? 1 : $options->instances, $pristine);
+        $this->pool->warm();
         $this->requests = new RequestConverter($options->server);
         $this->responses = new ResponseConverter();
-        $this->gate = new Gate();
-        $this->globals = new PhpGlobals();
         $this->logger = $options->logger();
+        if ($factory === null && $options->instances > 1) {
+            $this->logger->notice('SymfonyHandler was given one kernel whose constructor is not Symfony\'s (environment, debug): it serves one request at a time. Pass a factory to SymfonyHandler::fromFactory() for one kernel per --app-instances');
+        }
         $this->leaks = $options->leakWarnings ? new LeakDetector($this->logger, $options->leakIgnore) : null;
     }
 
@@ -71,10 +117,44 @@ final class SymfonyHandler
                 environment: $kernel->getEnvironment(),
             );
         }
-        if ($boot && $kernel instanceof KernelInterface) {
-            $kernel->boot();
+        return new self($kernel, $options, self::sameKernel($kernel), $boot);
+    }
+
+    /**
+     * For a kernel made some other way than `new Kernel($environment, $debug)`: $factory makes one
+     * kernel (called once per instance of the pool, the first time at once).
+     *
+     * @param \Closure(): HttpKernelInterface $factory
+     */
+    public static function fromFactory(\Closure $factory, ?BridgeOptions $options = null): self
+    {
+        self::declareRuntimeMode();
+        $kernel = $factory();
+        if ($options === null && $kernel instanceof KernelInterface) {
+            $options = BridgeOptions::fromEnvironment(debug: $kernel->isDebug(), environment: $kernel->getEnvironment());
         }
-        return new self($kernel, $options);
+        return new self($kernel, $options, $factory);
+    }
+
+    /**
+     * Another kernel like $kernel, when its class is built the way Symfony's own is (environment and
+     * debug flag, as KernelTestCase makes them); null when it is not, and the pool holds $kernel alone.
+     *
+     * @return null|\Closure(): HttpKernelInterface
+     */
+    private static function sameKernel(HttpKernelInterface $kernel): ?\Closure
+    {
+        if (!$kernel instanceof Kernel) {
+            return null;
+        }
+        $constructor = (new \ReflectionClass($kernel))->getConstructor();
+        if ($constructor === null || $constructor->getDeclaringClass()->getName() !== Kernel::class) {
+            return null;
+        }
+        $class = $kernel::class;
+        $environment = $kernel->getEnvironment();
+        $debug = $kernel->isDebug();
+        return static fn (): HttpKernelInterface => new $class($environment, $debug);
     }
 
     /**
@@ -92,40 +172,51 @@ final class SymfonyHandler
         putenv('APP_RUNTIME_MODE=web=1&worker=1');
     }
 
+    /** Kernels booted so far in this worker (at most the pool's size). */
+    public function instances(): int
+    {
+        return $this->pool->booted();
+    }
+
     public function __invoke(Request $request): Response
     {
-        $this->gate->enter();
+        $instance = $this->pool->acquire();
+        /** @var SymfonyInstance $symfony */
+        $symfony = $instance->framework;
         $symfonyRequest = null;
         $symfonyResponse = null;
         $finished = false;
         $uploads = [];
         $globals = 0;
-        // Once, whoever gets there first: the handler, the end of a streamed body, or its guard.
-        $finish = function () use (&$symfonyRequest, &$symfonyResponse, &$finished, &$uploads, &$globals, $request): void {
+        // Once, whoever gets there first: the handler, the end of a streamed body (in the connection's
+        // writer: it runs with this kernel's state in place), or its guard.
+        $finish = function () use ($instance, $symfony, &$symfonyRequest, &$symfonyResponse, &$finished, &$uploads, &$globals, $request): void {
             if (!$finished) {
                 $finished = true;
-                try {
-                    $this->finish($request, $symfonyRequest, $symfonyResponse);
-                } finally {
-                    // As PHP does with uploads: removed once the request is over, terminate included.
-                    RequestConverter::remove($uploads);
-                    $this->globals->leave($globals);
-                }
+                $instance->run(function () use ($instance, $symfony, $symfonyRequest, $symfonyResponse, &$uploads, &$globals, $request): void {
+                    try {
+                        $this->finish($instance, $symfony, $request, $symfonyRequest, $symfonyResponse);
+                    } finally {
+                        // As PHP does with uploads: removed once the request is over, terminate included.
+                        RequestConverter::remove($uploads);
+                        $symfony->globals->leave($globals);
+                    }
+                });
             }
         };
         try {
             $symfonyRequest = $this->requests->convert($request);
             $uploads = $this->requests->takeTemporaryFiles();
-            $globals = $this->globals->enter($symfonyRequest);
+            $globals = $symfony->globals->enter($symfonyRequest);
             [$symfonyResponse, $echoed] = ResponseConverter::capture(
-                fn () => $this->kernel->handle($symfonyRequest, HttpKernelInterface::MAIN_REQUEST, true),
+                fn () => $symfony->kernel->handle($symfonyRequest, HttpKernelInterface::MAIN_REQUEST, true),
             );
             [$response, $streamed] = $this->responses->convert(
                 $symfonyResponse,
                 $request->method() === 'HEAD',
                 $finish,
                 $echoed,
-                finishAfterBody: $this->gate->guards() && $this->terminateListeners(),
+                finishAfterBody: \Weft\current() !== null && $symfony->terminateListeners(),
             );
         } catch (\Throwable $e) {
             $finish();
@@ -137,12 +228,14 @@ final class SymfonyHandler
         return $response;
     }
 
-    private function finish(Request $request, ?SymfonyRequest $symfonyRequest, ?SymfonyResponse $symfonyResponse): void
+    /** @param Instance<SymfonyInstance> $instance */
+    private function finish(Instance $instance, SymfonyInstance $symfony, Request $request, ?SymfonyRequest $symfonyRequest, ?SymfonyResponse $symfonyResponse): void
     {
+        $kernel = $symfony->kernel;
         try {
-            if ($symfonyRequest !== null && $symfonyResponse !== null && $this->kernel instanceof TerminableInterface) {
+            if ($symfonyRequest !== null && $symfonyResponse !== null && $kernel instanceof TerminableInterface) {
                 try {
-                    $this->kernel->terminate($symfonyRequest, $symfonyResponse);
+                    $kernel->terminate($symfonyRequest, $symfonyResponse);
                 } catch (\Throwable $e) {
                     // The response stands (under PHP-FPM it has left by now): the failure is logged.
                     $this->logger->error('{request}: kernel.terminate failed after the response: {message}', [
@@ -150,58 +243,17 @@ final class SymfonyHandler
                     ]);
                 }
             }
-            if ($this->kernel instanceof Kernel) {
+            if ($kernel instanceof Kernel) {
                 // After terminate() a booted Kernel resets its kernel.reset services at its next
                 // boot(); calling it now does exactly that, once.
-                $this->kernel->boot();
+                $kernel->boot();
             }
         } finally {
             try {
-                $this->leaks?->check($request->method() . ' ' . $request->path(), $this->services());
+                $this->leaks?->check($request->method() . ' ' . $request->path(), $symfony->services());
             } finally {
-                $this->gate->leave();
+                $this->pool->release($instance);
             }
         }
-    }
-
-    /**
-     * Whether kernel.terminate has listeners (a mailer sending what it spooled, a profiler saving):
-     * then the response goes out before terminate() runs, as under PHP-FPM with
-     * fastcgi_finish_request(). Without any, the plain (faster) path sends the body after it.
-     */
-    private function terminateListeners(): bool
-    {
-        if ($this->terminateListeners === null) {
-            $dispatcher = null;
-            if ($this->kernel instanceof KernelInterface && $this->kernel->getContainer()->has('event_dispatcher')) {
-                $dispatcher = $this->kernel->getContainer()->get('event_dispatcher');
-            }
-            $this->terminateListeners = $dispatcher instanceof EventDispatcherInterface && $dispatcher->hasListeners(KernelEvents::TERMINATE);
-        }
-        return $this->terminateListeners;
-    }
-
-    /** @return iterable<string, object> the container's instantiated services, for the leak check */
-    private function services(): iterable
-    {
-        if (!$this->kernel instanceof KernelInterface) {
-            return [];
-        }
-        $container = $this->kernel->getContainer();
-        // Compiled containers keep their instances in protected $services / $privates; reading them
-        // by reflection instantiates nothing.
-        $services = [];
-        foreach (['services', 'privates'] as $property) {
-            if (!property_exists($container, $property)) {
-                continue;
-            }
-            $reflection = new \ReflectionProperty($container, $property);
-            foreach ($reflection->getValue($container) as $id => $service) {
-                if (\is_object($service) && $service !== $container) {
-                    $services[(string) $id] = $service;
-                }
-            }
-        }
-        return $services;
     }
 }

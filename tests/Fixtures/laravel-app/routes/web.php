@@ -226,3 +226,92 @@ Route::get('/file', function () {
     }
     return response()->download($path, 'data.bin', ['Content-Type' => 'application/octet-stream']);
 });
+
+// The concurrency probe: the request writes its own id into every place a request's state lives
+// (container, facades, config, locale, session, auth, cookies, log context, view data, Eloquent,
+// once(), Number, Carbon, the superglobals, timezone and C and intl locales), waits on the
+// database (other requests run meanwhile in the same worker), then reads each back.
+Route::match(['GET', 'POST'], '/identity', function (Request $request) {
+    $id = (string) $request->input('id');
+    $odd = ((int) $id) % 2 === 1;
+    app()->instance('probe.id', $id);
+    config(['app.probe' => $id]);
+    Illuminate\Support\Facades\App::setLocale("l$id");
+    session(['probe' => $id]);
+    Auth::setUser(new \Illuminate\Auth\GenericUser(['id' => (int) $id]));
+    Illuminate\Support\Facades\Cookie::queue('probe', $id);
+    Illuminate\Support\Facades\Log::shareContext(['probe' => $id]);
+    Illuminate\Support\Facades\View::share('probe', $id);
+    App\ProbeModel::addGlobalScope('probe', new App\ProbeScope($id));
+    Illuminate\Support\Number::useLocale("n$id");
+    Illuminate\Support\Number::useCurrency("C$id");
+    Carbon\Carbon::setLocale($odd ? 'fr' : 'de');
+    date_default_timezone_set($odd ? 'Asia/Tokyo' : 'America/Lima');
+    setlocale(LC_NUMERIC, $odd ? 'C.UTF-8' : 'C');
+    \Locale::setDefault("i$id");
+    $_SERVER['PROBE'] = $id;
+    $visitor = App\CurrentVisitor::name();
+    // What a component renders with (Component::factory(), which caches it in a static).
+    $component = static fn () => (static fn () => static::$factory ??= Illuminate\Container\Container::getInstance()->make('view'))
+        ->bindTo(null, Illuminate\View\Component::class)();
+    $component();
+    // Model events must reach this instance's dispatcher: a listener on each dispatcher (added once)
+    // notes which dispatcher a retrieved model went to, in the request that is current.
+    static $listening = [];
+    $events = app('events');
+    if (!isset($listening[spl_object_id($events)])) {
+        $listening[spl_object_id($events)] = true;
+        $events->listen('eloquent.retrieved: ' . App\ProbeModel::class, static function () use ($events): void {
+            app('probe.events')->from[] = spl_object_id($events);
+        });
+    }
+    app()->instance('probe.events', $modelEvents = new stdClass());
+    $modelEvents->from = [];
+
+    $db = Illuminate\Support\Facades\DB::selectOne('select connection_id() as connection, sleep(?) as slept', [(float) $request->input('wait', 0.2)]);
+
+    $model = App\ProbeModel::fromSub(Illuminate\Support\Facades\DB::query()->selectRaw('1 as id'), 'probe_models')->first();
+    return response()->json([
+        'id' => $id,
+        'connection' => (int) $db->connection,
+        'container' => app('probe.id'),
+        'facade' => Illuminate\Support\Facades\Request::input('id'),
+        'request' => request()->input('id'),
+        'config' => config('app.probe'),
+        'locale' => app()->getLocale(),
+        'session' => session('probe'),
+        'user' => (string) Auth::id(),
+        'cookie' => Illuminate\Support\Facades\Cookie::queued('probe')?->getValue(),
+        'log' => Illuminate\Support\Facades\Log::sharedContext()['probe'] ?? null,
+        'view' => Illuminate\Support\Facades\View::shared('probe'),
+        'component' => $component()->shared('probe'),
+        'model_connection' => (int) App\ProbeModel::resolveConnection()->selectOne('select connection_id() as c')->c,
+        'model_events' => $modelEvents->from === [spl_object_id(app('events'))] ? 1 : $modelEvents->from,
+        'model_booted' => $model?->getAttribute('seen_by_booted_listener') === true,
+        'scope' => App\ProbeModel::getGlobalScope('probe')?->id,
+        'once' => App\CurrentVisitor::name() === $visitor ? $visitor : 'changed to ' . App\CurrentVisitor::name(),
+        'number' => Illuminate\Support\Number::defaultLocale() . '/' . Illuminate\Support\Number::defaultCurrency(),
+        'carbon' => Carbon\Carbon::getLocale(),
+        'timezone' => date_default_timezone_get(),
+        'numeric' => setlocale(LC_NUMERIC, '0'),
+        'intl' => \Locale::getDefault(),
+        'get' => $_GET['id'] ?? null,
+        'post' => $_POST['id'] ?? null,
+        'request_global' => $_REQUEST['id'] ?? null,
+        'cookie_global' => $_COOKIE['client'] ?? null,
+        'files' => $_FILES['doc']['name'] ?? null,
+        'server' => $_SERVER['PROBE'] ?? null,
+        'query_string' => $_SERVER['QUERY_STRING'] ?? null,
+    ]);
+})->withoutMiddleware([\Illuminate\Foundation\Http\Middleware\ValidateCsrfToken::class, \Illuminate\Cookie\Middleware\EncryptCookies::class]);
+
+// Who the session says this client is, read after a short wait on the database so that requests of
+// other clients run in between: ?as=NAME logs the client in (the session holds the name).
+Route::get('/who', function (Request $request) {
+    if ($request->query('as') !== null) {
+        session()->regenerate();
+        session(['user' => (string) $request->query('as')]);
+    }
+    Illuminate\Support\Facades\DB::select('select sleep(?)', [random_int(0, 10) / 1000]);
+    return response()->json(['user' => session('user'), 'session' => session()->getId()]);
+});

@@ -1,0 +1,113 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Bridge;
+
+use Weft\Coroutine\Scheduler;
+use Weft\Coroutine\StateSet;
+use Weft\Pool\Pool;
+use Weft\Pool\PoolOptions;
+
+/**
+ * The booted framework instances of one worker, each serving one request at a time.
+ *
+ * A request borrows an instance for its whole life (until its response is written and the instance
+ * reset) and gives it back; when all are busy it waits its turn, first come first served. Instances
+ * are booted on demand, up to the pool's size, and kept: the most recently released one is reused
+ * first, so a worker whose requests never wait keeps serving from one instance.
+ *
+ * Each instance has its own copy of the process-wide values that follow the coroutine (ProcessState):
+ * it boots with the values the worker had before any framework booted, and whatever its boot and its
+ * requests set (the current container, the facades' cache, Eloquent's resolver...) is installed
+ * whenever one of its coroutines runs.
+ *
+ * @internal
+ * @template T of object
+ */
+final class InstancePool
+{
+    /** Effectively forever: a request waiting for an instance is bounded by --max-request-time, not by the pool. */
+    private const WAIT = 86_400.0;
+
+    /** @var Pool<Instance<T>> */
+    private readonly Pool $pool;
+    private readonly Scheduler $scheduler;
+    private readonly StateSet $pristine;
+    private int $booted = 0;
+
+    /**
+     * @param \Closure(): T $boot makes and boots one instance
+     * @param StateSet $pristine the followed values before any instance booted
+     */
+    public function __construct(private readonly \Closure $boot, public readonly int $size, StateSet $pristine)
+    {
+        if ($size < 1) {
+            throw new \InvalidArgumentException('A framework needs at least one instance per worker');
+        }
+        $this->scheduler = Scheduler::get();
+        $this->pristine = $pristine->copy();
+        $this->pool = new Pool(
+            $this->open(...),
+            static function (): void {
+            },
+            null,
+            PoolOptions::defaults()->withMax($size)->withBorrowTimeout(self::WAIT)->withIdleTimeout(\INF),
+        );
+    }
+
+    /**
+     * Boots the first instance now, in the worker's start, so that a broken application fails the
+     * worker and not a request, and the first request does not pay for it.
+     *
+     * @return Instance<T>
+     */
+    public function warm(): Instance
+    {
+        $instance = $this->pool->borrow();
+        $this->pool->release($instance);
+        return $instance;
+    }
+
+    /**
+     * Takes an instance (booting one if none is free and the pool is not full, else waiting) and binds
+     * the calling coroutine to its state.
+     *
+     * @return Instance<T>
+     */
+    public function acquire(): Instance
+    {
+        $instance = $this->pool->borrow();
+        $this->scheduler->bind($instance->state);
+        return $instance;
+    }
+
+    /** @param Instance<T> $instance */
+    public function release(Instance $instance): void
+    {
+        $this->pool->release($instance);
+    }
+
+    /** Instances booted so far. */
+    public function booted(): int
+    {
+        return $this->booted;
+    }
+
+    /** @return Instance<T> */
+    private function open(): Instance
+    {
+        // Each instance boots from the worker's own values, not from what another instance set.
+        $state = $this->pristine->copy();
+        $previous = $this->scheduler->bind($state);
+        try {
+            $framework = ($this->boot)();
+            $state->save();
+        } finally {
+            // acquire() binds the borrower; warm() at the worker's start leaves {main} unbound.
+            $this->scheduler->bind($previous);
+        }
+        $this->booted++;
+        return new Instance($framework, $state, $this->booted);
+    }
+}

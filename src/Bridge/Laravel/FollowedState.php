@@ -1,0 +1,89 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Bridge\Laravel;
+
+use Weft\Coroutine\ProcessState;
+
+/**
+ * What Laravel keeps process-wide that belongs to one application instance or one request, and so
+ * must follow the coroutine when a worker serves several requests at once through several
+ * instances. Read from laravel/framework 11 and 12's own source; each entry says why it is here.
+ * Everything else Laravel keeps in statics is configuration set alike at every boot (middleware
+ * options, macros, Eloquent's strictness flags, morph maps) or a cache computed from class names
+ * only (Str's case caches, Component's reflection caches), which instances may share.
+ *
+ * @internal
+ */
+final class FollowedState
+{
+    /** @var array<class-string, array<string, string>> class => property => why it follows */
+    public const STATICS = [
+        'Illuminate\Container\Container' => [
+            'instance' => 'the current application: app(), config(), request(), auth() and every helper resolve through it',
+        ],
+        'Illuminate\Support\Facades\Facade' => [
+            'app' => 'the application every facade resolves from',
+            'resolvedInstance' => 'the services facades resolved (DB, Auth, Session, Log...): one instance\'s, never another\'s',
+        ],
+        'Illuminate\Database\Eloquent\Model' => [
+            'resolver' => 'the database manager (and so the PDO connection) models query through',
+            'dispatcher' => 'the event dispatcher model events and observers go to',
+            'booted' => 'a model boots once per instance: what its booted() registers (observers, event listeners) goes to that instance\'s dispatcher',
+            'globalScopes' => 'scopes added while models boot and by code during a request (a tenant\'s scope); the bridge also takes back what a request added',
+        ],
+        'Illuminate\View\Component' => [
+            'factory' => 'the view factory components render with, and its shared data (View::share())',
+        ],
+        'Illuminate\Support\Once' => [
+            'instance' => 'once() memoizes for one request',
+        ],
+        'Illuminate\Support\Number' => [
+            'locale' => 'Number::useLocale() in a request',
+            'currency' => 'Number::useCurrency() in a request',
+        ],
+    ];
+
+    /**
+     * Read and left alone, with the reason: HandleExceptions::$app (reaches only the error handler's
+     * log configuration, the same in every instance; Weft reports a request's exceptions itself),
+     * Model::$bootedCallbacks and $traitInitializers (filled and used within one model's boot, which
+     * never waits), Component::$componentsResolver (set by tests only), AbstractPaginator's resolvers
+     * (resolved through the current container: LaravelHandler), Str's and Component's caches (computed
+     * from class and string names only).
+     */
+    public const LEFT_ALONE = [
+        'Illuminate\Foundation\Bootstrap\HandleExceptions::$app',
+        'Illuminate\Database\Eloquent\Model::$bootedCallbacks',
+        'Illuminate\Database\Eloquent\Model::$traitInitializers',
+        'Illuminate\View\Component::$componentsResolver',
+    ];
+
+    /** Registers every entry that exists in the installed version; returns the names followed. */
+    public static function register(): array
+    {
+        $names = [];
+        foreach (self::STATICS as $class => $properties) {
+            foreach ($properties as $property => $_) {
+                if (ProcessState::followStatic($class, $property)) {
+                    $names[] = "$class::\$$property";
+                }
+            }
+        }
+        // Carbon's locale is process-wide (App::setLocale() sets it through the LocaleUpdated event).
+        if (class_exists(\Carbon\Carbon::class)) {
+            ProcessState::follow(
+                'Carbon\Carbon::locale',
+                static fn (): string => \Carbon\Carbon::getLocale(),
+                static function (mixed $locale): void {
+                    if (\is_string($locale) && \Carbon\Carbon::getLocale() !== $locale) {
+                        \Carbon\Carbon::setLocale($locale);
+                    }
+                },
+            );
+            $names[] = 'Carbon\Carbon::locale';
+        }
+        return $names;
+    }
+}
