@@ -60,6 +60,7 @@ final class SymfonyHandler
     private readonly InstancePool $pool;
     private readonly ?LeakDetector $leaks;
     private readonly LoggerInterface $logger;
+    private readonly ?NativeSessionLock $sessions;
 
     /**
      * @param HttpKernelInterface $kernel the first kernel (booted here when it is a Kernel)
@@ -82,7 +83,9 @@ final class SymfonyHandler
         PhpGlobals::follow();
         $pristine = StateSet::capture();
         $first = $kernel;
-        $make = static function () use (&$first, $factory, $boot): SymfonyInstance {
+        $size = $factory === null ? 1 : $options->instances;
+        $sessions = $this->sessions = $size > 1 ? new NativeSessionLock() : null;
+        $make = static function () use (&$first, $factory, $boot, $sessions): SymfonyInstance {
             $kernel = $first ?? $factory();
             $first = null;
             if (!$kernel instanceof HttpKernelInterface) {
@@ -91,9 +94,13 @@ final class SymfonyHandler
             if ($boot && $kernel instanceof KernelInterface) {
                 $kernel->boot();
             }
-            return new SymfonyInstance($kernel);
+            $instance = new SymfonyInstance($kernel);
+            if ($sessions !== null && $kernel instanceof KernelInterface) {
+                $sessions->guard($kernel, $instance);
+            }
+            return $instance;
         };
-        $this->pool = new InstancePool($make, $factory === null ? 1 : $options->instances, $pristine);
+        $this->pool = new InstancePool($make, $size, $pristine);
         $this->pool->warm();
         $this->requests = new RequestConverter($options->server);
         $this->responses = new ResponseConverter();
@@ -252,6 +259,7 @@ final class SymfonyHandler
             try {
                 $this->leaks?->check($request->method() . ' ' . $request->path(), $symfony->services());
             } finally {
+                $this->sessions?->release($symfony);
                 $this->pool->release($instance);
             }
         }

@@ -5,6 +5,7 @@ declare(strict_types=1);
 namespace App\Controller;
 
 use App\Counter;
+use Doctrine\DBAL\Connection;
 use App\Registry;
 use Symfony\Component\HttpFoundation\BinaryFileResponse;
 use Symfony\Component\HttpFoundation\Cookie;
@@ -22,7 +23,82 @@ final class AppController
         private readonly Counter $counter,
         private readonly Registry $registry,
         private readonly string $projectDir,
+        private readonly Connection $db,
     ) {
+    }
+
+    /** A query that takes a while (through Doctrine DBAL): with the hooks on it suspends the request's coroutine meanwhile. */
+    #[Route('/db-slow', methods: ['GET'])]
+    public function dbSlow(Request $request): JsonResponse
+    {
+        $row = $this->db->fetchAssociative('select sleep(?) as slept, ? as v, connection_id() as connection', [(float) $request->query->get('wait', '0.2'), (string) $request->query->get('v')]);
+        return new JsonResponse($row);
+    }
+
+    /**
+     * Who the session says this client is, read after a short wait on the database so that requests of
+     * other clients run in between: ?as=NAME logs the client in (the session holds the name).
+     */
+    #[Route('/who', methods: ['GET'])]
+    public function who(Request $request): JsonResponse
+    {
+        $session = $request->getSession();
+        if ($request->query->has('as')) {
+            $session->migrate(true);
+            $session->set('user', (string) $request->query->get('as'));
+        }
+        $this->db->fetchOne('select sleep(?)', [random_int(0, 10) / 1000]);
+        return new JsonResponse(['user' => $session->get('user'), 'session' => $session->getId()]);
+    }
+
+    /**
+     * The concurrency probe: the request writes its own id into the places a request's state lives
+     * (request attributes, locale, session, a service of its kernel, the superglobals, timezone,
+     * C and intl locales, VarDumper's handler), waits on the database while the other requests run in
+     * the same worker, then reads each back.
+     */
+    #[Route('/identity', methods: ['GET', 'POST'])]
+    public function identity(Request $request, \Symfony\Component\HttpFoundation\RequestStack $stack): JsonResponse
+    {
+        $id = (string) $request->get('id');
+        $odd = ((int) $id) % 2 === 1;
+        $request->attributes->set('probe', $id);
+        $request->setLocale("l$id");
+        if ($request->query->has('session')) {
+            $request->getSession()->set('probe', $id);
+        }
+        $this->registry->seen = [$id];
+        date_default_timezone_set($odd ? 'Asia/Tokyo' : 'America/Lima');
+        setlocale(LC_NUMERIC, $odd ? 'C.UTF-8' : 'C');
+        \Locale::setDefault("i$id");
+        $_SERVER['PROBE'] = $id;
+        $dumped = null;
+        \Symfony\Component\VarDumper\VarDumper::setHandler(static function (mixed $value) use (&$dumped, $id): void {
+            $dumped = "$id:$value";
+        });
+
+        $db = $this->db->fetchAssociative('select connection_id() as connection, sleep(?) as slept', [(float) $request->get('wait', '0.2')]);
+
+        \Symfony\Component\VarDumper\VarDumper::dump('x');
+        return new JsonResponse([
+            'id' => $id,
+            'connection' => (int) $db['connection'],
+            'attribute' => $stack->getMainRequest()?->attributes->get('probe'),
+            'locale' => $stack->getCurrentRequest()?->getLocale(),
+            'session' => $request->query->has('session') ? $request->getSession()->get('probe') : $id,
+            'service' => $this->registry->seen[0] ?? null,
+            'dump' => $dumped,
+            'timezone' => date_default_timezone_get(),
+            'numeric' => setlocale(LC_NUMERIC, '0'),
+            'intl' => \Locale::getDefault(),
+            'get' => $_GET['id'] ?? null,
+            'post' => $_POST['id'] ?? null,
+            'request_global' => $_REQUEST['id'] ?? null,
+            'cookie_global' => $_COOKIE['client'] ?? null,
+            'files' => $_FILES['doc']['name'] ?? null,
+            'server' => $_SERVER['PROBE'] ?? null,
+            'query_string' => $_SERVER['QUERY_STRING'] ?? null,
+        ]);
     }
 
     #[Route('/', methods: ['GET', 'HEAD'])]
