@@ -4,6 +4,7 @@ declare(strict_types=1);
 
 namespace Weft\Bridge;
 
+use Weft\Coroutine\ProcessState;
 use Weft\Coroutine\Scheduler;
 use Weft\Coroutine\StateSet;
 use Weft\Pool\Pool;
@@ -20,7 +21,9 @@ use Weft\Pool\PoolOptions;
  * Each instance has its own copy of the process-wide values that follow the coroutine (ProcessState):
  * it boots with the values the worker had before any framework booted, and whatever its boot and its
  * requests set (the current container, the facades' cache, Eloquent's resolver...) is installed
- * whenever one of its coroutines runs.
+ * whenever one of its coroutines runs. Every static property a boot writes follows too
+ * (ProcessState::followWrittenBy()): a resolver closure over one instance's application that a later
+ * boot would overwrite for all, a callback registry that every boot would append to.
  *
  * @internal
  * @template T of object
@@ -101,7 +104,12 @@ final class InstancePool
         $state = $this->pristine->copy();
         $previous = $this->scheduler->bind($state);
         try {
-            $framework = ($this->boot)();
+            // What the boot stores in statics is this instance's: it follows the coroutine from now on,
+            // and every later instance boots from the value it had before the first boot.
+            $framework = ProcessState::followWrittenBy($this->boot, $before);
+            foreach ($before as $name => $value) {
+                $this->pristine->put($name, $value);
+            }
             $state->save();
         } finally {
             // acquire() binds the borrower; warm() at the worker's start leaves {main} unbound.

@@ -5,6 +5,7 @@ declare(strict_types=1);
 namespace Weft\Bridge;
 
 use Psr\Log\LoggerInterface;
+use Weft\Coroutine\ProcessState;
 
 /**
  * Finds state that one request leaves behind for the next: static properties of loaded classes and
@@ -17,6 +18,12 @@ use Psr\Log\LoggerInterface;
  * it. Each property is reported once per worker, naming the class, the property and the request
  * that changed it. The first request down each path (method and path) only warms up: that is when
  * frameworks fill their lazy caches, so its changes are taken as the new baseline, unreported.
+ *
+ * When a worker serves several requests at once (a pool of framework instances), each instance's
+ * services are compared with what the same instance had after its own previous request, and statics
+ * that follow the coroutine (ProcessState) are each instance's own and left out. What stays shared is
+ * a race between users: a static property that changes while another request is in flight in the
+ * same worker (begin() to check()) is reported as such, naming the class and property.
  *
  * Shallow on purpose: objects are followed two levels below each service (a framework inlines the
  * private services it builds into their users), arrays two levels deep, so a change deeper in an
@@ -67,8 +74,13 @@ final class LeakDetector
     /** @var list<array{string, \ReflectionProperty}> label and property of every static of the user classes */
     private array $statics = [];
     private int $scanned = 0;
-    /** @var array<string, string>|null property label => fingerprint after the previous request */
-    private ?array $previous = null;
+    /** @var array<int|string, array<string, string>> by instance: property label => fingerprint after its previous request */
+    private array $previous = [];
+    /** @var array<int, array{array<string, string>, bool}> requests in flight: statics when they began, whether another overlapped */
+    private array $inFlight = [];
+    private int $nextToken = 1;
+    /** @var array<string, true> statics already reported as raced */
+    private array $raced = [];
     /** @var array<string, true> */
     private array $reported = [];
     /** @var array<string, true> requests ("GET /path") seen at least once */
@@ -99,14 +111,35 @@ final class LeakDetector
     }
 
     /**
+     * Marks a request as in flight (before it enters the framework), for the concurrent check.
+     *
+     * @return int the token to give check()
+     */
+    public function begin(): int
+    {
+        $statics = [];
+        $this->staticFingerprints($statics);
+        foreach ($this->inFlight as $token => [$before]) {
+            $this->inFlight[$token][1] = true;
+        }
+        $token = $this->nextToken++;
+        $this->inFlight[$token] = [$statics, $this->inFlight !== []];
+        return $token;
+    }
+
+    /**
      * @param string $request the request's method and path ("GET /cart"), for warm-up and the message
      * @param iterable<string, object> $services the framework's shared services by id
+     * @param int|null $token what begin() gave this request, if it was called
+     * @param int|string $instance which framework instance served it (its services are compared with its own)
      * @return list<string> the properties reported now (already reported ones are not repeated)
      */
-    public function check(string $request, iterable $services): array
+    public function check(string $request, iterable $services, ?int $token = null, int|string $instance = 0): array
     {
         $current = [];
         $this->staticFingerprints($current);
+        [$began, $overlapped] = $token !== null && isset($this->inFlight[$token]) ? $this->inFlight[$token] : [null, false];
+        unset($this->inFlight[$token]);
         // Every service is labelled as itself, also where another one holds it; the objects they
         // hold that are no service (a framework inlines private ones) are labelled by the path to them.
         $seen = [];
@@ -117,16 +150,20 @@ final class LeakDetector
             $class = $service::class;
             $this->objectFingerprints($current, $service, $id === $class ? $class : "$class (service \"$id\")", '', self::OBJECT_DEPTH, $seen);
         }
-        $previous = $this->previous;
-        $this->previous = $current;
+        $previous = $this->previous[$instance] ?? null;
+        $this->previous[$instance] = $current;
         // The first request down a path fills that path's lazy caches (compiled routes, loaded
         // translations, resolved view engines): only its later requests can tell a leak.
         $warmingUp = !isset($this->warm[$request]);
         if ($warmingUp && \count($this->warm) < self::WARM_PATHS) {
             $this->warm[$request] = true;
         }
-        if ($previous === null || $warmingUp) {
+        if ($warmingUp) {
             return [];
+        }
+        $raced = $overlapped && $began !== null ? $this->races($request, $began, $current) : [];
+        if ($previous === null) {
+            return $raced;
         }
 
         $changed = [];
@@ -143,7 +180,35 @@ final class LeakDetector
                 implode(', ', $changed),
             ), ['request' => $request, 'changed' => $changed]);
         }
-        return $changed;
+        return [...$raced, ...$changed];
+    }
+
+    /**
+     * Statics that changed while this request and another one were in flight in the worker: whichever
+     * of the two wrote it, each may read the other's value.
+     *
+     * @param array<string, string> $began
+     * @param array<string, string> $now
+     * @return list<string>
+     */
+    private function races(string $request, array $began, array $now): array
+    {
+        $raced = [];
+        foreach ($now as $label => $print) {
+            if (str_starts_with($label, 'static ') && isset($began[$label]) && $began[$label] !== $print && !isset($this->raced[$label])) {
+                $this->raced[$label] = true;
+                $this->reported[$label] = true;
+                $raced[] = $label;
+            }
+        }
+        if ($raced !== []) {
+            $this->logger->warning(sprintf(
+                'state race: %s changed while other requests were in flight in this worker during %s, so one user\'s request may read another\'s value: make it follow the coroutine (Weft\Coroutine\ProcessState::followStatic()), keep it per request, or serve this app with --app-instances 1',
+                implode(', ', $raced),
+                $request,
+            ), ['request' => $request, 'raced' => $raced]);
+        }
+        return $raced;
     }
 
     /** @param array<string, string> $out */
@@ -167,7 +232,8 @@ final class LeakDetector
             }
         }
         foreach ($this->statics as [$label, $property]) {
-            if ($property->isInitialized()) {
+            // Each instance's own, switched with the coroutine: not state one request leaves another.
+            if ($property->isInitialized() && !ProcessState::isFollowed(substr($label, 7))) {
                 $out[$label] = self::fingerprint($property->getValue(), self::ARRAY_DEPTH);
             }
         }

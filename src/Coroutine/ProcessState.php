@@ -74,6 +74,65 @@ final class ProcessState
         return true;
     }
 
+    /**
+     * Runs $task (a framework's boot) and makes every static property it wrote follow the coroutine:
+     * what a boot stores in statics (a resolver closure over its application, a registry of
+     * callbacks) belongs to the instance that booted, and the next boot would otherwise overwrite it
+     * for all. Returns $task's result and, by reference, the names newly followed with the values
+     * they had before $task ran.
+     *
+     * @template R
+     * @param \Closure(): R $task
+     * @param array<string, mixed> $before set to name => value before $task, for each name followed now
+     * @param list<string> $skip namespace prefixes whose classes are never followed this way
+     * @return R
+     */
+    public static function followWrittenBy(\Closure $task, ?array &$before = null, array $skip = []): mixed
+    {
+        $old = self::staticValues($skip);
+        $result = $task();
+        $before = [];
+        foreach (self::staticValues($skip) as $name => [$class, $property, $value, $default]) {
+            $was = \array_key_exists($name, $old) ? $old[$name][2] : $default;
+            if ($was !== $value && !isset(self::$followed[$name]) && self::followStatic($class, $property)) {
+                $before[$name] = $was;
+            }
+        }
+        return $result;
+    }
+
+    /**
+     * Every initialized static property declared by a user class, with its default.
+     *
+     * @param list<string> $skip
+     * @return array<string, array{class-string, string, mixed, mixed}>
+     */
+    private static function staticValues(array $skip): array
+    {
+        $values = [];
+        foreach (get_declared_classes() as $class) {
+            if (str_starts_with($class, 'Weft\\') || str_starts_with($class, 'Composer\\') || str_starts_with($class, 'PHPUnit\\')) {
+                continue;
+            }
+            foreach ($skip as $prefix) {
+                if (str_starts_with($class, $prefix)) {
+                    continue 2;
+                }
+            }
+            $reflection = new \ReflectionClass($class);
+            if ($reflection->isInternal()) {
+                continue;
+            }
+            foreach ($reflection->getProperties(\ReflectionProperty::IS_STATIC) as $property) {
+                if ($property->class !== $class || !$property->isInitialized()) {
+                    continue;
+                }
+                $values["$class::\$$property->name"] = [$class, $property->name, $property->getValue(), $property->getDefaultValue()];
+            }
+        }
+        return $values;
+    }
+
     public static function forget(string $name): void
     {
         unset(self::$followed[$name]);

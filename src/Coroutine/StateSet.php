@@ -50,6 +50,12 @@ final class StateSet
         $this->values = $values;
     }
 
+    /** Gives this set a value for a name followed since it was saved. */
+    public function put(string $name, mixed $value): void
+    {
+        $this->values[$name] = $value;
+    }
+
     public function get(string $name): mixed
     {
         return $this->values[$name] ?? null;

@@ -10,9 +10,12 @@ use Weft\Coroutine\ProcessState;
  * What Laravel keeps process-wide that belongs to one application instance or one request, and so
  * must follow the coroutine when a worker serves several requests at once through several
  * instances. Read from laravel/framework 11 and 12's own source; each entry says why it is here.
- * Everything else Laravel keeps in statics is configuration set alike at every boot (middleware
- * options, macros, Eloquent's strictness flags, morph maps) or a cache computed from class names
- * only (Str's case caches, Component's reflection caches), which instances may share.
+ * Besides these, every static property an instance's boot writes follows its instance too
+ * (InstancePool, ProcessState::followWrittenBy()): HandleExceptions::$app, Uri's URL generator
+ * resolver, the paginator's resolvers, Queue's payload callbacks, the middleware redirect callbacks
+ * of bootstrap/app.php, request macros. What is left shared is configuration set alike by every
+ * boot and read-only afterwards, and caches computed from class and string names only (Str's case
+ * caches, Component's reflection caches).
  *
  * @internal
  */
@@ -43,21 +46,6 @@ final class FollowedState
             'locale' => 'Number::useLocale() in a request',
             'currency' => 'Number::useCurrency() in a request',
         ],
-    ];
-
-    /**
-     * Read and left alone, with the reason: HandleExceptions::$app (reaches only the error handler's
-     * log configuration, the same in every instance; Weft reports a request's exceptions itself),
-     * Model::$bootedCallbacks and $traitInitializers (filled and used within one model's boot, which
-     * never waits), Component::$componentsResolver (set by tests only), AbstractPaginator's resolvers
-     * (resolved through the current container: LaravelHandler), Str's and Component's caches (computed
-     * from class and string names only).
-     */
-    public const LEFT_ALONE = [
-        'Illuminate\Foundation\Bootstrap\HandleExceptions::$app',
-        'Illuminate\Database\Eloquent\Model::$bootedCallbacks',
-        'Illuminate\Database\Eloquent\Model::$traitInitializers',
-        'Illuminate\View\Component::$componentsResolver',
     ];
 
     /** Registers every entry that exists in the installed version; returns the names followed. */

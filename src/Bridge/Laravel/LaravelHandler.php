@@ -237,6 +237,7 @@ final class LaravelHandler
     public function __invoke(Request $request): Response
     {
         $instance = $this->pool->acquire();
+        $leakToken = $this->leaks?->begin();
         /** @var LaravelInstance $laravel */
         $laravel = $instance->framework;
         $sandbox = clone $laravel->app;
@@ -247,12 +248,12 @@ final class LaravelHandler
         $globals = 0;
         // Once, whoever gets there first: the handler, the end of a streamed body (in the connection's
         // writer: it runs with this instance's state in place), or its guard.
-        $finish = function () use ($instance, $laravel, $sandbox, &$laravelRequest, &$laravelResponse, &$finished, &$uploads, &$globals, $request): void {
+        $finish = function () use ($leakToken, $instance, $laravel, $sandbox, &$laravelRequest, &$laravelResponse, &$finished, &$uploads, &$globals, $request): void {
             if (!$finished) {
                 $finished = true;
-                $instance->run(function () use ($instance, $laravel, $sandbox, $laravelRequest, $laravelResponse, &$uploads, &$globals, $request): void {
+                $instance->run(function () use ($leakToken, $instance, $laravel, $sandbox, $laravelRequest, $laravelResponse, &$uploads, &$globals, $request): void {
                     try {
-                        $this->finish($instance, $laravel, $sandbox, $request, $laravelRequest, $laravelResponse);
+                        $this->finish($leakToken, $instance, $laravel, $sandbox, $request, $laravelRequest, $laravelResponse);
                     } finally {
                         // As PHP does with uploads: removed once the request is over, terminate included.
                         RequestConverter::remove($uploads);
@@ -290,7 +291,7 @@ final class LaravelHandler
     }
 
     /** @param Instance<LaravelInstance> $instance */
-    private function finish(Instance $instance, LaravelInstance $laravel, Application $sandbox, Request $request, ?IlluminateRequest $laravelRequest, ?SymfonyResponse $laravelResponse): void
+    private function finish(?int $leakToken, Instance $instance, LaravelInstance $laravel, Application $sandbox, Request $request, ?IlluminateRequest $laravelRequest, ?SymfonyResponse $laravelResponse): void
     {
         try {
             if ($laravelRequest !== null && $laravelResponse !== null) {
@@ -306,7 +307,7 @@ final class LaravelHandler
         } finally {
             try {
                 $laravel->leave($sandbox, $request, $this->logger);
-                $this->leaks?->check($request->method() . ' ' . $request->path(), $laravel->instances());
+                $this->leaks?->check($request->method() . ' ' . $request->path(), $laravel->instances(), $leakToken, $instance->number);
             } finally {
                 $this->pool->release($instance);
             }

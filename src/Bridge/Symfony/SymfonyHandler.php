@@ -188,6 +188,7 @@ final class SymfonyHandler
     public function __invoke(Request $request): Response
     {
         $instance = $this->pool->acquire();
+        $leakToken = $this->leaks?->begin();
         /** @var SymfonyInstance $symfony */
         $symfony = $instance->framework;
         $symfonyRequest = null;
@@ -197,12 +198,12 @@ final class SymfonyHandler
         $globals = 0;
         // Once, whoever gets there first: the handler, the end of a streamed body (in the connection's
         // writer: it runs with this kernel's state in place), or its guard.
-        $finish = function () use ($instance, $symfony, &$symfonyRequest, &$symfonyResponse, &$finished, &$uploads, &$globals, $request): void {
+        $finish = function () use ($leakToken, $instance, $symfony, &$symfonyRequest, &$symfonyResponse, &$finished, &$uploads, &$globals, $request): void {
             if (!$finished) {
                 $finished = true;
-                $instance->run(function () use ($instance, $symfony, $symfonyRequest, $symfonyResponse, &$uploads, &$globals, $request): void {
+                $instance->run(function () use ($leakToken, $instance, $symfony, $symfonyRequest, $symfonyResponse, &$uploads, &$globals, $request): void {
                     try {
-                        $this->finish($instance, $symfony, $request, $symfonyRequest, $symfonyResponse);
+                        $this->finish($leakToken, $instance, $symfony, $request, $symfonyRequest, $symfonyResponse);
                     } finally {
                         // As PHP does with uploads: removed once the request is over, terminate included.
                         RequestConverter::remove($uploads);
@@ -236,7 +237,7 @@ final class SymfonyHandler
     }
 
     /** @param Instance<SymfonyInstance> $instance */
-    private function finish(Instance $instance, SymfonyInstance $symfony, Request $request, ?SymfonyRequest $symfonyRequest, ?SymfonyResponse $symfonyResponse): void
+    private function finish(?int $leakToken, Instance $instance, SymfonyInstance $symfony, Request $request, ?SymfonyRequest $symfonyRequest, ?SymfonyResponse $symfonyResponse): void
     {
         $kernel = $symfony->kernel;
         try {
@@ -257,7 +258,7 @@ final class SymfonyHandler
             }
         } finally {
             try {
-                $this->leaks?->check($request->method() . ' ' . $request->path(), $symfony->services());
+                $this->leaks?->check($request->method() . ' ' . $request->path(), $symfony->services(), $leakToken, $instance->number);
             } finally {
                 $this->sessions?->release($symfony);
                 $this->pool->release($instance);

@@ -127,8 +127,8 @@ abstract class ConcurrentFrameworkTestCase extends TestCase
                 array_map(static fn (string $client): array => $client === 'anonymous' ? [] : ['Cookie: ' . $cookies[$client]], $clients),
             );
             foreach ($clients as $i => $client) {
-                [$answer, $setCookies] = $answers[$i];
-                self::assertIsArray($answer, "round $round, $client: not a JSON answer");
+                [$answer, , $raw] = $answers[$i];
+                self::assertIsArray($answer, "round $round, $client: not a JSON answer: " . substr($raw, 0, 300) . "\n" . $this->serverOutput());
                 if ($client === 'anonymous') {
                     self::assertNull($answer['user'], "round $round: an anonymous client was given a user");
                     self::assertNotContains($answer['session'], $sessions, "round $round: an anonymous client was given a user's session");
@@ -142,8 +142,13 @@ abstract class ConcurrentFrameworkTestCase extends TestCase
         self::assertGreaterThanOrEqual(660, min($seen));
     }
 
+    protected function serverOutput(): string
+    {
+        return (string) $this->server?->output();
+    }
+
     /** @param array<string, string> $env */
-    private function serve(int $instances, string $mode = 'coroutine', array $env = []): string
+    protected function serve(int $instances, string $mode = 'coroutine', array $env = []): string
     {
         $entry = \dirname(__DIR__, 3) . '/var/fixtures/' . static::app() . '/weft-probe.php';
         $env += ['WEFT_LEAK_WARNINGS' => '', 'APP_ENV' => static::app() === 'symfony-app' ? 'prod' : 'production', 'APP_DEBUG' => 'false']

@@ -4,9 +4,28 @@ declare(strict_types=1);
 
 namespace Weft\Tests\Integration\Bridge;
 
+use Weft\Tests\Support\ServerProcess;
+
 /** ConcurrentFrameworkTestCase against the Laravel fixture app. */
 final class ConcurrentLaravelTest extends ConcurrentFrameworkTestCase
 {
+    /**
+     * In development the leak detector reports a static that requests in flight together write (a
+     * race between users), naming it, and nothing of what follows the coroutine.
+     */
+    public function testTheLeakDetectorReportsAStaticRacedByConcurrentRequests(): void
+    {
+        $base = $this->serve(4, env: ['WEFT_LEAK_WARNINGS' => '1']);
+        self::assertSame(200, \Weft\Tests\Support\Curl::get("$base/race?id=0")['status']);
+        foreach (\Weft\Tests\Support\Curl::getAll(array_map(static fn (int $id): string => "$base/race?id=$id", range(1, 4))) as $answer) {
+            self::assertSame(200, $answer['status']);
+        }
+        $output = ServerProcess::waitFor(fn (): ?string => str_contains($output = $this->serverOutput(), 'state race') ? $output : null, 10.0, 'the race report');
+        self::assertMatchesRegularExpression('/state race: static App\\\\Registry::\$log changed while other requests were in flight in this worker during GET \/race/', $output);
+        self::assertStringNotContainsString('Illuminate\\Container\\Container::$instance', $output);
+        self::assertStringNotContainsString('Facade::$resolvedInstance', $output);
+    }
+
     protected static function app(): string
     {
         return 'laravel-app';

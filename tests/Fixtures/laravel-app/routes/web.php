@@ -51,6 +51,13 @@ Route::get('/leak', function (Request $request, Registry $registry) {
     return response()->json(['seen' => $registry->seen]);
 });
 
+// A static written by concurrent requests, each then waiting on the database: a race between users.
+Route::get('/race', function (Request $request) {
+    Registry::$log = [(string) $request->query('id')];
+    Illuminate\Support\Facades\DB::select('select sleep(0.1)');
+    return response()->json(['last' => Registry::$log[0]]);
+});
+
 // Per-request state the bridge must reset: config written at run time, the authenticated user
 // and the request the url() helper sees.
 Route::get('/state', function (Request $request) {
