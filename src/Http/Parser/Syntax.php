@@ -287,7 +287,7 @@ final class Syntax
     public static function targetError(string $method, string $target): ?HttpError
     {
         if ($method === 'CONNECT') {
-            return HttpError::badRequest('CONNECT is not supported: this is not a proxy');
+            return HttpError::badRequest('CONNECT is not supported');
         }
         if ($target[0] === '/') {
             $path = $target;
