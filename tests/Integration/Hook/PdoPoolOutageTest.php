@@ -72,7 +72,7 @@ final class PdoPoolOutageTest extends TestCase
                 20.0,
                 'the ten requests to reach the application',
             );
-            self::assertTrue(self::lockWaiters($lock) >= 1, 'the first request waits on the table lock');
+            ServerProcess::waitFor(static fn (): bool => self::lockWaiters($lock) >= 1, 20.0, 'the first request to wait on the table lock');
 
             [$code, $log] = self::services('restart');
             self::assertSame(0, $code, "services.sh restart mariadb failed:\n$log");
