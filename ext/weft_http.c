@@ -13,7 +13,8 @@
  *   - method SP target SP "HTTP/1.0" or "HTTP/1.1", method a token, target without controls, SP or DEL;
  *   - at most max_header_count field lines "name:value", name a token, value without CR, LF or NUL;
  *   - the method is a key of $methods (Limits::$methodSet);
- *   - a target not starting with "/" is "*" (OPTIONS only), an authority (CONNECT only) or absolute-form;
+ *   - the method is not CONNECT; a target not starting with "/" is absolute-form without userinfo, and
+ *     the path does not climb above the root with ".." segments (Syntax::targetError);
  *   - Host: exactly one in HTTP/1.1, at most one in HTTP/1.0, with a valid value.
  * Every read is bounded by the end of the head, found first with a bounded search.
  */
@@ -103,43 +104,13 @@ static bool weft_name_is(const unsigned char *name, size_t length, const char *l
 	return true;
 }
 
-/* The same test as the PHP pattern \A(?:\[[0-9A-Fa-f:.]++\]|[^\/?#@:\[\]]++):[0-9]++\z (CONNECT's authority-form). */
-static bool weft_is_authority(const unsigned char *p, size_t length)
+/*
+ * The PHP pattern \A[A-Za-z][A-Za-z0-9+.\-]*+:\/\/([^\/?#]++) (absolute-form, Syntax::targetError): on a
+ * match, *path is where the authority ends and *userinfo whether it holds an "@".
+ */
+static bool weft_is_absolute(const unsigned char *p, size_t length, size_t *path, bool *userinfo)
 {
-	const unsigned char *end = p + length;
-	if (p < end && *p == '[') {
-		p++;
-		const unsigned char *start = p;
-		while (p < end && weft_is_hex_colon_dot(*p)) {
-			p++;
-		}
-		if (p == start || p == end || *p != ']') {
-			return false;
-		}
-		p++;
-	} else {
-		const unsigned char *start = p;
-		while (p < end && *p != '/' && *p != '?' && *p != '#' && *p != '@' && *p != ':' && *p != '[' && *p != ']') {
-			p++;
-		}
-		if (p == start) {
-			return false;
-		}
-	}
-	if (p == end || *p != ':') {
-		return false;
-	}
-	p++;
-	const unsigned char *digits = p;
-	while (p < end && weft_is_digit(*p)) {
-		p++;
-	}
-	return p != digits && p == end;
-}
-
-/* The same test as the PHP pattern \A[A-Za-z][A-Za-z0-9+.\-]*+:\/\/[^\/?#] (absolute-form). */
-static bool weft_is_absolute(const unsigned char *p, size_t length)
-{
+	const unsigned char *start = p;
 	const unsigned char *end = p + length;
 	if (p == end || !weft_is_alpha(*p)) {
 		return false;
@@ -151,7 +122,60 @@ static bool weft_is_absolute(const unsigned char *p, size_t length)
 	if (end - p < 4 || p[0] != ':' || p[1] != '/' || p[2] != '/') {
 		return false;
 	}
-	return p[3] != '/' && p[3] != '?' && p[3] != '#';
+	p += 3;
+	const unsigned char *authority = p;
+	*userinfo = false;
+	while (p < end && *p != '/' && *p != '?' && *p != '#') {
+		if (*p == '@') {
+			*userinfo = true;
+		}
+		p++;
+	}
+	*path = (size_t) (p - start);
+	return p != authority;
+}
+
+/*
+ * Syntax::climbsAboveRoot(): whether the path (up to "?" or "#") has more ".." segments than segments
+ * before them, reading "%2e" as "." and "%2f" as "/" (any case); empty and "." segments do not count.
+ */
+static bool weft_climbs_above_root(const unsigned char *p, size_t length)
+{
+	const unsigned char *end = p + length;
+	size_t depth = 0, chars = 0, dots = 0;
+	for (;;) {
+		int c;
+		if (p == end || *p == '?' || *p == '#') {
+			c = -1;
+		} else if (*p == '%' && end - p >= 3 && p[1] == '2' && (p[2] == 'e' || p[2] == 'E')) {
+			c = '.';
+			p += 3;
+		} else if (*p == '%' && end - p >= 3 && p[1] == '2' && (p[2] == 'f' || p[2] == 'F')) {
+			c = '/';
+			p += 3;
+		} else {
+			c = *p++;
+		}
+		if (c == '/' || c == -1) {
+			if (chars == 2 && dots == 2) {
+				if (depth == 0) {
+					return true;
+				}
+				depth--;
+			} else if (chars > 0 && !(chars == 1 && dots == 1)) {
+				depth++;
+			}
+			if (c == -1) {
+				return false;
+			}
+			chars = dots = 0;
+		} else {
+			chars++;
+			if (c == '.') {
+				dots++;
+			}
+		}
+	}
 }
 
 /*
@@ -293,18 +317,18 @@ static bool weft_parse_head(zend_string *buffer, size_t offset, size_t scan_from
 	}
 	const unsigned char *target = base + target_start;
 	const size_t target_length = target_end - target_start;
+	if (method_length == 7 && memcmp(method, "CONNECT", 7) == 0) {
+		return false;
+	}
+	size_t path = 0;
 	if (target[0] != '/') {
-		bool valid;
-		if (target_length == 1 && target[0] == '*') {
-			valid = method_length == 7 && memcmp(method, "OPTIONS", 7) == 0;
-		} else if (method_length == 7 && memcmp(method, "CONNECT", 7) == 0) {
-			valid = weft_is_authority(target, target_length);
-		} else {
-			valid = weft_is_absolute(target, target_length);
+		bool userinfo;
+		if (!weft_is_absolute(target, target_length, &path, &userinfo) || userinfo) {
+			return false; /* the asterisk-form, other forms, userinfo */
 		}
-		if (!valid) {
-			return false;
-		}
+	}
+	if (weft_climbs_above_root(target + path, target_length - path)) {
+		return false;
 	}
 	if (hosts > 1 || (hosts == 0 && http11)) {
 		return false;

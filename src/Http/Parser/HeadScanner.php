@@ -7,7 +7,10 @@ namespace Weft\Http\Parser;
 /**
  * Judges a request head byte by byte as it arrives, so that a head which can no longer become valid is
  * refused at its first invalid byte (a non-token byte in a method or header name, a bad version, a bare
- * CR or LF, a NUL) instead of after its CRLFCRLF, the size limit or the header timeout.
+ * CR or LF, a NUL) instead of after its CRLFCRLF, the size limit or the header timeout. Once the request
+ * line ends, its target is judged (Syntax::targetError); once a Host, Content-Length or
+ * Transfer-Encoding line ends, that field is (Syntax::fieldError): a duplicate or invalid one is refused
+ * as soon as its line is complete, as nginx does, not when the blank line comes.
  *
  * Resumable: each call continues where the previous one stopped, so a head trickled in byte by byte is
  * still scanned once. The fast path of RequestParser (a complete head at once) does not use it; the
@@ -41,6 +44,19 @@ final class HeadScanner
     private int $mark = 0;
     /** An upper-case method outside the list, judged when the request line ends. */
     private ?string $unknown = null;
+    private string $method = '';
+    private string $target = '';
+    private string $version = '';
+    /** The framing or Host field whose value is being read (lower case), else null. */
+    private ?string $field = null;
+    /** Where the current field's value starts, relative to the head. */
+    private int $valueMark = 0;
+    /** @var array{hosts: int, length: bool, coding: bool} */
+    private array $seen = self::NOTHING_SEEN;
+
+    private const NOTHING_SEEN = ['hosts' => 0, 'length' => false, 'coding' => false];
+    /** The fields judged as soon as their line ends. */
+    private const JUDGED = ['host' => true, 'content-length' => true, 'transfer-encoding' => true];
 
     public function __construct(private readonly Limits $limits)
     {
@@ -52,6 +68,8 @@ final class HeadScanner
         $this->pos = 0;
         $this->mark = 0;
         $this->unknown = null;
+        $this->field = null;
+        $this->seen = self::NOTHING_SEEN;
     }
 
     /** Whether the scan reached the blank line that ends the head. */
@@ -92,6 +110,7 @@ final class HeadScanner
                             }
                             $this->unknown = $method;
                         }
+                        $this->method = $method;
                         $i++;
                         $this->state = self::TARGET;
                         $this->mark = $i - $start;
@@ -104,6 +123,7 @@ final class HeadScanner
                         if ($buffer[$i] !== ' ' || $i === $start + $this->mark) {
                             return HttpError::badRequest($buffer[$i] === ' ' ? 'Malformed request line' : 'Invalid request target');
                         }
+                        $this->target = \substr($buffer, $start + $this->mark, $i - $start - $this->mark);
                         $i++;
                         $this->state = self::VERSION_TEXT;
                         $this->mark = $i - $start;
@@ -134,6 +154,11 @@ final class HeadScanner
                             if ($this->unknown !== null) {
                                 return self::unknownMethod($this->unknown);
                             }
+                            $error = Syntax::targetError($this->method, $this->target);
+                            if ($error !== null) {
+                                return $error;
+                            }
+                            $this->version = $version;
                             $this->state = self::LINE_LF;
                         }
                         $i++;
@@ -173,7 +198,10 @@ final class HeadScanner
                                 default => HttpError::badRequest('Invalid header name'),
                             };
                         }
+                        $name = \strtolower(\substr($buffer, $start + $this->mark, $i - $start - $this->mark));
+                        $this->field = isset(self::JUDGED[$name]) ? $name : null;
                         $i++;
+                        $this->valueMark = $i - $start;
                         $this->state = self::VALUE;
                         break;
                     case self::VALUE:
@@ -183,6 +211,13 @@ final class HeadScanner
                         }
                         if ($buffer[$i] !== "\r") {
                             return $buffer[$i] === "\n" ? Syntax::bareLf() : HttpError::badRequest('NUL in header value');
+                        }
+                        if ($this->field !== null) {
+                            $value = \substr($buffer, $start + $this->valueMark, $i - $start - $this->valueMark);
+                            $error = Syntax::fieldError($this->field, $value, $this->version, $this->seen, $this->limits);
+                            if ($error !== null) {
+                                return $error;
+                            }
                         }
                         $i++;
                         $this->state = self::FIELD_LF;

@@ -21,7 +21,10 @@ use Weft\Http\Message\Request;
  * Decisions: lines must end with CRLF (a bare LF is a 400, like RFC 9112 permits: it removes a
  * request-smuggling ambiguity between servers that differ on it); obs-fold is a 400; empty lines
  * before a request line are skipped (RFC 9112 §2.2); an HTTP/1.1 request needs exactly one Host;
- * Transfer-Encoding must be exactly "chunked" and is refused in HTTP/1.0 requests.
+ * Transfer-Encoding must be exactly "chunked" and is refused in HTTP/1.0 requests; CONNECT, the
+ * asterisk-form, userinfo in the target and dot-segments above the root are 400 (Syntax::targetError).
+ * A head fails at its first offending line: a bad request line, or a duplicate or invalid Host,
+ * Content-Length or Transfer-Encoding, is refused as soon as that line is complete (HeadScanner).
  *
  * Native fast path: with the weft extension loaded, a complete head is first offered to
  * Weft\Ext\parseHead() (ext/weft_http.c), which accepts exactly the heads this class accepts and returns
@@ -225,7 +228,11 @@ final class RequestParser
             if ($head !== false) {
                 [$method, $target, $version, $block, $next, $framing] = $head;
                 if ($framing) {
-                    return $this->startBody($method, $target, $block, $version, $next);
+                    try {
+                        return $this->startBody($method, $target, $block, $version, $next);
+                    } catch (HttpError $e) {
+                        throw $this->firstError($buffer, $offset, $next) ?? $e;
+                    }
                 }
                 $this->consumedTo($next);
                 return new Request($method, $target, $block, '', $version, $this->remoteAddress);
@@ -264,24 +271,28 @@ final class RequestParser
         if (!isset($this->limits->methodSet[$method])) {
             throw HeadScanner::unknownMethod($method);
         }
-        if ($target[0] !== '/' && !self::isValidOtherTarget($method, $target)) {
-            throw HttpError::badRequest('Invalid request target');
+        if (($target[0] !== '/' || $method === 'CONNECT' || str_contains($target, '/.') || str_contains($target, '%'))
+            && ($error = Syntax::targetError($method, $target)) !== null) {
+            throw $error;
         }
-        // Host (RFC 9112 §3.2): exactly one in HTTP/1.1, at most one in HTTP/1.0, and a valid one.
-        $host = stripos($block, "\r\nhost:");
-        if ($host === false) {
-            if ($version === '1.1') {
-                throw HttpError::badRequest('An HTTP/1.1 request needs exactly one Host header');
-            }
-        } elseif (stripos($block, "\r\nhost:", $host + 7) !== false) {
-            throw HttpError::badRequest('More than one Host header');
-        } elseif (preg_match(Syntax::HOST_VALUE, $block, $unused, 0, $host + 7) !== 1) {
-            throw HttpError::badRequest('Invalid Host header');
-        }
-
         $next = $end + 4;
-        if ($block !== '' && (stripos($block, "\r\ncontent-length:") !== false || stripos($block, "\r\ntransfer-encoding:") !== false)) {
-            return $this->startBody($method, $target, $block, $version, $next);
+        try {
+            // Host (RFC 9112 §3.2): exactly one in HTTP/1.1, at most one in HTTP/1.0, and a valid one.
+            $host = stripos($block, "\r\nhost:");
+            if ($host === false) {
+                if ($version === '1.1') {
+                    throw HttpError::badRequest('An HTTP/1.1 request needs exactly one Host header');
+                }
+            } elseif (stripos($block, "\r\nhost:", $host + 7) !== false) {
+                throw HttpError::badRequest('More than one Host header');
+            } elseif (preg_match(Syntax::HOST_VALUE, $block, $unused, 0, $host + 7) !== 1) {
+                throw HttpError::badRequest('Invalid Host header');
+            }
+            if ($block !== '' && (stripos($block, "\r\ncontent-length:") !== false || stripos($block, "\r\ntransfer-encoding:") !== false)) {
+                return $this->startBody($method, $target, $block, $version, $next);
+            }
+        } catch (HttpError $e) {
+            throw $this->firstError($buffer, $offset, $next) ?? $e;
         }
         $this->consumedTo($next);
         return new Request($method, $target, $block, '', $version, $this->remoteAddress);
@@ -359,16 +370,14 @@ final class RequestParser
         $this->scanFrom = $offset;
     }
 
-    /** Asterisk-form for OPTIONS, authority-form for CONNECT, absolute-form (proxies, RFC 9112 §3.2.2). */
-    private static function isValidOtherTarget(string $method, string $target): bool
+    /**
+     * A complete head that failed a check made on the whole head (Host, framing): the error of its first
+     * offending line, as HeadScanner names it when the head arrives a line at a time, so both ways end
+     * alike. Null when no line is at fault (a missing Host, an error in the body).
+     */
+    private function firstError(string $buffer, int $offset, int $next): ?HttpError
     {
-        if ($target === '*') {
-            return $method === 'OPTIONS';
-        }
-        if ($method === 'CONNECT') {
-            return preg_match('/\A(?:\[[0-9A-Fa-f:.]++\]|[^\/?#@:\[\]]++):[0-9]++\z/', $target) === 1;
-        }
-        return preg_match('/\A[A-Za-z][A-Za-z0-9+.\-]*+:\/\/[^\/?#]/', $target) === 1;
+        return (new HeadScanner($this->limits))->scan($buffer, $offset, $next);
     }
 
     /** The precise error for a complete head (with its CRLFCRLF) that failed the fast pattern. */

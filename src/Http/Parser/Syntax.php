@@ -271,6 +271,113 @@ final class Syntax
     }
 
     /**
+     * Why a request target is refused once the method is known to be served, or null. The target's bytes
+     * are already valid (no controls, SP or DEL). Decided with nginx's answers as the default:
+     * - CONNECT (any target): 400. Weft is not a forward proxy; nginx answers the authority-form with 400
+     *   (and the origin-form, which no proxy client sends, with 405).
+     * - The asterisk-form ("OPTIONS *", RFC 9112 §3.2.4): 400, as nginx. Nothing in an application can
+     *   answer for the whole server; a handler would only see a path that is not one.
+     * - Userinfo in an absolute-form target ("http://user:pass@host/"): 400, as nginx. RFC 9110 §4.2.4
+     *   deprecates it; it only ever serves to deceive a reader about the host.
+     * - A path whose dot-segments climb above the root ("/../x", "/a/../../x", also written with %2e and
+     *   %2f): 400, as nginx, so no application or file lookup ever sees one. Inside the root ("/a/../b")
+     *   the target reaches the application as sent (nginx also leaves $request_uri so).
+     * Each names its reason; the native head parser refuses the same targets (ext/weft_http.c).
+     */
+    public static function targetError(string $method, string $target): ?HttpError
+    {
+        if ($method === 'CONNECT') {
+            return HttpError::badRequest('CONNECT is not supported');
+        }
+        if ($target[0] === '/') {
+            $path = $target;
+        } elseif (preg_match('/\A[A-Za-z][A-Za-z0-9+.\-]*+:\/\/([^\/?#]++)/', $target, $m) === 1) {
+            if (str_contains($m[1], '@')) {
+                return HttpError::badRequest('Userinfo in the request target');
+            }
+            $path = substr($target, \strlen($m[0]));
+        } elseif ($target === '*' && $method === 'OPTIONS') {
+            return HttpError::badRequest('The asterisk-form (OPTIONS *) is not supported');
+        } else {
+            return HttpError::badRequest('Invalid request target');
+        }
+        // The common target has no dot-segment and no percent-encoding: two scans, then done.
+        if ((str_contains($path, '/.') || str_contains($path, '%')) && self::climbsAboveRoot($path)) {
+            return HttpError::badRequest('The request target climbs above the root');
+        }
+        return null;
+    }
+
+    /**
+     * Whether the path (up to "?" or "#") has more ".." segments than segments before them, reading
+     * "%2e" as "." and "%2f" as "/" like nginx; empty and "." segments do not count.
+     */
+    public static function climbsAboveRoot(string $path): bool
+    {
+        $path = substr($path, 0, strcspn($path, '?#'));
+        if (!str_contains($path, '.') && stripos($path, '%2e') === false) {
+            return false;
+        }
+        $depth = 0;
+        foreach (explode('/', str_ireplace(['%2e', '%2f'], ['.', '/'], $path)) as $segment) {
+            if ($segment === '..') {
+                if (--$depth < 0) {
+                    return true;
+                }
+            } elseif ($segment !== '' && $segment !== '.') {
+                $depth++;
+            }
+        }
+        return false;
+    }
+
+    /**
+     * The checks on one request field whose line just ended, in the order of the lines: so that a head
+     * fails at its first offending line, whether it arrived at once or a line at a time (HeadScanner
+     * runs them as each line ends; RequestParser, on a complete head, names the same first error).
+     *
+     * @param array{hosts: int, length: bool, coding: bool} $seen what earlier lines of this head held
+     */
+    public static function fieldError(string $name, string $value, string $version, array &$seen, Limits $limits): ?HttpError
+    {
+        try {
+            switch ($name) {
+                case 'host':
+                    if (++$seen['hosts'] > 1) {
+                        return HttpError::badRequest('More than one Host header');
+                    }
+                    return preg_match(self::HOST_VALUE, $value) === 1 ? null : HttpError::badRequest('Invalid Host header');
+                case 'content-length':
+                    if ($seen['coding']) {
+                        return HttpError::badRequest('Both Content-Length and Transfer-Encoding');
+                    }
+                    if ($seen['length']) {
+                        return HttpError::badRequest('More than one Content-Length field');
+                    }
+                    $seen['length'] = true;
+                    return self::requestContentLength([$value]) > $limits->maxBodyBytes ? HttpError::bodyTooLarge($limits->maxBodyBytes) : null;
+                case 'transfer-encoding':
+                    if ($seen['length']) {
+                        return HttpError::badRequest('Both Content-Length and Transfer-Encoding');
+                    }
+                    if ($version === '1.0') {
+                        return HttpError::badRequest('Transfer-Encoding in an HTTP/1.0 request');
+                    }
+                    if ($seen['coding']) {
+                        return HttpError::badRequest('More than one Transfer-Encoding field');
+                    }
+                    $seen['coding'] = true;
+                    self::requireRequestChunked([$value]);
+                    return null;
+                default:
+                    return null;
+            }
+        } catch (HttpError $e) {
+            return $e;
+        }
+    }
+
+    /**
      * RFC 9112 §3.2 and RFC 3986: a Host value is uri-host [ ":" port ] (an IPv6 literal in brackets or
      * reg-name characters), with OWS around it; no whitespace inside, no "/", "," (nginx refuses it too),
      * userinfo or empty value. Matched in place in a header block, from just after "host:", up to the

@@ -93,16 +93,18 @@ return [
         'error' => null,
     ],
     [
-        'name' => 'absolute-form, asterisk-form and authority-form targets',
+        'name' => 'absolute-form targets and dot-segments that stay within the root',
         'raw' => "GET http://example.com/a?b=c HTTP/1.1\r\nHost: example.com\r\n\r\n"
-            . "OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n"
-            . "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n"
-            . "CONNECT [::1]:8443 HTTP/1.1\r\nHost: [::1]:8443\r\n\r\n",
+            . "GET /a/../b HTTP/1.1\r\nHost: x\r\n\r\n"
+            . "GET /a/%2e%2E/./.../..b/.. HTTP/1.1\r\nHost: x\r\n\r\n"
+            . "GET /a?x=/../../b HTTP/1.1\r\nHost: x\r\n\r\n"
+            . "GET http://h HTTP/1.1\r\nHost: x\r\n\r\n",
         'requests' => [
             $get('http://example.com/a?b=c', ['host' => ['example.com']]),
-            ['method' => 'OPTIONS', 'target' => '*', 'version' => '1.1', 'headers' => ['host' => ['x']]],
-            ['method' => 'CONNECT', 'target' => 'example.com:443', 'version' => '1.1', 'headers' => ['host' => ['example.com:443']]],
-            ['method' => 'CONNECT', 'target' => '[::1]:8443', 'version' => '1.1', 'headers' => ['host' => ['[::1]:8443']]],
+            $get('/a/../b'),
+            $get('/a/%2e%2E/./.../..b/..'),
+            $get('/a?x=/../../b'),
+            $get('http://h'),
         ],
         'error' => null,
     ],
@@ -501,4 +503,26 @@ return [
     ['name' => 'chunk size with leading zeros', 'raw' => "POST /z HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n0003\r\nabc\r\n0\r\n\r\n", 'requests' => [['method' => 'POST', 'target' => '/z', 'version' => '1.1', 'headers' => ['host' => ['x'], 'transfer-encoding' => ['chunked']], 'body' => 'abc']], 'error' => null],
     ['name' => 'chunk without its CRLF after the data', 'raw' => "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabcX\r\n0\r\n\r\n", 'requests' => [], 'error' => 400],
     ['name' => 'CONNECT with userinfo in authority', 'raw' => "CONNECT user@example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n", 'requests' => [], 'error' => 400],
+
+    // ---- refused like nginx: targets no application should see (Syntax::targetError) -------------
+    ['name' => 'CONNECT authority-form', 'raw' => "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n", 'requests' => [], 'error' => 400],
+    ['name' => 'CONNECT IPv6 authority', 'raw' => "CONNECT [::1]:8443 HTTP/1.1\r\nHost: [::1]:8443\r\n\r\n", 'requests' => [], 'error' => 400],
+    ['name' => 'CONNECT origin-form', 'raw' => "CONNECT /x HTTP/1.1\r\nHost: x\r\n\r\n", 'requests' => [], 'error' => 400],
+    ['name' => 'OPTIONS asterisk-form', 'raw' => "OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n", 'requests' => [], 'error' => 400],
+    ['name' => 'userinfo in an absolute-form target', 'raw' => "GET http://user@example.com/ HTTP/1.1\r\nHost: example.com\r\n\r\n", 'requests' => [], 'error' => 400],
+    ['name' => 'user and password in an absolute-form target', 'raw' => "GET http://u:p@h/a HTTP/1.1\r\nHost: h\r\n\r\n", 'requests' => [], 'error' => 400],
+    ['name' => 'dot-segment above the root', 'raw' => "GET /../etc/passwd HTTP/1.1\r\nHost: x\r\n\r\n", 'requests' => [], 'error' => 400],
+    ['name' => 'dot-segments climbing past the root', 'raw' => "GET /a/../../b HTTP/1.1\r\nHost: x\r\n\r\n", 'requests' => [], 'error' => 400],
+    ['name' => 'dot-segment last, above the root', 'raw' => "GET /.. HTTP/1.1\r\nHost: x\r\n\r\n", 'requests' => [], 'error' => 400],
+    ['name' => 'percent-encoded dot-segment', 'raw' => "GET /%2e%2E/x HTTP/1.1\r\nHost: x\r\n\r\n", 'requests' => [], 'error' => 400],
+    ['name' => 'percent-encoded slashes around dot-segments', 'raw' => "GET /a%2f..%2F..%2fx HTTP/1.1\r\nHost: x\r\n\r\n", 'requests' => [], 'error' => 400],
+    ['name' => 'empty segment then dot-segment', 'raw' => "GET //../a HTTP/1.1\r\nHost: x\r\n\r\n", 'requests' => [], 'error' => 400],
+    ['name' => 'dot-segment in an absolute-form path', 'raw' => "GET http://x/../b HTTP/1.1\r\nHost: x\r\n\r\n", 'requests' => [], 'error' => 400],
+    ['name' => 'refused target after a good request', 'raw' => "GET / HTTP/1.1\r\nHost: x\r\n\r\nGET /../x HTTP/1.1\r\nHost: x\r\n\r\n", 'requests' => [$get('/')], 'error' => 400],
+
+    // ---- a head fails at its first offending line (HeadScanner judges each as it ends) ---------
+    ['name' => 'bad Content-Length before a missing Host', 'raw' => "POST / HTTP/1.1\r\nContent-Length: 1x\r\n\r\n", 'requests' => [], 'error' => 400],
+    ['name' => 'unknown coding before a second Transfer-Encoding', 'raw' => "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: gzip\r\nTransfer-Encoding: chunked\r\n\r\n", 'requests' => [], 'error' => 501],
+    ['name' => 'Content-Length over the body limit before a second Host', 'raw' => "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 99999999999\r\nHost: y\r\n\r\n", 'requests' => [], 'error' => 413],
+    ['name' => 'second Host before a bad Content-Length', 'raw' => "POST / HTTP/1.1\r\nHost: x\r\nHost: y\r\nContent-Length: 99999999999\r\n\r\n", 'requests' => [], 'error' => 400],
 ];

@@ -153,6 +153,18 @@ final class NativeHeadTest extends TestCase
             'CONNECT with a path' => "CONNECT a.com/x:443 HTTP/1.1\r\nHost: x\r\n\r\n",
             'CONNECT with userinfo' => "CONNECT u@a.com:443 HTTP/1.1\r\nHost: x\r\n\r\n",
             'CONNECT port then more' => "CONNECT a.com:443x HTTP/1.1\r\nHost: x\r\n\r\n",
+            'asterisk for OPTIONS' => "OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n",
+            'CONNECT authority' => "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n",
+            'CONNECT IPv6' => "CONNECT [::1]:443 HTTP/1.1\r\nHost: [::1]:443\r\n\r\n",
+            'CONNECT origin-form' => "CONNECT /x HTTP/1.1\r\nHost: x\r\n\r\n",
+            'userinfo in absolute-form' => "GET http://u@h/ HTTP/1.1\r\nHost: h\r\n\r\n",
+            'userinfo with a password' => "GET h://u:p@h HTTP/1.1\r\nHost: h\r\n\r\n",
+            'dot-segment above the root' => "GET /../x HTTP/1.1\r\nHost: x\r\n\r\n",
+            'dot-segment last' => "GET /a/../.. HTTP/1.1\r\nHost: x\r\n\r\n",
+            'dot-segment before a query' => "GET /..?a HTTP/1.1\r\nHost: x\r\n\r\n",
+            'encoded dot-segment' => "GET /%2E%2e HTTP/1.1\r\nHost: x\r\n\r\n",
+            'encoded slash' => "GET /.%2f..%2F.. HTTP/1.1\r\nHost: x\r\n\r\n",
+            'dot-segment in absolute-form' => "GET http://h/a/../.. HTTP/1.1\r\nHost: h\r\n\r\n",
             'asterisk for an extension method' => "M-SEARCH * HTTP/1.1\r\nHost: x\r\n\r\n",
             'relative target' => "GET x HTTP/1.1\r\nHost: x\r\n\r\n",
             'scheme without host' => "GET http:///x HTTP/1.1\r\nHost: x\r\n\r\n",
@@ -181,9 +193,11 @@ final class NativeHeadTest extends TestCase
     public static function accepted(): iterable
     {
         $heads = [
-            'asterisk for OPTIONS' => "OPTIONS * HTTP/1.1\r\nHost: x\r\n\r\n",
-            'CONNECT authority' => "CONNECT example.com:443 HTTP/1.1\r\nHost: example.com:443\r\n\r\n",
-            'CONNECT IPv6' => "CONNECT [::1]:443 HTTP/1.1\r\nHost: [::1]:443\r\n\r\n",
+            'dot-segments within the root' => "GET /a/./b/../%2E%2e/c/.. HTTP/1.1\r\nHost: x\r\n\r\n",
+            'dot-segments in the query' => "GET /?a=/../.. HTTP/1.1\r\nHost: x\r\n\r\n",
+            'dot-segments after a fragment' => "GET /a#/../.. HTTP/1.1\r\nHost: x\r\n\r\n",
+            'dots that are not segments' => "GET /.../..a/a../%2e%2e%2e HTTP/1.1\r\nHost: x\r\n\r\n",
+            'percent-encoding near the end' => "GET /..%2 HTTP/1.1\r\nHost: x\r\n\r\n",
             'absolute-form' => "GET http://a.example/x?y HTTP/1.1\r\nHost: a.example\r\n\r\n",
             'absolute-form odd scheme' => "GET a+b.c-d://h HTTP/1.1\r\nHost: h\r\n\r\n",
             'high bytes' => "GET /\xc3\xa9\xff HTTP/1.1\r\nHost: x\r\nX-U: \xc3\xa9\x80\r\n\r\n",
@@ -193,7 +207,6 @@ final class NativeHeadTest extends TestCase
             'Host last in a 1.0 request' => "GET / HTTP/1.0\r\nA: b\r\nHost: [1:2::3]:80\r\n\r\n",
             'empty values' => "GET / HTTP/1.1\r\nHost: x\r\nA:\r\nB: \r\n\r\n",
             'extension method' => "M-SEARCH / HTTP/1.1\r\nHost: x\r\n\r\n",
-            'CONNECT origin-form' => "CONNECT /x HTTP/1.1\r\nHost: x\r\n\r\n",
             'pipelined with a body' => "POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 3\r\n\r\nabcGET / HTTP/1.1\r\nHost: x\r\n\r\n",
             'chunked' => "POST / HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n3\r\nabc\r\n0\r\nT: 1\r\n\r\n",
             'empty lines first' => "\r\n\r\nGET / HTTP/1.1\r\nHost: x\r\n\r\n",
@@ -227,7 +240,7 @@ final class NativeHeadTest extends TestCase
             ? $odd[$random->getInt(0, \count($odd) - 1)]
             : $valid[$random->getInt(0, \count($valid) - 1)];
         $methods = [['GET', 'POST', 'OPTIONS', 'CONNECT', 'HEAD', 'M-SEARCH'], ['get', 'FETCH', 'G T', '', 'GET/']];
-        $targets = [['/', '/a?b', '*', 'a.com:443', '[::1]:80', 'http://h/x', "/\x80", '/#', 'a+b://c'], ['[::1]', 'h://', 'x', '/a b', '', 'a:b:1', '[]:1', 'u@h:1', 'h:', ':1', '1a://b', 'h://#x', 'h://?x', 'h:///x']];
+        $targets = [['/', '/a?b', 'http://h/x', "/\x80", '/#', 'a+b://c', '/a/../b', '/%2e/x', '/x/.%2E'], ['*', 'a.com:443', '[::1]:80', '/../x', '/a/%2e%2e%2f..', 'http://u@h/', 'h://h/..', '[::1]', 'h://', 'x', '/a b', '', 'a:b:1', '[]:1', 'u@h:1', 'h:', ':1', '1a://b', 'h://#x', 'h://?x', 'h:///x']];
         $versions = [['HTTP/1.1', 'HTTP/1.0'], ['HTTP/1.2', 'HTTP/2.0', 'http/1.1', 'HTTP/1.1 ', 'HTTP/1.']];
         $hosts = [['x', 'a.b:80', ' a ', "\ta\t", '[::1]:8', 'a:', '%zz'], ['[::1', '', 'a,b', 'a b', 'a/b', 'a:1:2', 'a:x', "a\x80", '[g]', "a\0", '[]']];
         $fields = [['Accept: */*', 'X-A: b', 'content-length: 0', 'Transfer-Encoding: chunked', 'Content-Length: 2', 'A:', "X: a\x01b", "X: \xff"], ['Bad Name: x', 'X : y', ' fold', 'NoColon', "X: a\rb", ':v']];

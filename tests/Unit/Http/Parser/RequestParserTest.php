@@ -201,6 +201,42 @@ class RequestParserTest extends TestCase
         self::assertSame(82, $i, 'failed as soon as the line passed 8192 bytes');
     }
 
+    /** @return iterable<string, array{list<string>, int, string}> lines of a head that never ends, the error, its reason */
+    public static function linesCondemnedAsTheyEnd(): iterable
+    {
+        yield 'second Content-Length' => [["POST / HTTP/1.1", 'Host: x', 'Content-Length: 1', 'Content-Length: 1'], 400, 'More than one Content-Length field'];
+        yield 'bad Content-Length' => [["POST / HTTP/1.1", 'Host: x', 'Content-Length: -1'], 400, 'Invalid Content-Length'];
+        yield 'bad Host' => [["GET / HTTP/1.1", 'Host: a/b'], 400, 'Invalid Host header'];
+        yield 'second Host' => [["GET / HTTP/1.0", 'Host: a', 'HOST: a'], 400, 'More than one Host header'];
+        yield 'unknown coding' => [["POST / HTTP/1.1", 'Host: x', 'Transfer-Encoding: br'], 501, 'Transfer-Encoding other than chunked is not supported'];
+        yield 'both framing fields' => [["POST / HTTP/1.1", 'Transfer-Encoding: chunked', 'Content-Length: 1'], 400, 'Both Content-Length and Transfer-Encoding'];
+        yield 'CONNECT' => [['CONNECT a:1 HTTP/1.1'], 400, 'CONNECT is not supported'];
+        yield 'OPTIONS *' => [['OPTIONS * HTTP/1.1'], 400, 'The asterisk-form (OPTIONS *) is not supported'];
+        yield 'userinfo' => [['GET http://u@h/ HTTP/1.1'], 400, 'Userinfo in the request target'];
+        yield 'above the root' => [['GET /a/../%2e%2e/b HTTP/1.1'], 400, 'The request target climbs above the root'];
+    }
+
+    /**
+     * The last line condemns the head: it fails as soon as that line is complete, with no blank line,
+     * and not one line earlier.
+     *
+     * @param list<string> $lines
+     */
+    #[DataProvider('linesCondemnedAsTheyEnd')]
+    public function testAHeadFailsAsSoonAsItsOffendingLineEnds(array $lines, int $status, string $message): void
+    {
+        $parser = new RequestParser();
+        $last = \array_pop($lines);
+        foreach ($lines as $line) {
+            $parser->push($line . "\r\n");
+            self::assertNull($parser->next(), $line);
+        }
+        $parser->push($last . "\r");
+        $error = self::catchError($parser);
+        self::assertSame($status, $error->status);
+        self::assertSame($message, $error->getMessage());
+    }
+
     public function testAnErrorIsFinal(): void
     {
         $parser = new RequestParser();
