@@ -369,6 +369,12 @@ final class HttpSession implements Session, Abandonable
         $upgraded = $this->protocol->upgraded;
         $upgraded->charge($cost);
         $response->upgrade()->switchProtocols($this->connection, $response, $this->parser->takeBuffered(), $this->protocol->options->upgrades + ['budget' => $this->protocol->budget, 'upgraded' => $upgraded]);
+        if ($this->ended && !$this->connection->isClosed()) {
+            // The client ended its side while the application answered; the core, which read that end
+            // already, will not report it again: the new protocol hears it now, rather than holding the
+            // connection (and its share of the budget) until its idle timeout.
+            $this->connection->session->ended();
+        }
     }
 
     /**

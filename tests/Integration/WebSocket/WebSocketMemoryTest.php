@@ -91,10 +91,18 @@ final class WebSocketMemoryTest extends TestCase
         $server->stop();
     }
 
-    public function testWsMemoryBoundsBothFormsAndAClosedWebSocketGivesItsShareBack(): void
+    /** @return iterable<string, array{string}> */
+    public static function loops(): iterable
+    {
+        yield 'epoll' => ['epoll'];
+        yield 'select' => ['select'];
+    }
+
+    #[\PHPUnit\Framework\Attributes\DataProvider('loops')]
+    public function testWsMemoryBoundsBothFormsAndAClosedWebSocketGivesItsShareBack(string $loop): void
     {
         // 56 KB: two closure-form WebSockets (25 KB each) and one event-form one (5 KB).
-        $server = new ServerProcess([self::APP, '--workers', '1', '--ws-memory', '56K']);
+        $server = new ServerProcess([self::APP, '--workers', '1', '--ws-memory', '56K', '--loop', $loop]);
         $address = $server->address();
         $closures = [new RawWebSocket($address, '/closure'), new RawWebSocket($address, '/closure')];
         self::assertSame([101, 101], [$closures[0]->status(), $closures[1]->status()]);
@@ -121,6 +129,30 @@ final class WebSocketMemoryTest extends TestCase
         self::assertSame('still here', $closures[1]->read()[1] ?? null);
         $events[4]->sendText('me too');
         self::assertSame('me too', $events[4]->read()[1] ?? null);
+        $server->stop();
+    }
+
+    public function testAClientThatLeavesDuringTheHandshakeIsNotCharged(): void
+    {
+        // Room for one closure-form WebSocket: a charge left behind would refuse the next one.
+        $server = new ServerProcess([self::APP, '--workers', '1', '--ws-memory', '25K', '--access-log', '-']);
+        $address = $server->address();
+        $key = \base64_encode(\random_bytes(16));
+        $handshake = "GET /slow HTTP/1.1\r\nHost: t\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: $key\r\nSec-WebSocket-Version: 13\r\n\r\n";
+        $leaving = \stream_socket_client("tcp://$address");
+        \fwrite($leaving, $handshake);
+        \fclose($leaving); // before the application answers
+        $reset = \socket_import_stream(\stream_socket_client("tcp://$address"));
+        \socket_write($reset, $handshake);
+        \socket_set_option($reset, \SOL_SOCKET, \SO_LINGER, ['l_onoff' => 1, 'l_linger' => 0]);
+        \socket_close($reset); // a reset rather than a FIN
+        // Each is switched (its access log line is written just before) after it has gone.
+        ServerProcess::waitFor(static fn (): bool => \substr_count($server->output(), '"GET /slow HTTP/1.1" 101') === 2, 10, 'the two handshakes answered');
+        $ws = new RawWebSocket($address, '/closure');
+        self::assertSame(101, $ws->status(), 'the clients that left hold no share of the budget');
+        $ws->sendText('hello');
+        self::assertSame('hello', $ws->read()[1] ?? null);
+        self::assertSame(503, (new RawWebSocket($address, '/closure'))->status(), 'and that one holds the room');
         $server->stop();
     }
 
