@@ -85,6 +85,7 @@ final class ServeCommand
             'gzip-level' => ['int', GzipOptions::DEFAULT_LEVEL, 'gzip compression level, 1 (fast) to 9 (small)'],
             'ws-max-message' => ['bytes', \Weft\WebSocket\WebSocketOptions::DEFAULT_MAX_MESSAGE, 'WebSocket: largest message (closed with 1009 beyond)'],
             'ws-idle-timeout' => ['float', \Weft\WebSocket\WebSocketOptions::DEFAULT_IDLE_TIMEOUT, 'WebSocket: seconds without a frame either way before closing (1001)'],
+            'ws-memory' => ['bytes', null, 'WebSocket: memory the open WebSockets of a worker may hold, each charged what an idle one costs; handshakes beyond it get a 503 (default: half of --memory-limit less what the loaded application holds, at least an eighth of it; 0: no bound)'],
             'opcache' => ['string', 'on', 'opcache (and the JIT in the resident modes)', ['on', 'off']],
             'preload' => ['string', null, 'fpm mode: opcache.preload script (see bin/weft preload)'],
             'metrics' => ['string', null, 'serve /health and /metrics (Prometheus) from the master on HOST:PORT (default: off)'],
@@ -339,6 +340,8 @@ final class ServeCommand
             // Half the memory limit (at least one body of the largest size) for request bodies, the
             // rest for the application: clients together cannot push a worker over its limit.
             bodyMemory: $options->get('memory-limit') > 0 ? \max($options->get('max-body') + 65536, \intdiv($options->get('memory-limit'), 2)) : 0,
+            // The other half, less what the application holds, for open WebSockets (worked out in the worker).
+            upgradeMemory: $options->get('ws-memory') ?? HttpOptions::AUTO,
         );
         $memoryLimit = $options->get('memory-limit');
         $sendTimeout = $options->get('send-timeout');

@@ -10,8 +10,9 @@ namespace Weft\WebSocket;
  * sleep), one call at a time per connection and in order: onOpen, then onMessage for each message,
  * then onClose once the connection has ended.
  *
- * The closure form, fn (WebSocket $ws) with a receive() loop, keeps one coroutine (a Fiber: about 16 KB
- * of PHP memory plus its C stack) per connection for its whole life; this form holds none.
+ * The closure form, fn (WebSocket $ws) with a receive() loop, keeps one coroutine (a Fiber, with PHP's
+ * fixed 16 KB VM stack, plus its C stack) per connection for its whole life; this form holds none, and
+ * an idle connection costs about what an idle HTTP keep-alive connection does (see Upgrade::COST_EVENT).
  */
 interface Handler
 {

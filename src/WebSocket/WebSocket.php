@@ -34,7 +34,8 @@ final class WebSocket
     /**
      * Answers a WebSocket opening handshake: a 101 that runs $handler(WebSocket) in a coroutine of its
      * own once the connection has switched (or, for a Handler, calls its methods as events arrive), or
-     * the error the handshake deserves (400, 403, 405, 426).
+     * the error the handshake deserves (400, 403, 405, 426). The server answers 503 instead of the 101
+     * when the worker's open WebSockets hold their whole budget (--ws-memory, see Upgrade::COST_EVENT).
      *
      * @param (\Closure(WebSocket): void)|Handler $handler
      * @param WebSocketOptions|null $options null: the server's (--ws-* options)

@@ -7,6 +7,7 @@ namespace Weft\WebSocket;
 use Weft\Coroutine\Coroutine;
 use Weft\Coroutine\Scheduler;
 use Weft\Server\Connection;
+use Weft\Server\ConnectionBudget;
 use Weft\Server\ReceiveBudget;
 use Weft\Server\Session;
 
@@ -42,10 +43,14 @@ final class WebSocketSession implements Session
     private bool $goingAway = false;
     /** A close frame or a protocol violation came in: our close frame is on its way, nothing more is read. */
     private bool $ending = false;
-    private readonly Decoder $decoder;
+    /**
+     * Frames being decoded; null while nothing of a frame is held, which is most of an idle
+     * connection's life: its memory is what an idle connection costs (see Upgrade::COST_EVENT).
+     */
+    private ?Decoder $decoder = null;
     private readonly Scheduler $scheduler;
-    /** Undoes a receive() wait when its coroutine is cancelled; one closure for every wait. */
-    private readonly \Closure $cancelReceive;
+    /** Undoes a receive() wait when its coroutine is cancelled; one closure for every wait, made at the first. */
+    private ?\Closure $cancelReceive = null;
     /** The event form: messages go to its methods, in a pooled coroutine while there is work. */
     private ?Handler $handler = null;
     private ?WebSocket $socket = null;
@@ -64,12 +69,11 @@ final class WebSocketSession implements Session
         public readonly ?string $protocol,
         /** The worker's budget of input held (shared with HTTP); null: none (a session built on its own). */
         private readonly ?ReceiveBudget $budget = null,
+        /** The worker's budget of open upgraded connections, charged $cost for this one until it closes. */
+        private ?ConnectionBudget $upgraded = null,
+        private readonly int $cost = 0,
     ) {
-        $this->decoder = new Decoder($options->maxMessage);
         $this->scheduler = Scheduler::get();
-        $this->cancelReceive = function (): void {
-            $this->waiter = null;
-        };
     }
 
     public function received(string $bytes): void
@@ -77,10 +81,11 @@ final class WebSocketSession implements Session
         if ($this->state === self::CLOSED || $this->ending) {
             return;
         }
-        $this->decoder->push($bytes);
+        $decoder = $this->decoder ??= new Decoder($this->options->maxMessage);
+        $decoder->push($bytes);
         $this->receiving = true;
         try {
-            while (($frame = $this->decoder->next()) !== null) {
+            while (($frame = $decoder->next()) !== null) {
                 [$opcode, $payload] = $frame;
                 if ($opcode <= Frame::BINARY) {
                     if ($this->state === self::OPEN) {
@@ -115,7 +120,10 @@ final class WebSocketSession implements Session
             $this->receiving = false;
         }
         if ($this->budget !== null && $this->state !== self::CLOSED) {
-            $this->account();
+            $this->account($decoder);
+        }
+        if ($this->decoder === $decoder && $decoder->isEmpty()) {
+            $this->decoder = null; // made again by the next read
         }
         $this->connection->flush();
     }
@@ -126,10 +134,10 @@ final class WebSocketSession implements Session
      * receiving now with 1013, try again later, rather than grow until its memory limit ends every
      * connection on it; connections holding less than ReceiveBudget::REFUSE_FROM are left alone.
      */
-    private function account(): void
+    private function account(Decoder $decoder): void
     {
         \assert($this->budget !== null);
-        $held = $this->decoder->heldBytes();
+        $held = $decoder->heldBytes();
         if (!$this->budget->update($this->held, $held)) {
             $this->held = $held;
             return;
@@ -143,7 +151,7 @@ final class WebSocketSession implements Session
                 'id' => $this->connection->id, 'held' => $total + $held, 'budget' => $this->budget->limit, 'count' => $count,
             ]);
         }
-        $this->decoder->discard(); // freed now, not once the close frame has reached a peer that may never read
+        $decoder->discard(); // freed now, not once the close frame has reached a peer that may never read
         $this->ending = true;
         $this->fail(CloseCode::TRY_AGAIN_LATER, 'the server is short of memory for messages');
     }
@@ -218,6 +226,10 @@ final class WebSocketSession implements Session
 
     public function closed(): void
     {
+        if ($this->upgraded !== null) {
+            $this->upgraded->release($this->cost);
+            $this->upgraded = null;
+        }
         if ($this->budget !== null && $this->held !== 0) {
             $this->budget->update($this->held, 0);
             $this->held = 0;
@@ -249,13 +261,7 @@ final class WebSocketSession implements Session
             throw new WebSocketError('This WebSocket hands its messages to its Handler; receive() is for the closure form');
         }
         if ($this->queue !== []) {
-            $message = \array_shift($this->queue);
-            $before = $this->queued;
-            $this->queued -= \strlen($message->data);
-            if ($before >= self::READ_AHEAD && $this->queued < self::READ_AHEAD) {
-                $this->connection->update(); // read again
-            }
-            return $message;
+            return $this->takeQueued();
         }
         if ($this->state !== self::OPEN) {
             return null;
@@ -264,7 +270,24 @@ final class WebSocketSession implements Session
             throw \Weft\Coroutine\ConcurrentUse::stream('read', $this->waiter, $this->scheduler->current);
         }
         $this->waiter = $this->scheduler->self();
-        return $this->scheduler->await($this->cancelReceive);
+        return $this->scheduler->await($this->cancelReceive ??= function (): void {
+            $this->waiter = null;
+        });
+    }
+
+    private function takeQueued(): Message
+    {
+        $message = \array_shift($this->queue);
+        if ($this->queue === []) {
+            // PHP's shared empty array: the emptied one keeps its buckets, held by every idle connection.
+            $this->queue = [];
+        }
+        $before = $this->queued;
+        $this->queued -= \strlen($message->data);
+        if ($before >= self::READ_AHEAD && $this->queued < self::READ_AHEAD) {
+            $this->connection->update(); // read again
+        }
+        return $message;
     }
 
     /**
@@ -403,12 +426,7 @@ final class WebSocketSession implements Session
                     $this->opened = true;
                     $handler->onOpen($socket);
                 } elseif ($this->queue !== []) {
-                    $message = \array_shift($this->queue);
-                    $before = $this->queued;
-                    $this->queued -= \strlen($message->data);
-                    if ($before >= self::READ_AHEAD && $this->queued < self::READ_AHEAD) {
-                        $this->connection->update();
-                    }
+                    $message = $this->takeQueued();
                     if ($this->state === self::OPEN) {
                         $handler->onMessage($socket, $message);
                     }

@@ -13,10 +13,19 @@ use Weft\Server\Connection;
 interface Upgrade
 {
     /**
+     * Bytes the connection holds while open and idle once switched, charged against the worker's
+     * budget of upgraded connections (HttpOptions::$upgradeMemory) until it closes; a switch that does
+     * not fit is refused with a 503 instead.
+     */
+    public function cost(): int;
+
+    /**
      * @param Response $response the 101, as the application's layers left it (extra headers included)
      * @param string $buffered bytes the client sent after the upgrade request
      * @param array<string, object> $defaults server-wide options by protocol name (HttpOptions::$upgrades),
-     *   and under 'budget' the worker's Weft\Server\ReceiveBudget, which the new protocol's input counts against
+     *   under 'budget' the worker's Weft\Server\ReceiveBudget, which the new protocol's input counts against,
+     *   and under 'upgraded' its Weft\Server\ConnectionBudget, already charged cost() for this connection:
+     *   the new protocol releases that charge when the connection closes
      */
     public function switchProtocols(Connection $connection, Response $response, string $buffered, array $defaults): void;
 }

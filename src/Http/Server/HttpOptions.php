@@ -19,6 +19,8 @@ final class HttpOptions
     public const DEFAULT_SEND_TIMEOUT = 60.0;
     /** How long a draining worker waits for an idle keep-alive connection's next request. */
     public const DRAIN_IDLE_WAIT = 1.0;
+    /** $upgradeMemory: derived from PHP's memory_limit in the worker (ConnectionBudget::forMemoryLimit()). */
+    public const AUTO = -1;
 
     public readonly Limits $limits;
 
@@ -39,10 +41,19 @@ final class HttpOptions
          * it dies with it.
          */
         public readonly int $bodyMemory = 0,
+        /**
+         * Bytes a worker's upgraded connections (WebSockets) may hold while open, each charged what an
+         * idle one of its kind costs (Upgrade::cost()); a handshake beyond it is answered 503. 0: no
+         * bound; AUTO: derived from memory_limit once the application has loaded.
+         */
+        public readonly int $upgradeMemory = 0,
     ) {
         $this->limits = $limits ?? new Limits();
         if ($headerTimeout <= 0 || $idleTimeout <= 0 || $sendTimeout <= 0 || $bodyTimeout <= 0) {
             throw new \InvalidArgumentException('HTTP timeouts must be positive');
+        }
+        if ($upgradeMemory < 0 && $upgradeMemory !== self::AUTO) {
+            throw new \InvalidArgumentException('The memory of upgraded connections cannot be negative');
         }
     }
 }

@@ -12,6 +12,7 @@ use Weft\Http\Parser\RequestParser;
 use Weft\Observe\AccessLog;
 use Weft\Observe\RequestMetrics;
 use Weft\Server\Connection;
+use Weft\Server\ConnectionBudget;
 use Weft\Server\Protocol;
 use Weft\Server\ReceiveBudget;
 use Weft\Server\Session;
@@ -30,6 +31,8 @@ final class HttpProtocol implements Protocol
     private readonly Timeouts $timeouts;
     /** What this worker's sessions hold of requests being received or run (HttpOptions::$bodyMemory); upgraded protocols share it. */
     public readonly ReceiveBudget $budget;
+    /** What this worker's upgraded connections (WebSockets) may hold while open (HttpOptions::$upgradeMemory). */
+    public readonly ConnectionBudget $upgraded;
     private int $dateSecond = 0;
     private string $date = '';
 
@@ -46,6 +49,10 @@ final class HttpProtocol implements Protocol
         $this->call = new ApplicationCall($application, fn (): LoggerInterface => $this->logger, $options->debug);
         $this->encoder = new ResponseEncoder();
         $this->budget = new ReceiveBudget($options->bodyMemory);
+        // Built in the worker once the application has loaded: AUTO sees what the application holds.
+        $this->upgraded = $options->upgradeMemory === HttpOptions::AUTO
+            ? ConnectionBudget::forMemoryLimit(self::memoryLimit(), \memory_get_usage())
+            : new ConnectionBudget($options->upgradeMemory);
         $this->timeouts = new Timeouts(
             header: $options->headerTimeout,
             body: $options->bodyTimeout,
@@ -53,6 +60,22 @@ final class HttpProtocol implements Protocol
             send: $options->sendTimeout,
             drainIdle: HttpOptions::DRAIN_IDLE_WAIT,
         );
+    }
+
+    /** PHP's memory_limit in bytes; 0 when there is none. */
+    private static function memoryLimit(): int
+    {
+        $limit = \trim((string) \ini_get('memory_limit'));
+        if ($limit === '' || $limit === '-1') {
+            return 0;
+        }
+        $bytes = (int) $limit;
+        return match (\strtolower(\substr($limit, -1))) {
+            'g' => $bytes << 30,
+            'm' => $bytes << 20,
+            'k' => $bytes << 10,
+            default => $bytes,
+        };
     }
 
     public function open(Connection $connection): Session

@@ -229,12 +229,17 @@ final class HttpSession implements Session, Abandonable
         $connection = $this->connection;
         $started = $this->protocol->observed ? \hrtime(true) : 0;
         $response = $this->protocol->call->respond($request);
-        if ($response->upgrade() !== null) {
-            if ($started !== 0) {
-                $this->finished($request, $response->status(), 0, $started);
+        $upgrade = $response->upgrade();
+        if ($upgrade !== null) {
+            $cost = $upgrade->cost();
+            if ($this->protocol->upgraded->fits($cost)) {
+                if ($started !== 0) {
+                    $this->finished($request, $response->status(), 0, $started);
+                }
+                $this->switchProtocols($response, $cost);
+                return;
             }
-            $this->switchProtocols($response);
-            return;
+            $response = $this->refuseUpgrade($request);
         }
         if ($response->status() < 200) {
             // 1xx are interim answers (100 Continue is the server's own): as the final answer the
@@ -356,12 +361,38 @@ final class HttpSession implements Session, Abandonable
      * A 101 from the application (WebSocket::upgrade()): this session takes no further request; the
      * connection, with the bytes read after the request, belongs to the new protocol from here on.
      */
-    private function switchProtocols(Response $response): void
+    private function switchProtocols(Response $response, int $cost): void
     {
         $this->done = true;
         $this->busy = false;
         $this->release();
-        $response->upgrade()->switchProtocols($this->connection, $response, $this->parser->takeBuffered(), $this->protocol->options->upgrades + ['budget' => $this->protocol->budget]);
+        $upgraded = $this->protocol->upgraded;
+        $upgraded->charge($cost);
+        $response->upgrade()->switchProtocols($this->connection, $response, $this->parser->takeBuffered(), $this->protocol->options->upgrades + ['budget' => $this->protocol->budget, 'upgraded' => $upgraded]);
+        if ($this->ended && !$this->connection->isClosed()) {
+            // The client ended its side while the application answered; the core, which read that end
+            // already, will not report it again: the new protocol hears it now, rather than holding the
+            // connection (and its share of the budget) until its idle timeout.
+            $this->connection->session->ended();
+        }
+    }
+
+    /**
+     * The worker's upgraded connections hold their whole budget: this one is answered 503 (and closed)
+     * rather than switched, so a crowd of idle WebSockets cannot take the worker to its memory limit.
+     */
+    private function refuseUpgrade(Request $request): Response
+    {
+        $this->done = true;
+        $budget = $this->protocol->upgraded;
+        $count = $budget->refused();
+        if ($count !== null) {
+            $this->protocol->logger->warning('{method} {target}: upgrade refused (503): the worker\'s {open} WebSockets hold {held} bytes of their budget of {budget} (--ws-memory); {count} refused since the last such line', [
+                'method' => $request->method(), 'target' => $request->target(),
+                'open' => $budget->count, 'held' => $budget->charged, 'budget' => $budget->limit, 'count' => $count,
+            ]);
+        }
+        return new Response(503, ['Content-Type' => 'text/plain; charset=utf-8', 'Retry-After' => '1'], "Service unavailable: this server holds all the WebSocket connections it can\n");
     }
 
     private function send(Request $request, Response $response, bool $keepAlive, bool $isHead): bool
