@@ -322,3 +322,16 @@ Route::get('/who', function (Request $request) {
     Illuminate\Support\Facades\DB::select('select sleep(?)', [random_int(0, 10) / 1000]);
     return response()->json(['user' => session('user'), 'session' => session()->getId()]);
 });
+
+// `bin/weft bench framework`: a route that waits 50 ms on MariaDB, and the classic three-query
+// endpoint (two point selects and a range, the `test` table the scenario seeds).
+Route::get('/sleep', function () {
+    Illuminate\Support\Facades\DB::select('SELECT SLEEP(0.05)');
+    return response('ok', 200, ['Content-Type' => 'text/plain']);
+});
+
+Route::get('/sql3', fn () => response()->json([
+    'a' => Illuminate\Support\Facades\DB::selectOne('SELECT * FROM test WHERE id = ?', [1]),
+    'b' => Illuminate\Support\Facades\DB::selectOne('SELECT * FROM test WHERE id = ?', [2]),
+    'rows' => Illuminate\Support\Facades\DB::select('SELECT * FROM test LIMIT 5'),
+]));

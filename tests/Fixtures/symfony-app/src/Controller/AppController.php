@@ -27,6 +27,25 @@ final class AppController
     ) {
     }
 
+    /** `bin/weft bench framework`: a route that waits 50 ms on MariaDB. */
+    #[Route('/sleep', methods: ['GET'])]
+    public function sleep(): Response
+    {
+        $this->db->executeQuery('SELECT SLEEP(0.05)');
+        return new Response('ok', 200, ['Content-Type' => 'text/plain']);
+    }
+
+    /** `bin/weft bench framework`: the classic three-query endpoint (the `test` table the scenario seeds). */
+    #[Route('/sql3', methods: ['GET'])]
+    public function sql3(): JsonResponse
+    {
+        return new JsonResponse([
+            'a' => $this->db->fetchAssociative('SELECT * FROM test WHERE id = ?', [1]),
+            'b' => $this->db->fetchAssociative('SELECT * FROM test WHERE id = ?', [2]),
+            'rows' => $this->db->fetchAllAssociative('SELECT * FROM test LIMIT 5'),
+        ]);
+    }
+
     /** A query that takes a while (through Doctrine DBAL): with the hooks on it suspends the request's coroutine meanwhile. */
     #[Route('/db-slow', methods: ['GET'])]
     public function dbSlow(Request $request): JsonResponse
