@@ -156,7 +156,7 @@ final class StaticFiles
                 return null;
             }
             $index = \realpath($real . '/' . $this->options->index);
-            if ($index === false || !\is_file($index) || !$this->inside($index) || self::isPhpSource($index)) {
+            if ($index === false || !\is_file($index) || !$this->inside($index) || self::isPhpSource($index) || $this->hidden($index)) {
                 return null;
             }
             if (!\str_ends_with($path, '/')) {
@@ -166,7 +166,7 @@ final class StaticFiles
             }
             return [$index, null];
         }
-        if (self::isPhpSource($real)) {
+        if (self::isPhpSource($real) || $this->hidden($real)) {
             return null;
         }
         // "/file.txt/" names a directory that is not there (ENOTDIR), as the file system would say.
@@ -352,6 +352,23 @@ final class StaticFiles
     {
         $upgrade = $request->header('upgrade');
         return $upgrade !== null && \Weft\WebSocket\Handshake::hasToken($upgrade, 'websocket');
+    }
+
+    /**
+     * Whether a resolved path is a dotfile or lies in a dot directory: a symlink with a plain name
+     * ("link-to-dotenv -> .env", "assets -> .git") must not serve what the name itself may not. The
+     * segments below the root are checked (the root itself may well sit under a dot directory); a path
+     * outside it (--static-symlinks) is checked whole.
+     */
+    private function hidden(string $real): bool
+    {
+        if ($this->options->dotfiles) {
+            return false;
+        }
+        $root = $this->options->root;
+        $prefix = $root === '/' ? '/' : $root . '/';
+        $below = \str_starts_with($real, $prefix) ? \substr($real, \strlen($prefix)) : $real;
+        return \str_starts_with($below, '.') || \str_contains($below, '/.');
     }
 
     private function inside(string $real): bool
