@@ -258,6 +258,7 @@ final class ServeCommand
             // Sync mode runs one request at a time: nothing to switch to, so nothing is hooked.
             hooks: $options->get('mode') === 'coroutine' ? $hooks : 0,
             blockingThreshold: $options->get('blocking-threshold'),
+            outputBudget: self::outputBudget($options->get('memory-limit')),
         );
         $master = new Master($config, $logger);
         try {
@@ -285,6 +286,16 @@ final class ServeCommand
             // A line the tests and scripts wait for; the port is the real one when --port 0 was given.
             echo 'READY ' . \substr($address, (int) \strrpos($address, ':') + 1) . "\n";
         });
+    }
+
+    /**
+     * Unsent output a worker may hold, all its connections together: a quarter of --memory-limit (half
+     * is the budget of requests being received, the rest the application's), never under a few
+     * connections' own bound; without a memory limit, the default one's quarter.
+     */
+    public static function outputBudget(int $memoryLimit): int
+    {
+        return $memoryLimit > 0 ? \max(4 * \Weft\Server\Connection::HIGH_WATER, \intdiv($memoryLimit, 4)) : ServerConfig::DEFAULT_OUTPUT_BUDGET;
     }
 
     /**

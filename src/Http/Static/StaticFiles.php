@@ -278,7 +278,9 @@ final class StaticFiles
                             throw new \RuntimeException("Static file '$file' ended $left bytes early (changed while being sent)");
                         }
                         $left -= \strlen($chunk);
-                        $out->write($chunk);
+                        // Handed over, not kept: while write() waits for room, the only reference is
+                        // the connection's queue (see HttpBodyWriter::write()).
+                        $out->write(self::handOver($chunk));
                     }
                 }
                 if ($tail !== '') {
@@ -289,6 +291,14 @@ final class StaticFiles
                 \fclose($handle);
             }
         }, $status, $headers + ['Content-Length' => (string) $total]);
+    }
+
+    /** The string in $bytes, which is left empty: passed on as a temporary, its callee holds the only reference. */
+    private static function handOver(string &$bytes): string
+    {
+        $taken = $bytes;
+        $bytes = '';
+        return $taken;
     }
 
     /** 200 (go on), 304 or 412, in the order of RFC 9110 section 13.2.2. */
