@@ -36,8 +36,9 @@ use Weft\Http\Psr\PsrHandlerAdapter;
  *   in the order asked, unless they are more than ByteRange::MAX_RANGES or together ask for more than
  *   the file (overlaps): then, as for a malformed header or a stale If-Range, the whole file (200).
  * - Files up to bufferLimit are read in one call; larger ones are streamed chunkSize bytes at a time
- *   behind a declared Content-Length, so a transfer holds one chunk however big the file is, and all
- *   transfers together about streamBudget (chunks shrink when many are in flight). A file that
+ *   behind a declared Content-Length, so a transfer holds a few chunks however big the file is
+ *   (chunks shrink when many are in flight: a share of streamBudget). The next chunk is read only once
+ *   the writer has room for it (the connection's bound and the worker's output budget). A file that
  *   shrinks while it is sent cuts the connection (the length is already promised).
  */
 final class StaticFiles
