@@ -297,8 +297,10 @@ final class Connection
             $this->output->reclaim($this);
         }
         if ($this->sinceTurn > 0 && !$this->closed
-            && ($this->sinceTurn >= self::TURN_BYTES || $this->output->turnsWaiting()) && !$this->outOfRoom()) {
-            // Others wait for a turn: queue behind them rather than take the loop again.
+            && ($this->sinceTurn >= self::TURN_BYTES || $this->output->turnsWaiting())
+            && Scheduler::get()->current !== null && !$this->outOfRoom()) {
+            // TURN_BYTES queued without a wait, or others already wait for a turn: queue behind them
+            // rather than keep the loop (and every other connection of the worker) to ourselves.
             $this->sinceTurn = 0;
             $this->output->awaitTurn();
         }
