@@ -4,12 +4,13 @@
 // and how long does a bystander wait? Starts its own `bin/weft serve` (one worker, default options) on
 // a free port with a throwaway document root, and stops it at the end. Bounded in time and count.
 //
-//   php scripts/hoarders.php [--case static|app|stream|pipeline|cpu] [--clients N] [--weft DIR] [--ext]
+//   php scripts/hoarders.php [--case static|app|stream|pipeline|small|cpu] [--settle S] [--samples N] [--timeline] [--clients N] [--weft DIR] [--ext]
 //
 //   static    N clients GET a 1 GiB file (sparse) and never read
 //   app       N clients GET an 8 MB answer the application builds whole, and never read
 //   stream    N clients GET a 64 MB streamed answer, and never read
 //   pipeline  N clients pipeline 64 requests for 256 KB answers each, and never read
+//   small     N clients GET a 2-byte answer and never read it (a baseline: a burst of N requests)
 //   cpu       one 50 MB string body to a slow reader, then to a fast one: the worker's CPU time for each
 //
 // --weft DIR runs DIR/bin/weft (another checkout, e.g. main, for a before/after); --ext loads the
@@ -135,6 +136,7 @@ $ask = match ($case) {
     'app' => "GET /big?mb=8 HTTP/1.1\r\nHost: x\r\n\r\n",
     'stream' => "GET /stream?mb=64 HTTP/1.1\r\nHost: x\r\n\r\n",
     'pipeline' => str_repeat("GET /big?kb=256 HTTP/1.1\r\nHost: x\r\n\r\n", 64),
+    'small' => "GET /small HTTP/1.1\r\nHost: x\r\n\r\n",
     default => throw new InvalidArgumentException("unknown case $case"),
 };
 $crowd = [];

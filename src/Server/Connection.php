@@ -253,7 +253,7 @@ final class Connection
             }
             $output->released();
         }
-        if ($output->overLimit()) {
+        if ($output->held > $output->limit && $output->limit > 0) {
             $output->reclaim($this);
         }
     }
