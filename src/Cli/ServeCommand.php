@@ -66,7 +66,7 @@ final class ServeCommand
             'app-instances' => ['int', 1, 'coroutine mode: booted framework instances per worker (Laravel, Symfony bridges), each serving one request at a time'],
             'blocking-threshold' => ['float', \Weft\Hook\BlockingDetector::DEFAULT_THRESHOLD, 'coroutine mode: log the request and PHP stack of a call that holds a worker longer than this many seconds (0: off)'],
             'hooks' => ['string', 'all', 'coroutine mode: blocking PHP calls that suspend the coroutine instead (all, none, or a list of ' . \implode(',', \array_keys(Hooks::KINDS)) . ')'],
-            'memory-limit' => ['bytes', self::DEFAULT_MEMORY_LIMIT, "each worker's PHP memory_limit; a request beyond it fails and the worker is replaced (0: none)"],
+            'memory-limit' => ['bytes', self::DEFAULT_MEMORY_LIMIT, "each worker's PHP memory_limit; a request beyond it fails and the worker is replaced (0: none); half of it bounds requests being received, a quarter output waiting for clients"],
             'worker-timeout' => ['float', ServerConfig::DEFAULT_WORKER_TIMEOUT, 'seconds a worker may go without reporting to the master before it is killed and replaced (0: never)'],
             'pid-file' => ['string', null, 'pid file (default: RUNDIR/weft-PORT.pid); the control socket is PIDFILE.sock'],
             'log-file' => ['string', null, 'log file (default: stderr; with --daemon: RUNDIR/weft-PORT.log)'],
@@ -265,6 +265,7 @@ final class ServeCommand
             // Sync mode runs one request at a time: nothing to switch to, so nothing is hooked.
             hooks: $options->get('mode') === 'coroutine' ? $hooks : 0,
             blockingThreshold: $options->get('blocking-threshold'),
+            outputBudget: self::outputBudget($options->get('memory-limit')),
         );
         $master = new Master($config, $logger);
         try {
@@ -292,6 +293,16 @@ final class ServeCommand
             // A line the tests and scripts wait for; the port is the real one when --port 0 was given.
             echo 'READY ' . \substr($address, (int) \strrpos($address, ':') + 1) . "\n";
         });
+    }
+
+    /**
+     * Unsent output a worker may hold, all its connections together: a quarter of --memory-limit (half
+     * is the budget of requests being received, the rest the application's), never under a few
+     * connections' own bound; without a memory limit, the default one's quarter.
+     */
+    public static function outputBudget(int $memoryLimit): int
+    {
+        return $memoryLimit > 0 ? \max(4 * \Weft\Server\Connection::HIGH_WATER, \intdiv($memoryLimit, 4)) : ServerConfig::DEFAULT_OUTPUT_BUDGET;
     }
 
     /**

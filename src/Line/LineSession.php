@@ -120,7 +120,7 @@ final class LineSession implements Session
             do {
                 $stalled = false;
                 while (!$this->busy && !$this->done) {
-                    if ($server->congested()) {
+                    if ($server->outOfRoom()) {
                         $stalled = true;
                         break;
                     }
@@ -143,7 +143,7 @@ final class LineSession implements Session
                     $server->dispatch(\array_shift($this->lines));
                 }
                 $server->flush();
-            } while ($stalled && !$server->congested() && !$server->isClosed());
+            } while ($stalled && !$server->outOfRoom() && !$server->isClosed());
         } catch (\Throwable $e) {
             // Not finally: the tracing JIT does not compile finally blocks (see Scheduler::spawn()).
             $this->pumping = false;

@@ -17,13 +17,29 @@ use Weft\Socket\Errno;
  * the application's coroutines and the timers all write through write()/flush(), never to the socket.
  *
  * Backpressure: while more than HIGH_WATER bytes wait to be sent, reading and dispatching pause and a
- * streaming producer waits in waitForRoom(). Timers (head, body, idle, send) follow the phase the
- * Session reports; none runs while the application does.
+ * streaming producer waits in waitForRoom(). The worker's connections together are bounded too (the
+ * OutputBudget): past its gate, a connection that still holds unsent output dispatches nothing more
+ * and its producer waits; past its limit, the connections whose output waited longest unread are
+ * closed. Timers (head, body, idle, send) follow the phase the Session reports; none runs while the
+ * application does.
  */
 final class Connection
 {
     /** Unsent output above which the connection stops reading and running pipelined requests. */
     public const HIGH_WATER = 1 << 20;
+    /**
+     * A piece partly sent goes on from its offset a window at a time: substr() of the whole rest, on
+     * every writable event of a slow reader, copied a 50 MB body again and again (0.7 s of CPU against
+     * 0.16 s for a fast reader).
+     */
+    private const WRITE_WINDOW = 256 * 1024;
+    /**
+     * A producer that has queued this much without waiting gives the loop a turn: one whose peer takes
+     * everything at once (a fast reader on a fast link, or a crowd of new connections whose kernel
+     * buffers each absorb megabytes) would otherwise hold the loop for its whole transfer, and every
+     * other connection of the worker with it.
+     */
+    private const TURN_BYTES = 256 * 1024;
     private const READ_CHUNK = 65536;
     /** The deadline armed while output waits for the peer. */
     private const SENDING = 4;
@@ -45,8 +61,14 @@ final class Connection
     private bool $closed = false;
     /** Which deadline is armed: a Session phase, SENDING or NONE. */
     private int $armed = self::NONE;
-    /** @var array<int, Coroutine> producers waiting for the output to fall below HIGH_WATER */
+    /** @var array<int, Coroutine> producers waiting for room (below HIGH_WATER, and the worker's budget) */
     private array $roomWaiters = [];
+    /** Bytes queued since the producer last let the loop run (TURN_BYTES). */
+    private int $sinceTurn = 0;
+    /** A producer or the session's dispatching waits for room: roomFreed() when there is. */
+    private bool $stalled = false;
+    /** Loop time since when unsent output has waited without a byte taken by the peer; 0.0: none waits. */
+    private float $stalledSince = 0.0;
     private readonly \Closure $expire;
     /**
      * Loop time of the last read while the idle deadline was armed. The keep-alive timer restarts from
@@ -64,6 +86,7 @@ final class Connection
         private readonly Connections $owner,
         private readonly Driver $driver,
         private Timeouts $timeouts,
+        private readonly OutputBudget $output,
     ) {
         $this->readWatcher = $driver->onReadable($stream, $this->onReadable(...));
         $this->expire = $this->expired(...);
@@ -91,10 +114,48 @@ final class Connection
         $this->owner->dispatcher->dispatch($this->session, $request);
     }
 
-    /** Whether the output waiting to be sent is over the bound: take no more work until the peer has read it. */
+    /** Whether this connection's unsent output is over its own bound (HIGH_WATER). */
     public function congested(): bool
     {
         return $this->outBytes >= self::HIGH_WATER;
+    }
+
+    /**
+     * Whether a producer of more output for this connection must stop for now: over its own bound, or,
+     * while it still holds unsent output, over the worker's gate. Then the Session is resumed (and
+     * waitForRoom() returns) once there is room again. A connection holding nothing always has room:
+     * its peer reads, and is never held up by others that do not.
+     */
+    public function outOfRoom(): bool
+    {
+        if ($this->outBytes >= self::HIGH_WATER) {
+            $this->stalled = true;
+            return true;
+        }
+        if ($this->outBytes > 0 && $this->output->overGate()) {
+            $this->stalled = true;
+            $this->output->wait($this);
+            return true;
+        }
+        return false;
+    }
+
+    /** Bytes queued and not yet taken by the socket. */
+    public function unsent(): int
+    {
+        return $this->outBytes;
+    }
+
+    /** What the queued output holds in memory: the unsent bytes, and the part sent of a piece not yet sent whole. */
+    public function held(): int
+    {
+        return $this->outBytes + $this->outOffset;
+    }
+
+    /** Loop time since when this connection's unsent output has waited without progress (0.0: none waits). */
+    public function stalledSince(): float
+    {
+        return $this->stalledSince;
     }
 
     /** Queues bytes for the peer; flush() sends them. Nothing else ever writes to the socket. */
@@ -112,6 +173,8 @@ final class Connection
             $this->out[] = $bytes;
         }
         $this->outBytes += $length;
+        $this->sinceTurn += $length;
+        $this->output->held += $length;
     }
 
     /** Sends what the socket takes now; the rest goes out from the writable callback. */
@@ -121,9 +184,13 @@ final class Connection
             return;
         }
         $before = $this->outBytes;
+        $output = $this->output;
         while ($this->out !== []) {
-            $piece = $this->outOffset === 0 ? $this->out[0] : \substr($this->out[0], $this->outOffset);
-            $written = @\fwrite($this->stream, $piece);
+            $piece = $this->out[0];
+            $offset = $this->outOffset;
+            $left = \strlen($piece) - $offset;
+            $try = $offset === 0 ? $left : \min($left, self::WRITE_WINDOW);
+            $written = @\fwrite($this->stream, $offset === 0 ? $piece : \substr($piece, $offset, $try));
             if ($written === false) {
                 $error = \error_get_last();
                 \error_clear_last();
@@ -136,15 +203,21 @@ final class Connection
                 $written = 0;
             }
             $this->outBytes -= $written;
-            if ($written === \strlen($piece)) {
+            if ($written === $left) {
+                // The budget counts memory: a piece is held whole until its last byte is out.
+                $output->held -= \strlen($piece);
                 \array_shift($this->out);
                 $this->outOffset = 0;
                 continue;
             }
             $this->outOffset += $written;
-            break;
+            if ($written < $try || $written === 0) {
+                break; // the socket is full
+            }
         }
+        $progress = $this->outBytes < $before;
         if ($this->out === []) {
+            $this->stalledSince = 0.0;
             if ($this->writing) {
                 $this->writing = false;
                 $this->driver->disable($this->writeWatcher);
@@ -153,23 +226,53 @@ final class Connection
                 $this->close();
                 return;
             }
-        } elseif (!$this->writing) {
-            $this->writing = true;
-            if ($this->writeWatcher === null) {
-                $this->writeWatcher = $this->driver->onWritable($this->stream, $this->onWritable(...));
-            } else {
-                $this->driver->enable($this->writeWatcher);
+        } else {
+            if ($progress || $this->stalledSince === 0.0) {
+                $this->stalledSince = $this->driver->now();
+            }
+            if (!$this->writing) {
+                $this->writing = true;
+                if ($this->writeWatcher === null) {
+                    $this->writeWatcher = $this->driver->onWritable($this->stream, $this->onWritable(...));
+                } else {
+                    $this->driver->enable($this->writeWatcher);
+                }
             }
         }
-        $progress = $this->outBytes < $before;
         if ($progress && $this->armed === self::SENDING) {
             $this->armed = self::NONE; // restart the send timer: the peer is reading
         }
         $this->update();
-        if ($progress && $before >= self::HIGH_WATER && $this->outBytes < self::HIGH_WATER) {
-            $this->wakeRoomWaiters(null);
-            $this->session->resume();
+        if ($progress) {
+            if ($this->stalled) {
+                if ($this->outBytes === 0 || ($this->outBytes < self::HIGH_WATER && !$output->overGate())) {
+                    $this->roomFreed();
+                } elseif ($this->outBytes < self::HIGH_WATER) {
+                    $output->wait($this); // below its own bound, now waiting on the worker's
+                }
+            }
+            $output->released();
         }
+        if ($output->held > $output->limit && $output->limit > 0) {
+            $output->reclaim($this);
+        }
+    }
+
+    /**
+     * There is room again (below HIGH_WATER, and the worker below its gate or this connection holding
+     * nothing): wake the waiting producer and let the Session dispatch again. Each checks anew.
+     *
+     * @internal called by flush() and OutputBudget
+     */
+    public function roomFreed(): void
+    {
+        if ($this->closed) {
+            return;
+        }
+        $this->stalled = false;
+        $this->output->forget($this);
+        $this->wakeRoomWaiters(null);
+        $this->session->resume();
     }
 
     /** Ends the connection once everything queued is sent. */
@@ -182,13 +285,27 @@ final class Connection
     }
 
     /**
-     * Suspends the calling (producer) coroutine while the output is over the bound.
+     * Suspends the calling (producer) coroutine while there is no room (outOfRoom()): call it before
+     * allocating more output. A connection holding nothing while the worker is over its limit makes
+     * room first, by closing the connections whose output waited longest unread.
      *
      * @throws ConnectionClosed when the connection ends meanwhile
      */
     public function waitForRoom(): void
     {
-        while (!$this->closed && $this->outBytes >= self::HIGH_WATER) {
+        if ($this->outBytes === 0 && !$this->closed && $this->output->overLimit()) {
+            $this->output->reclaim($this);
+        }
+        if ($this->sinceTurn > 0 && !$this->closed
+            && ($this->sinceTurn >= self::TURN_BYTES || $this->output->turnsWaiting())
+            && Scheduler::get()->current !== null && !$this->outOfRoom()) {
+            // TURN_BYTES queued without a wait, or others already wait for a turn: queue behind them
+            // rather than keep the loop (and every other connection of the worker) to ourselves.
+            $this->sinceTurn = 0;
+            $this->output->awaitTurn();
+        }
+        while (!$this->closed && $this->outOfRoom()) {
+            $this->sinceTurn = 0;
             $scheduler = Scheduler::get();
             $self = $scheduler->self();
             $this->roomWaiters[$self->id] = $self;
@@ -217,8 +334,13 @@ final class Connection
         if (\is_resource($this->stream)) {
             \fclose($this->stream);
         }
+        $this->output->held -= $this->outBytes + $this->outOffset;
         $this->out = [];
         $this->outBytes = 0;
+        $this->outOffset = 0;
+        $this->stalledSince = 0.0;
+        $this->output->forget($this);
+        $this->output->released();
         $this->owner->remove($this);
         $this->wakeRoomWaiters(ConnectionClosed::byPeer('writing the response'));
         $this->session?->closed();

@@ -23,6 +23,8 @@ final class Connections
     private bool $warnedUnwatchable = false;
     private readonly Timeouts $timeouts;
     public readonly Deadlines $deadlines;
+    /** What all connections together may hold of unsent output. */
+    public readonly OutputBudget $output;
     private ?\Closure $onEmpty = null;
     /**
      * Whether a connection keeps reading (the requests behind it, or its end) while one of its requests
@@ -38,9 +40,11 @@ final class Connections
         private readonly Driver $driver,
         private readonly LoggerInterface $logger,
         private readonly int $maxConnections,
+        int $outputBudget = ServerConfig::DEFAULT_OUTPUT_BUDGET,
     ) {
         $this->timeouts = $protocol->timeouts();
         $this->deadlines = new Deadlines($driver);
+        $this->output = new OutputBudget($outputBudget, $driver, $logger, fn (): array => $this->open);
         $this->readAhead = $driver->name() !== 'select';
     }
 
@@ -69,7 +73,7 @@ final class Connections
             return;
         }
         $id = $this->nextId++;
-        $connection = new Connection($id, $stream, $peer === '' ? null : $peer, $this, $this->driver, $this->timeouts);
+        $connection = new Connection($id, $stream, $peer === '' ? null : $peer, $this, $this->driver, $this->timeouts, $this->output);
         $this->open[$id] = $connection;
         $connection->session = $this->protocol->open($connection);
         $connection->update();

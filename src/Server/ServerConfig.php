@@ -13,6 +13,11 @@ final class ServerConfig
     public const DEFAULT_MAX_CONNECTIONS = 10_000;
     /** Like php-fpm's request_terminate_timeout in spirit: a worker silent this long is stuck. */
     public const DEFAULT_WORKER_TIMEOUT = 30.0;
+    /**
+     * Unsent output a worker's connections may hold together (see OutputBudget): a quarter of the CLI's
+     * default --memory-limit, which derives it from the limit given.
+     */
+    public const DEFAULT_OUTPUT_BUDGET = 32 * 1024 * 1024;
 
     /**
      * @param \Closure(): Protocol $handlerFactory called in each worker after fork: loads the
@@ -46,12 +51,17 @@ final class ServerConfig
         public readonly array $masterHooks = [],
         /** @var null|\Closure(): array<string, mixed> figures merged into each worker's stats report */
         public readonly ?\Closure $workerStats = null,
+        /** bytes of unsent output a worker holds at most (OutputBudget); 0: each connection's own bound only */
+        public readonly int $outputBudget = self::DEFAULT_OUTPUT_BUDGET,
     ) {
         if ($workers < 1) {
             throw new \InvalidArgumentException('--workers must be at least 1');
         }
         if (!\in_array($mode, ['coroutine', 'sync'], true)) {
             throw new \InvalidArgumentException("Unknown mode '$mode' for the Weft server (coroutine or sync)");
+        }
+        if ($outputBudget < 0) {
+            throw new \InvalidArgumentException('The output budget cannot be negative');
         }
     }
 

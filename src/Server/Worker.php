@@ -104,7 +104,7 @@ final class Worker
         \Weft\Hook\WorkerHooks::startDetector($this->config, $this->logger);
         InFlight::from($this->dispatcher->running(...));
         InFlight::onFatal($this->dispatcher->abandonAll(...), $this->dispatcher->currentRequest(...));
-        $this->connections = new Connections($protocol, $this->dispatcher, $this->driver, $this->logger, $this->config->maxConnections);
+        $this->connections = new Connections($protocol, $this->dispatcher, $this->driver, $this->logger, $this->config->maxConnections, $this->config->outputBudget);
         if ($this->config->maxRequests > 0) {
             $this->dispatcher->onCall(function (int $calls): void {
                 if ($calls >= $this->config->maxRequests && !$this->draining) {

@@ -109,7 +109,8 @@ final class WebSocket
     }
 
     /**
-     * Waits (this coroutine only) until less than 1 MB of output is queued for this client.
+     * Waits (this coroutine only) until less than 1 MB of output is queued for this client and, while
+     * anything is, the worker's output is below its budget's gate (Weft\Server\OutputBudget).
      *
      * @throws \Weft\Socket\ConnectionClosed when the connection ends meanwhile
      */

@@ -50,13 +50,24 @@ final class GzipBodyWriter implements BodyWriter
         $this->deflate($chunk);
     }
 
-    private function deflate(string $chunk): void
+    private function deflate(string &$chunk): void
     {
         $deflated = \deflate_add($this->context, $chunk, \ZLIB_SYNC_FLUSH);
         if ($deflated === false) {
             throw new \RuntimeException('deflate_add failed');
         }
-        $this->out->write($deflated);
+        // Neither the input nor the output is kept here while the writer below waits for room: a
+        // connection closed meanwhile frees its queue at once (see HttpBodyWriter::write()).
+        $chunk = '';
+        $this->out->write(self::handOver($deflated));
+    }
+
+    /** The string in $bytes, which is left empty: passed on as a temporary, its callee holds the only reference. */
+    private static function handOver(string &$bytes): string
+    {
+        $taken = $bytes;
+        $bytes = '';
+        return $taken;
     }
 
     /** @throws BodyLengthMismatch when fewer bytes than declared were written (the body is left unfinished) */

@@ -12,7 +12,8 @@ use Weft\Socket\ConnectionClosed;
 /**
  * Writes a streamed response body through the connection's writer: chunk-encoded, or raw within a
  * declared Content-Length, which it enforces (a byte beyond it would start a forged next response).
- * Suspends the producer while the connection's unsent output is over its bound.
+ * Suspends the producer while the connection's unsent output is over its bound, or the worker's over
+ * its budget (Connection::waitForRoom()), before it makes the next chunk.
  *
  * @internal
  */
@@ -51,6 +52,9 @@ final class HttpBodyWriter implements BodyWriter
         }
         $this->written += \strlen($chunk);
         $this->connection->write($this->chunked === null ? $chunk : $this->chunked->encodeChunk($chunk));
+        // Not held here while the producer waits: the queue holds it (and counts it in the worker's
+        // budget), and a connection closed meanwhile frees it at once, not when this coroutine unwinds.
+        unset($chunk);
         $this->connection->flush();
         $this->connection->waitForRoom();
     }

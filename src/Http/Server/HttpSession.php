@@ -170,7 +170,7 @@ final class HttpSession implements Session, Abandonable
             do {
                 $stalled = false;
                 while (!$this->busy && !$this->done) {
-                    if ($connection->congested()) {
+                    if ($connection->outOfRoom()) {
                         $stalled = true;
                         break;
                     }
@@ -214,7 +214,7 @@ final class HttpSession implements Session, Abandonable
                     }
                 }
                 $connection->flush();
-            } while ($stalled && !$connection->congested() && !$connection->isClosed());
+            } while ($stalled && !$connection->outOfRoom() && !$connection->isClosed());
         } catch (\Throwable $e) {
             // Not finally: the tracing JIT does not compile finally blocks (see Scheduler::spawn()).
             $this->pumping = false;
@@ -450,6 +450,9 @@ final class HttpSession implements Session, Abandonable
         $writer = new HttpBodyWriter($connection, $framing === BodyFraming::Chunked ? $encoder : null, $length);
         $connection->flush();
         try {
+            // Nothing of the body is made (a file chunk read, the application's first write) while the
+            // connection or the worker has no room for it.
+            $connection->waitForRoom();
             ($response->producer())($writer);
             if (!$writer->isComplete()) {
                 throw BodyLengthMismatch::tooShort((int) $length, $writer->written());

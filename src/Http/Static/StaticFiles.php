@@ -36,8 +36,9 @@ use Weft\Http\Psr\PsrHandlerAdapter;
  *   in the order asked, unless they are more than ByteRange::MAX_RANGES or together ask for more than
  *   the file (overlaps): then, as for a malformed header or a stale If-Range, the whole file (200).
  * - Files up to bufferLimit are read in one call; larger ones are streamed chunkSize bytes at a time
- *   behind a declared Content-Length, so a transfer holds one chunk however big the file is, and all
- *   transfers together about streamBudget (chunks shrink when many are in flight). A file that
+ *   behind a declared Content-Length, so a transfer holds a few chunks however big the file is
+ *   (chunks shrink when many are in flight: a share of streamBudget). The next chunk is read only once
+ *   the writer has room for it (the connection's bound and the worker's output budget). A file that
  *   shrinks while it is sent cuts the connection (the length is already promised).
  */
 final class StaticFiles
@@ -156,7 +157,7 @@ final class StaticFiles
                 return null;
             }
             $index = \realpath($real . '/' . $this->options->index);
-            if ($index === false || !\is_file($index) || !$this->inside($index) || self::isPhpSource($index)) {
+            if ($index === false || !\is_file($index) || !$this->inside($index) || self::isPhpSource($index) || $this->hidden($index)) {
                 return null;
             }
             if (!\str_ends_with($path, '/')) {
@@ -166,7 +167,7 @@ final class StaticFiles
             }
             return [$index, null];
         }
-        if (self::isPhpSource($real)) {
+        if (self::isPhpSource($real) || $this->hidden($real)) {
             return null;
         }
         // "/file.txt/" names a directory that is not there (ENOTDIR), as the file system would say.
@@ -278,7 +279,9 @@ final class StaticFiles
                             throw new \RuntimeException("Static file '$file' ended $left bytes early (changed while being sent)");
                         }
                         $left -= \strlen($chunk);
-                        $out->write($chunk);
+                        // Handed over, not kept: while write() waits for room, the only reference is
+                        // the connection's queue (see HttpBodyWriter::write()).
+                        $out->write(self::handOver($chunk));
                     }
                 }
                 if ($tail !== '') {
@@ -289,6 +292,14 @@ final class StaticFiles
                 \fclose($handle);
             }
         }, $status, $headers + ['Content-Length' => (string) $total]);
+    }
+
+    /** The string in $bytes, which is left empty: passed on as a temporary, its callee holds the only reference. */
+    private static function handOver(string &$bytes): string
+    {
+        $taken = $bytes;
+        $bytes = '';
+        return $taken;
     }
 
     /** 200 (go on), 304 or 412, in the order of RFC 9110 section 13.2.2. */
@@ -352,6 +363,23 @@ final class StaticFiles
     {
         $upgrade = $request->header('upgrade');
         return $upgrade !== null && \Weft\WebSocket\Handshake::hasToken($upgrade, 'websocket');
+    }
+
+    /**
+     * Whether a resolved path is a dotfile or lies in a dot directory: a symlink with a plain name
+     * ("link-to-dotenv -> .env", "assets -> .git") must not serve what the name itself may not. The
+     * segments below the root are checked (the root itself may well sit under a dot directory); a path
+     * outside it (--static-symlinks) is checked whole.
+     */
+    private function hidden(string $real): bool
+    {
+        if ($this->options->dotfiles) {
+            return false;
+        }
+        $root = $this->options->root;
+        $prefix = $root === '/' ? '/' : $root . '/';
+        $below = \str_starts_with($real, $prefix) ? \substr($real, \strlen($prefix)) : $real;
+        return \str_starts_with($below, '.') || \str_contains($below, '/.');
     }
 
     private function inside(string $real): bool

@@ -16,9 +16,10 @@ final class StaticOptions
     /** Larger files are streamed in chunks of this size: the memory a transfer holds, whatever the file's size. */
     public const DEFAULT_CHUNK_SIZE = 256 * 1024;
     /**
-     * What all of a worker's file transfers may hold at once: with more transfers in flight than
-     * budget / chunk size, each reads smaller chunks (down to MIN_CHUNK_SIZE), so a crowd of slow
-     * readers cannot make a worker hold gigabytes of chunks waiting on full sockets.
+     * The share of chunk sizes: with more transfers in flight than budget / chunk size, each reads
+     * smaller chunks (down to MIN_CHUNK_SIZE), so that many transfers each get their turn. What they
+     * hold together waiting on full sockets is bounded by the server's output budget per worker
+     * (Weft\Server\OutputBudget), which suspends a transfer before it reads its next chunk.
      */
     public const DEFAULT_STREAM_BUDGET = 64 * 1024 * 1024;
     public const MIN_CHUNK_SIZE = 16 * 1024;

@@ -45,6 +45,9 @@ final class DocRoot
         \symlink("$this->base/secret.txt", "$this->root/link-out.txt");
         \symlink("$this->base/outside-dir", "$this->root/dir-out");
         \symlink("$this->root/hello.txt", "$this->root/link-in.txt");
+        // Names without a dot that resolve to dotfiles: hidden all the same.
+        \symlink("$this->root/.env", "$this->root/link-to-dotenv");
+        \symlink("$this->root/.git", "$this->root/git-dir");
         if ($big) {
             $file = \fopen("$this->root/big.bin", 'wb');
             $block = self::pattern(1024 * 1024);

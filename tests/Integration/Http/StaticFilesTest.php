@@ -116,6 +116,8 @@ final class StaticFilesTest extends TestCase
         yield 'dotfile' => ['/.env'];
         yield 'encoded dotfile' => ['/%2eenv'];
         yield 'inside a dot directory' => ['/.git/config'];
+        yield 'symlink to a dotfile' => ['/link-to-dotenv'];
+        yield 'inside a symlink to a dot directory' => ['/git-dir/config'];
         yield 'a PHP source' => ['/config.php'];
         yield 'a PHP source, encoded' => ['/config%2ephp'];
         yield 'a PHP template source' => ['/sub/legacy.phtml'];

@@ -44,6 +44,30 @@ final class StaticFilesTest extends TestCase
         self::assertSame('app GET /.hidden', $handler(Request::create('GET', '/.hidden'))->body());
     }
 
+    public function testASymlinkToADotfileIsHiddenToo(): void
+    {
+        \mkdir($this->base . '/www/.git');
+        \file_put_contents($this->base . '/www/.git/config', '[core]');
+        \file_put_contents($this->base . '/outside/.env', 'secret');
+        \symlink($this->base . '/www/.hidden', $this->base . '/www/plain');
+        \symlink($this->base . '/www/.git', $this->base . '/www/repo');
+        \symlink($this->base . '/outside/.env', $this->base . '/www/env-out');
+        $app = static fn (Request $r): Response => Response::text('app ' . $r->path());
+        $closed = new StaticFiles($this->base . '/www', $app);
+        $open = new StaticFiles(new StaticOptions($this->base . '/www', followSymlinks: true), $app);
+        foreach ([$closed, $open] as $handler) {
+            self::assertSame('app /plain', $handler(Request::create('GET', '/plain'))->body());
+            self::assertSame('app /repo/config', $handler(Request::create('GET', '/repo/config'))->body());
+            self::assertSame('app /env-out', $handler(Request::create('GET', '/env-out'))->body());
+        }
+        // Allowed, they are served, and a root that itself sits under a dot directory serves its files.
+        $dotfiles = new StaticFiles(new StaticOptions($this->base . '/www', dotfiles: true));
+        self::assertSame('dot', $dotfiles(Request::create('GET', '/plain'))->body());
+        \mkdir($this->base . '/.cache/www', 0755, true);
+        \file_put_contents($this->base . '/.cache/www/a.txt', 'under a dot directory');
+        self::assertSame('under a dot directory', (new StaticFiles($this->base . '/.cache/www'))(Request::create('GET', '/a.txt'))->body());
+    }
+
     public function testWithoutAnApplication404And405(): void
     {
         $handler = new StaticFiles($this->base . '/www');
