@@ -31,6 +31,48 @@ final class ReadmeSnippetsTest extends TestCase
     }
 
     /**
+     * The README's example of an application's own state that follows the coroutine runs as written,
+     * and does what it says: two requests' coroutines bound to their instances' sets each read their
+     * own value after the other wrote its.
+     */
+    public function testTheFollowedStaticExampleRunsAsWritten(): void
+    {
+        $readme = (string) \file_get_contents(\dirname(__DIR__, 3) . '/README.md');
+        self::assertSame(1, \preg_match('/```php\n<\?php \/\/ in the entry file[^\n]*\n((?:(?!```).)*ProcessState::followStatic(?:(?!```).)*)```/s', $readme, $m), 'the example is in the README');
+        $script = \tempnam(\sys_get_temp_dir(), 'weft-readme-');
+        \file_put_contents($script, "<?php\nrequire " . \var_export(\dirname(__DIR__, 3) . '/vendor/autoload.php', true) . ";\n" . $m[1] . <<<'PHP'
+            $seen = Weft\run(function (): array {
+                $seen = [];
+                $wg = new Weft\Coroutine\WaitGroup();
+                foreach (['acme' => 'UTF-8', 'globex' => 'ISO-8859-1'] as $tenant => $encoding) {
+                    $wg->add();
+                    Weft\go(function () use ($tenant, $encoding, &$seen, $wg): void {
+                        Weft\Coroutine\Scheduler::get()->bind(Weft\Coroutine\StateSet::capture());
+                        CurrentTenant::$id = $tenant;
+                        mb_internal_encoding($encoding);
+                        Weft\sleep(0.01);
+                        $seen[$tenant] = [CurrentTenant::$id, mb_internal_encoding()];
+                        $wg->done();
+                    });
+                }
+                $wg->wait();
+                return $seen;
+            });
+            echo json_encode($seen);
+            PHP);
+        try {
+            $process = \proc_open([\PHP_BINARY, $script], [1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes);
+            $out = \stream_get_contents($pipes[1]);
+            $err = \stream_get_contents($pipes[2]);
+            $code = \proc_close($process);
+        } finally {
+            @\unlink($script);
+        }
+        self::assertSame(0, $code, $out . $err);
+        self::assertSame(['acme' => ['acme', 'UTF-8'], 'globex' => ['globex', 'ISO-8859-1']], \json_decode($out, true), $out . $err);
+    }
+
+    /**
      * The README's framework entry files are the fixture apps' weft.php, which the bridge tests
      * serve: every code line of the snippet is in the file, in the same order.
      */
