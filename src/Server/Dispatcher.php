@@ -17,7 +17,7 @@ use Weft\Server\Internal\Deadlines;
  *
  * Also keeps what `status` and the master's liveness check read: calls completed, and the requests in
  * flight, oldest first. With --max-request-time, a request running longer is cancelled: its waits throw
- * RequestTimeout.
+ * RequestTimeout, and with the native extension its own code is interrupted too (CodeDeadline).
  *
  * @internal
  */
@@ -37,6 +37,8 @@ final class Dispatcher
     private readonly Scheduler $scheduler;
     private readonly \Closure $run;
     private ?Deadlines $deadlines = null;
+    /** Whether the extension interrupts a request's running code at its deadline (CodeDeadline). */
+    private bool $interrupts = false;
 
     /**
      * @param int $concurrency application calls at once (1: sync mode, 0: no limit)
@@ -52,6 +54,7 @@ final class Dispatcher
         $this->run = $this->run(...);
         if ($maxRequestTime > 0) {
             $this->deadlines = new Deadlines($driver);
+            $this->interrupts = CodeDeadline::enable($maxRequestTime);
         }
     }
 
@@ -169,6 +172,9 @@ final class Dispatcher
             $this->deadlines->arm($key, $limit, static function () use ($coroutine, $limit): void {
                 $coroutine->cancel(RequestTimeout::after($limit, 'Request (--max-request-time)'));
             });
+            if ($this->interrupts) {
+                CodeDeadline::arm($limit);
+            }
         }
         // Sync mode: the stop and reload signals wait while the application runs. A signal delivered
         // during the app's own usleep()/sleep()/blocking read would end that call early (EINTR), so a
@@ -205,6 +211,9 @@ final class Dispatcher
         unset($this->running[$key]);
         InFlight::$scoreboard?->ended($key + 1);
         $this->deadlines?->disarm($key);
+        if ($this->interrupts) {
+            CodeDeadline::leave();
+        }
         $this->active--;
         $this->calls++;
         if ($this->listener !== null) {
