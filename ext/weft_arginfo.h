@@ -110,6 +110,18 @@ ZEND_END_ARG_INFO()
 
 #define arginfo_class_Weft_Ext_Deadline_thrown arginfo_class_Weft_Ext_Deadline_count
 
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_Deadline_track, 0, 2, IS_VOID, 0)
+	ZEND_ARG_TYPE_INFO(0, fd, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, lastWords, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_Deadline_lastWordsOn, 0, 1, IS_VOID, 0)
+	ZEND_ARG_TYPE_INFO(0, signal, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_Deadline_claimLastWords, 0, 0, _IS_BOOL, 0)
+ZEND_END_ARG_INFO()
+
 ZEND_FUNCTION(weft_version);
 ZEND_FUNCTION(weft_parse_head);
 ZEND_METHOD(Weft_Ext_Epoll, __construct);
@@ -137,6 +149,9 @@ ZEND_METHOD(Weft_Ext_Deadline, arm);
 ZEND_METHOD(Weft_Ext_Deadline, clear);
 ZEND_METHOD(Weft_Ext_Deadline, count);
 ZEND_METHOD(Weft_Ext_Deadline, thrown);
+ZEND_METHOD(Weft_Ext_Deadline, track);
+ZEND_METHOD(Weft_Ext_Deadline, lastWordsOn);
+ZEND_METHOD(Weft_Ext_Deadline, claimLastWords);
 
 static const zend_function_entry ext_functions[] = {
 	ZEND_NS_NAMED_FE("Weft\\Ext", version, ZEND_FN(weft_version), arginfo_Weft_Ext_version)
@@ -186,5 +201,8 @@ static const zend_function_entry class_Weft_Ext_Deadline_methods[] = {
 	ZEND_ME(Weft_Ext_Deadline, clear, arginfo_class_Weft_Ext_Deadline_clear, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
 	ZEND_ME(Weft_Ext_Deadline, count, arginfo_class_Weft_Ext_Deadline_count, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
 	ZEND_ME(Weft_Ext_Deadline, thrown, arginfo_class_Weft_Ext_Deadline_thrown, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
+	ZEND_ME(Weft_Ext_Deadline, track, arginfo_class_Weft_Ext_Deadline_track, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
+	ZEND_ME(Weft_Ext_Deadline, lastWordsOn, arginfo_class_Weft_Ext_Deadline_lastWordsOn, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
+	ZEND_ME(Weft_Ext_Deadline, claimLastWords, arginfo_class_Weft_Ext_Deadline_claimLastWords, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
 	ZEND_FE_END
 };

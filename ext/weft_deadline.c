@@ -20,6 +20,15 @@
  * which max_execution_time's timer sets too). A long internal call (a C function that does not return)
  * is not interrupted: the flag is only read between opcodes, so that case is left to the master's
  * --worker-timeout. A forked child has no thread (a pthread_atfork handler resets the state).
+ *
+ * Last words (--worker-timeout): the master sends a worker that stopped reporting SIGXCPU before it kills
+ * it. PHP's own handler for it (Worker) answers every request in flight, but only at an opcode
+ * boundary, which a long C call never reaches. So each request also leaves here, while the application
+ * runs, its connection's descriptor and the bytes of a 503 (track()); after lastWordsOn(SIGXCPU), our
+ * handler (chained before PHP's) wakes a second thread which gives PHP 200 ms to claim the answering
+ * (claimLastWords()), and if it did not, writes those 503s itself, shuts the connections down and
+ * kills the process. write(), shutdown() and kill() are all it does outside its lock; the table it
+ * reads is changed by the main thread only under that lock.
  */
 
 #ifdef HAVE_CONFIG_H
@@ -33,6 +42,11 @@
 
 #include <errno.h>
 #include <pthread.h>
+#include <semaphore.h>
+#include <signal.h>
+#include <stdio.h>
+#include <sys/socket.h>
+#include <unistd.h>
 #include <stdatomic.h>
 #include <time.h>
 
@@ -47,9 +61,28 @@ static _Atomic uint64_t weft_deadline_next_ns = 0;     /* earliest armed deadlin
 static _Atomic bool weft_deadline_expired = false;     /* thread -> main: a deadline has passed */
 static _Atomic uint64_t weft_deadline_tick_ns = 50000000;
 
-/* Main thread only. */
-static HashTable weft_deadlines;                       /* (zend_ulong) zend_fiber* => deadline (ns, as long) */
+/* What a Fiber (a request) left here: its deadline, and its connection's last words. */
+typedef struct {
+	uint64_t deadline;      /* CLOCK_MONOTONIC ns, 0: none */
+	int fd;                 /* -1: none */
+	zend_string *words;     /* NULL: none */
+} weft_deadline_entry;
+
+/* Changed by the main thread only, under weft_deadline_table_lock (the last-words thread reads it). */
+static HashTable weft_deadlines;                       /* (zend_ulong) zend_fiber* => weft_deadline_entry* */
 static bool weft_deadlines_ready = false;
+static pthread_mutex_t weft_deadline_table_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Last words. */
+static sem_t weft_lw_wake;
+static bool weft_lw_sem_ready = false;
+static pthread_t weft_lw_thread;
+static bool weft_lw_running = false;
+static _Atomic bool weft_lw_quit = false;
+static _Atomic bool weft_lw_claimed = false;
+static int weft_lw_signal = 0;
+static struct sigaction weft_lw_previous;
+
 static zend_class_entry *weft_deadline_exception = NULL;
 static zend_string *weft_deadline_message = NULL;
 static zend_string *weft_deadline_exempt = NULL;
@@ -123,6 +156,128 @@ static void weft_deadline_stop_thread(void)
 	weft_deadline_running = false;
 }
 
+static void weft_deadline_entry_free(zval *value)
+{
+	weft_deadline_entry *entry = Z_PTR_P(value);
+	if (entry->words != NULL) {
+		zend_string_release(entry->words);
+	}
+	efree(entry);
+}
+
+/* The running Fiber's entry, created if needed. Under the table lock. */
+static weft_deadline_entry *weft_deadline_entry_for(zend_fiber *fiber)
+{
+	if (!weft_deadlines_ready) {
+		zend_hash_init(&weft_deadlines, 64, NULL, weft_deadline_entry_free, 0);
+		weft_deadlines_ready = true;
+	}
+	weft_deadline_entry *entry = zend_hash_index_find_ptr(&weft_deadlines, (zend_ulong) (uintptr_t) fiber);
+	if (entry == NULL) {
+		entry = emalloc(sizeof(*entry));
+		entry->deadline = 0;
+		entry->fd = -1;
+		entry->words = NULL;
+		zend_hash_index_add_new_ptr(&weft_deadlines, (zend_ulong) (uintptr_t) fiber, entry);
+	}
+	return entry;
+}
+
+/* Writes all of $len bytes it can to a non-blocking socket; gives up on EAGAIN or an error. */
+static void weft_lw_write(int fd, const char *bytes, size_t len)
+{
+	while (len > 0) {
+		ssize_t n = write(fd, bytes, len);
+		if (n < 0 && errno == EINTR) {
+			continue;
+		}
+		if (n <= 0) {
+			return;
+		}
+		bytes += n;
+		len -= (size_t) n;
+	}
+}
+
+static void *weft_lw_main(void *arg)
+{
+	(void) arg;
+	while (true) {
+		while (sem_wait(&weft_lw_wake) != 0 && errno == EINTR) {
+		}
+		if (atomic_load(&weft_lw_quit)) {
+			break;
+		}
+		/* PHP's own handler answers better (each request as its protocol wants, the culprit a 500),
+		 * and it runs at once unless the main thread is inside a long C call: give it a moment. */
+		for (int i = 0; i < 20 && !atomic_load(&weft_lw_claimed); i++) {
+			struct timespec pause = {0, 10000000};
+			nanosleep(&pause, NULL);
+		}
+		bool expected = false;
+		if (!atomic_compare_exchange_strong(&weft_lw_claimed, &expected, true)) {
+			continue;
+		}
+		int answered = 0;
+		pthread_mutex_lock(&weft_deadline_table_lock);
+		if (weft_deadlines_ready) {
+			weft_deadline_entry *entry;
+			ZEND_HASH_FOREACH_PTR(&weft_deadlines, entry) {
+				if (entry->fd >= 0 && entry->words != NULL) {
+					weft_lw_write(entry->fd, ZSTR_VAL(entry->words), ZSTR_LEN(entry->words));
+					shutdown(entry->fd, SHUT_RDWR);
+					answered++;
+				}
+			} ZEND_HASH_FOREACH_END();
+		}
+		pthread_mutex_unlock(&weft_deadline_table_lock);
+		char line[256];
+		int len = snprintf(line, sizeof(line),
+			"Weft: stuck in a call that PHP cannot interrupt, over --worker-timeout: %d request(s) in flight answered 503; the worker exits and is replaced\n",
+			answered);
+		if (len > 0) {
+			weft_lw_write(STDERR_FILENO, line, (size_t) len < sizeof(line) ? (size_t) len : sizeof(line) - 1);
+		}
+		kill(getpid(), SIGKILL);
+	}
+	return NULL;
+}
+
+/* Async-signal-safe: sem_post() and the previous handler (PHP's, which only queues the signal). */
+static void weft_lw_handler(int signo, siginfo_t *info, void *context)
+{
+	int saved = errno;
+	sem_post(&weft_lw_wake);
+	if (weft_lw_previous.sa_flags & SA_SIGINFO) {
+		if (weft_lw_previous.sa_sigaction != NULL) {
+			weft_lw_previous.sa_sigaction(signo, info, context);
+		}
+	} else if (weft_lw_previous.sa_handler != SIG_DFL && weft_lw_previous.sa_handler != SIG_IGN && weft_lw_previous.sa_handler != NULL) {
+		weft_lw_previous.sa_handler(signo);
+	}
+	errno = saved;
+}
+
+/* At the end of the request PHP's handler is gone too (pcntl resets its signals): the default then. */
+static void weft_lw_stop(bool restore)
+{
+	if (weft_lw_signal != 0) {
+		if (restore) {
+			sigaction(weft_lw_signal, &weft_lw_previous, NULL);
+		} else {
+			signal(weft_lw_signal, SIG_DFL);
+		}
+		weft_lw_signal = 0;
+	}
+	if (weft_lw_running) {
+		atomic_store(&weft_lw_quit, true);
+		sem_post(&weft_lw_wake);
+		pthread_join(weft_lw_thread, NULL);
+		weft_lw_running = false;
+		atomic_store(&weft_lw_quit, false);
+	}
+}
+
 /* Whether the code of this frame is the server's own (under the exempt directory). */
 static bool weft_deadline_is_exempt(zend_execute_data *execute_data)
 {
@@ -151,7 +306,10 @@ static void weft_deadline_check(zend_execute_data *execute_data)
 	zend_ulong key;
 	zval *value;
 	ZEND_HASH_FOREACH_NUM_KEY_VAL(&weft_deadlines, key, value) {
-		uint64_t deadline = (uint64_t) Z_LVAL_P(value);
+		uint64_t deadline = ((weft_deadline_entry *) Z_PTR_P(value))->deadline;
+		if (deadline == 0) {
+			continue;
+		}
 		if (earliest == 0 || deadline < earliest) {
 			earliest = deadline;
 		}
@@ -193,9 +351,21 @@ static void weft_deadline_atfork_child(void)
 	pthread_condattr_destroy(&attr);
 	atomic_store(&weft_deadline_next_ns, 0);
 	atomic_store(&weft_deadline_expired, false);
-	/* The parent's Fibers are not this process's to time. */
+	/* The parent's Fibers are not this process's to time, nor its connections to answer. */
+	pthread_mutex_init(&weft_deadline_table_lock, NULL);
 	if (weft_deadlines_ready) {
 		zend_hash_clean(&weft_deadlines);
+	}
+	weft_lw_running = false;
+	atomic_store(&weft_lw_quit, false);
+	atomic_store(&weft_lw_claimed, false);
+	if (weft_lw_sem_ready) {
+		sem_destroy(&weft_lw_wake);
+		sem_init(&weft_lw_wake, 0, 0);
+	}
+	if (weft_lw_signal != 0) {
+		sigaction(weft_lw_signal, &weft_lw_previous, NULL);
+		weft_lw_signal = 0;
 	}
 }
 
@@ -260,18 +430,14 @@ PHP_METHOD(Weft_Ext_Deadline, arm)
 	if (fiber == NULL || weft_deadline_exception == NULL) {
 		RETURN_FALSE;
 	}
-	if (!weft_deadlines_ready) {
-		zend_hash_init(&weft_deadlines, 64, NULL, NULL, 0);
-		weft_deadlines_ready = true;
-	}
 	if (!weft_deadline_start_thread()) {
 		zend_throw_error(NULL, "Cannot start the deadline thread: %s", strerror(errno));
 		RETURN_THROWS();
 	}
 	uint64_t deadline = weft_deadline_now() + (uint64_t) (seconds * 1e9);
-	zval value;
-	ZVAL_LONG(&value, (zend_long) deadline);
-	zend_hash_index_update(&weft_deadlines, (zend_ulong) (uintptr_t) fiber, &value);
+	pthread_mutex_lock(&weft_deadline_table_lock);
+	weft_deadline_entry_for(fiber)->deadline = deadline;
+	pthread_mutex_unlock(&weft_deadline_table_lock);
 	uint64_t next = atomic_load(&weft_deadline_next_ns);
 	if (next == 0 || deadline < next) {
 		pthread_mutex_lock(&weft_deadline_lock);
@@ -288,8 +454,86 @@ PHP_METHOD(Weft_Ext_Deadline, clear)
 	zend_fiber *fiber = EG(active_fiber);
 	if (fiber != NULL && weft_deadlines_ready) {
 		/* next_ns is left as it is: at worst the thread wakes once for nothing and the check moves it on. */
+		pthread_mutex_lock(&weft_deadline_table_lock);
 		zend_hash_index_del(&weft_deadlines, (zend_ulong) (uintptr_t) fiber);
+		pthread_mutex_unlock(&weft_deadline_table_lock);
 	}
+}
+
+PHP_METHOD(Weft_Ext_Deadline, track)
+{
+	zend_long fd;
+	zend_string *words;
+
+	ZEND_PARSE_PARAMETERS_START(2, 2)
+		Z_PARAM_LONG(fd)
+		Z_PARAM_STR(words)
+	ZEND_PARSE_PARAMETERS_END();
+
+	if (fd < 0 || fd > INT_MAX) {
+		zend_argument_value_error(1, "must be a descriptor number");
+		RETURN_THROWS();
+	}
+	zend_fiber *fiber = EG(active_fiber);
+	if (fiber == NULL) {
+		return;
+	}
+	pthread_mutex_lock(&weft_deadline_table_lock);
+	weft_deadline_entry *entry = weft_deadline_entry_for(fiber);
+	if (entry->words != NULL) {
+		zend_string_release(entry->words);
+	}
+	entry->fd = (int) fd;
+	entry->words = zend_string_copy(words);
+	pthread_mutex_unlock(&weft_deadline_table_lock);
+}
+
+PHP_METHOD(Weft_Ext_Deadline, lastWordsOn)
+{
+	zend_long signo;
+
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_LONG(signo)
+	ZEND_PARSE_PARAMETERS_END();
+
+	if (signo <= 0 || signo >= NSIG || signo == SIGKILL || signo == SIGSTOP) {
+		zend_argument_value_error(1, "must be a signal that can be caught");
+		RETURN_THROWS();
+	}
+	weft_lw_stop(true);
+	if (!weft_lw_sem_ready) {
+		if (sem_init(&weft_lw_wake, 0, 0) != 0) {
+			zend_throw_error(NULL, "Cannot create the last words semaphore: %s", strerror(errno));
+			RETURN_THROWS();
+		}
+		weft_lw_sem_ready = true;
+	}
+	atomic_store(&weft_lw_claimed, false);
+	int err = pthread_create(&weft_lw_thread, NULL, weft_lw_main, NULL);
+	if (err != 0) {
+		zend_throw_error(NULL, "Cannot start the last words thread: %s", strerror(err));
+		RETURN_THROWS();
+	}
+	weft_lw_running = true;
+	/* Chained before the handler installed now (PHP's pcntl_signal()), which still runs. */
+	struct sigaction action;
+	memset(&action, 0, sizeof(action));
+	action.sa_sigaction = weft_lw_handler;
+	action.sa_flags = SA_SIGINFO | SA_RESTART;
+	sigemptyset(&action.sa_mask);
+	if (sigaction((int) signo, &action, &weft_lw_previous) != 0) {
+		weft_lw_stop(true);
+		zend_throw_error(NULL, "Cannot handle signal %d: %s", (int) signo, strerror(errno));
+		RETURN_THROWS();
+	}
+	weft_lw_signal = (int) signo;
+}
+
+PHP_METHOD(Weft_Ext_Deadline, claimLastWords)
+{
+	ZEND_PARSE_PARAMETERS_NONE();
+	bool expected = false;
+	RETURN_BOOL(atomic_compare_exchange_strong(&weft_lw_claimed, &expected, true));
 }
 
 PHP_METHOD(Weft_Ext_Deadline, count)
@@ -336,6 +580,7 @@ zend_result weft_deadline_minit(const zend_function_entry *methods)
 /* Deadlines and the configuration are request memory; the thread must not outlive them. */
 void weft_deadline_rshutdown(void)
 {
+	weft_lw_stop(false);
 	weft_deadline_stop_thread();
 	atomic_store(&weft_deadline_next_ns, 0);
 	atomic_store(&weft_deadline_expired, false);
@@ -349,7 +594,12 @@ void weft_deadline_rshutdown(void)
 /* After the watchdog's, which may have chained its interrupt function onto ours. */
 void weft_deadline_mshutdown(void)
 {
+	weft_lw_stop(false);
 	weft_deadline_stop_thread();
+	if (weft_lw_sem_ready) {
+		sem_destroy(&weft_lw_wake);
+		weft_lw_sem_ready = false;
+	}
 	if (weft_deadline_installed && zend_interrupt_function == weft_deadline_interrupt) {
 		zend_interrupt_function = weft_deadline_previous_interrupt;
 		weft_deadline_installed = false;

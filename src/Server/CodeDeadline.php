@@ -17,7 +17,9 @@ use Weft\Ext\Deadline;
  * Only the application's code is interrupted: the deadline is left once the application has returned
  * (leave()), and code under Weft's own src/ is never interrupted (a tick later it is tried again), so
  * the server's bookkeeping cannot be cut in half. Without the extension, or in a long C call (the
- * engine only looks between opcodes), the master's --worker-timeout is the fallback (Master, Worker).
+ * engine only looks between opcodes), the master's --worker-timeout is the fallback (Master, Worker):
+ * for it, each request also leaves its connection's last words here (track()), which the extension
+ * writes when PHP's own signal handler cannot run.
  *
  * @internal
  */
@@ -27,6 +29,8 @@ final class CodeDeadline
     private const TICK = 0.05;
 
     private static bool $on = false;
+    /** Whether requests leave their connection's last words with the extension (lastWords()). */
+    private static bool $tracking = false;
 
     /** In a worker, with --max-request-time: whether running code can be interrupted here. */
     public static function enable(float $limit): bool
@@ -43,6 +47,37 @@ final class CodeDeadline
         return self::$on = true;
     }
 
+    /**
+     * In a worker: the extension answers the requests in flight itself on $signal (SIGXCPU, the
+     * master's last call before it kills a stuck worker) when PHP's own handler for it, installed
+     * before, cannot run because the worker is inside a long C call. False without the extension.
+     */
+    public static function lastWords(int $signal): bool
+    {
+        if (!\class_exists(Deadline::class, false)) {
+            return self::$tracking = false;
+        }
+        Deadline::lastWordsOn($signal);
+        return self::$tracking = true;
+    }
+
+    /**
+     * In the request's coroutine, while the application has it: what the extension writes to the
+     * connection (descriptor $fd) if the worker must go while this request runs and PHP cannot answer.
+     */
+    public static function track(?int $fd, string $lastWords): void
+    {
+        if (self::$tracking && $fd !== null) {
+            Deadline::track($fd, $lastWords);
+        }
+    }
+
+    /** PHP's handler answers the requests in flight: true unless the extension already did. */
+    public static function claimLastWords(): bool
+    {
+        return !self::$tracking || Deadline::claimLastWords();
+    }
+
     /** In the request's coroutine, as it starts: its code may run $seconds. */
     public static function arm(float $seconds): void
     {
@@ -54,7 +89,7 @@ final class CodeDeadline
     /** In the request's coroutine: the application has returned (or thrown); nothing more to interrupt. */
     public static function leave(): void
     {
-        if (self::$on) {
+        if (self::$on || self::$tracking) {
             Deadline::clear();
         }
     }

@@ -23,8 +23,12 @@ use Weft\Server\Internal\Deadlines;
  */
 final class Dispatcher
 {
-    /** Stop and reload signals, held back while a sync-mode call runs (see run()). */
-    private const HELD_SIGNALS = [\SIGTERM, \SIGINT, \SIGHUP, \SIGUSR1, \SIGUSR2];
+    /**
+     * Stop and reload signals, held back while a sync-mode call runs (see run()); and the master's
+     * question to a silent worker (SIGWINCH, Worker::answerWhenStuck()), which a sync worker need not
+     * answer: the one request it runs is the one its scoreboard names.
+     */
+    private const HELD_SIGNALS = [\SIGTERM, \SIGINT, \SIGHUP, \SIGUSR1, \SIGUSR2, \SIGWINCH];
 
     private int $calls = 0;
     private int $active = 0;

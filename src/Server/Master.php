@@ -547,10 +547,10 @@ final class Master
 
     /**
      * Workers report every second. One silent for a few seconds is shown as stuck (`status` names the
-     * request that holds it); one silent for longer than --worker-timeout (an endless loop, a call that
-     * never returns, SIGSTOP) is told to give its last words (SIGXCPU with the order in its scoreboard:
-     * it answers the requests in flight and exits, if its code still reaches an opcode boundary), then
-     * SIGKILL shortly after; reap() replaces it.
+     * request that holds it, which the worker tells on SIGWINCH); one silent for longer than
+     * --worker-timeout (an endless loop, a call that never returns, SIGSTOP) is told to give its last
+     * words (SIGXCPU: it answers the requests in flight and exits), then SIGKILL shortly after; reap()
+     * replaces it.
      */
     private function checkLiveness(): void
     {
@@ -582,7 +582,7 @@ final class Master
                 $worker->stuckSince = $now;
                 if ($worker->scoreboard !== null) {
                     $worker->scoreboard->running('');
-                    \posix_kill($worker->pid, \SIGXCPU);
+                    \posix_kill($worker->pid, \SIGWINCH);
                 }
                 $this->logger->warning('Worker {slot} (pid {pid}) has been silent for {silent} s: stuck (--worker-timeout {timeout} s replaces it)', [
                     'slot' => $worker->slot, 'pid' => $worker->pid, 'silent' => $silent, 'timeout' => $this->config->workerTimeout,
@@ -613,8 +613,7 @@ final class Master
             ]);
             if ($worker->scoreboard !== null) {
                 // Its last words: the requests in flight are answered (503, "Connection: close") and
-                // it exits, if its code still reaches an opcode boundary; else the SIGKILL below.
-                $worker->scoreboard->order(Scoreboard::LAST_WORDS);
+                // it exits (Worker::answerWhenStuck()); else the SIGKILL below.
                 \posix_kill($worker->pid, \SIGXCPU);
             } else {
                 \posix_kill($worker->pid, \SIGTERM);

@@ -10,14 +10,12 @@ namespace Weft\Server;
  * loop on its first line) never sends another report, so only this tells the master which request
  * it was. A write is a memcpy (tens of nanoseconds), no system call.
  *
- * When a worker stops reporting, the master asks it (SIGXCPU, see Worker::stuck()) which request's code
- * is running: the worker answers here, from its signal handler, if its code still runs between opcodes
- * (a loop) rather than in a long C call. The master also leaves an order here before the second signal:
- * answer what is in flight and exit (--worker-timeout).
+ * When a worker stops reporting, the master asks it (SIGWINCH, see Worker::answerWhenStuck()) which
+ * request's code is running: the worker answers here, from its signal handler, if its code still runs
+ * between opcodes (a loop) rather than in a long C call.
  *
  * Layout: the request's number (8 bytes, 0 when none runs), its description's length (2 bytes), the
- * description; at RUNNING, the request whose code runs (2 bytes of length, the description); at ORDER,
- * the master's order (1 byte).
+ * description; at RUNNING, the request whose code runs (2 bytes of length, the description).
  *
  * @internal
  */
@@ -26,9 +24,6 @@ final class Scoreboard
     private const SIZE = 1024;
     private const MAX_DESCRIPTION = 500;
     private const RUNNING = 512;
-    private const ORDER = 1020;
-    /** The master's order to a stuck worker: answer the requests in flight and exit. */
-    public const LAST_WORDS = 1;
 
     /** The request number written last, so that ending any other one costs nothing. */
     private int $written = 0;
@@ -86,16 +81,6 @@ final class Scoreboard
     {
         $length = \unpack('n', \shmop_read($this->memory, self::RUNNING, 2))[1] ?? 0;
         return $length === 0 || $length > self::MAX_DESCRIPTION ? null : \shmop_read($this->memory, self::RUNNING + 2, $length);
-    }
-
-    public function order(int $order): void
-    {
-        \shmop_write($this->memory, \chr($order), self::ORDER);
-    }
-
-    public function ordered(): int
-    {
-        return \ord(\shmop_read($this->memory, self::ORDER, 1));
     }
 
     /** In the master: the request the worker started last and has not ended, if any. */

@@ -222,16 +222,16 @@ final class Worker
     }
 
     /**
-     * The master's signal to a worker that stopped reporting (SIGXCPU): say which request's code holds
-     * the worker, for `status`, and once --worker-timeout is over (the order is in the scoreboard),
-     * answer every request in flight (the one that holds the worker a 500, the others a 503 with
-     * "Connection: close") and exit at once, rather than leave them all empty replies when the master
-     * kills the worker.
+     * The master's signals to a worker that stopped reporting. SIGWINCH: say which request's code holds
+     * the worker, for `status`. SIGXCPU, once --worker-timeout is over: answer every request in flight
+     * (the one that holds the worker a 500, the others a 503 with "Connection: close") and exit at once,
+     * rather than leave them all empty replies when the master kills the worker.
      *
      * Asynchronous signals, so that the handler runs at the next opcode boundary of whatever code holds
      * the worker (an endless loop never gives the loop a turn); the loop's own signal watchers only queue
-     * the signal, so they behave as before. A long C call (a regular expression, a hash) does not reach
-     * an opcode boundary: then the master's SIGKILL comes first.
+     * a signal, so they behave as before. A long C call (a regular expression, a hash) does not reach an
+     * opcode boundary: there the extension, when loaded, answers with the 503s each request left with it
+     * (CodeDeadline::track()); without it the master's SIGKILL comes first.
      */
     private function answerWhenStuck(): void
     {
@@ -240,12 +240,14 @@ final class Worker
             return;
         }
         \pcntl_async_signals(true);
-        \pcntl_signal(\SIGXCPU, function () use ($scoreboard): void {
-            $culprit = InFlight::current();
-            $scoreboard->running($culprit ?? '');
-            if ($scoreboard->ordered() !== Scoreboard::LAST_WORDS) {
-                return;
+        \pcntl_signal(\SIGWINCH, static function () use ($scoreboard): void {
+            $scoreboard->running(InFlight::current() ?? '');
+        });
+        \pcntl_signal(\SIGXCPU, function (): void {
+            if (!CodeDeadline::claimLastWords()) {
+                return; // the extension's thread answered them and ends the process
             }
+            $culprit = InFlight::current();
             $answered = InFlight::abandon();
             $this->logger->error('Stuck in {request} over --worker-timeout: {others} other request(s) in flight answered 503; the worker exits and is replaced', [
                 'request' => $culprit ?? 'no request', 'others' => \max(0, $answered - ($culprit !== null ? 1 : 0)),
@@ -254,6 +256,7 @@ final class Worker
             // finally blocks, not the shutdown functions.
             \posix_kill(\getmypid(), \SIGKILL);
         });
+        CodeDeadline::lastWords(\SIGXCPU);
     }
 
     private function reportStats(): void
