@@ -215,9 +215,9 @@ final class Dispatcher
         unset($this->running[$key]);
         InFlight::$scoreboard?->ended($key + 1);
         $this->deadlines?->disarm($key);
-        if ($this->interrupts) {
-            CodeDeadline::leave();
-        }
+        // Whatever the session left with the extension for this request (its deadline, its last words)
+        // goes with it, even when the application was never reached.
+        CodeDeadline::leave();
         $this->active--;
         $this->calls++;
         if ($this->listener !== null) {
