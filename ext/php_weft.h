@@ -55,4 +55,9 @@ zend_result weft_watchdog_minit(const zend_function_entry *methods);
 void weft_watchdog_rshutdown(void);
 void weft_watchdog_mshutdown(void);
 
+/* weft_deadline.c */
+zend_result weft_deadline_minit(const zend_function_entry *methods);
+void weft_deadline_rshutdown(void);
+void weft_deadline_mshutdown(void);
+
 #endif /* PHP_WEFT_H */

@@ -2,7 +2,8 @@
  * The weft extension: the native pieces of the Weft application server.
  * Weft\Ext\Epoll (weft_epoll.c), the event loop backend behind Weft\Loop\EpollDriver; the hooks that make
  * blocking PHP calls suspend the current coroutine (weft_hooks.c and the weft_hook_*.c files); the HTTP
- * request head fast path Weft\Ext\parseHead() (weft_http.c).
+ * request head fast path Weft\Ext\parseHead() (weft_http.c); --max-request-time for code that never
+ * waits, Weft\Ext\Deadline (weft_deadline.c).
  */
 
 #ifdef HAVE_CONFIG_H
@@ -53,7 +54,8 @@ static PHP_MINIT_FUNCTION(weft)
 		|| weft_hook_sleep_minit() != SUCCESS
 		|| weft_hook_exit_minit() != SUCCESS
 		|| weft_hook_dns_minit() != SUCCESS
-		|| weft_watchdog_minit(class_Weft_Ext_Watchdog_methods) != SUCCESS) {
+		|| weft_watchdog_minit(class_Weft_Ext_Watchdog_methods) != SUCCESS
+		|| weft_deadline_minit(class_Weft_Ext_Deadline_methods) != SUCCESS) {
 		return FAILURE;
 	}
 	return SUCCESS;
@@ -62,6 +64,7 @@ static PHP_MINIT_FUNCTION(weft)
 static PHP_MSHUTDOWN_FUNCTION(weft)
 {
 	weft_watchdog_mshutdown();
+	weft_deadline_mshutdown();
 	weft_hook_dns_mshutdown();
 	weft_hook_exit_mshutdown();
 	weft_hook_sleep_mshutdown();
@@ -72,6 +75,7 @@ static PHP_MSHUTDOWN_FUNCTION(weft)
 static PHP_RSHUTDOWN_FUNCTION(weft)
 {
 	weft_watchdog_rshutdown();
+	weft_deadline_rshutdown();
 	return weft_hooks_rshutdown();
 }
 

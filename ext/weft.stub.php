@@ -171,4 +171,36 @@ namespace Weft\Ext {
 
         public static function isRunning(): bool {}
     }
+
+    /**
+     * --max-request-time for a request's own code (a loop that never waits), and a stuck worker's last
+     * words (see ext/README.md). Deadlines and last words belong to the running Fiber; a thread raises the
+     * engine's interrupt flag once a deadline has passed, and the interrupt hook throws $exceptionClass
+     * into the Fiber whose deadline it is, at its next opcode boundary, again every $tick seconds while it
+     * runs on, never in {main}, GC, shutdown or code whose file starts with $exempt.
+     */
+    final class Deadline
+    {
+        public static function configure(string $exceptionClass, string $message, string $exempt = "", float $tick = 0.05): void {}
+
+        /** @return bool false outside a Fiber, or before configure() */
+        public static function arm(float $seconds): bool {}
+
+        /** Forgets the running Fiber's deadline and last words. */
+        public static function clear(): void {}
+
+        public static function count(): int {}
+
+        /** How many times an exception was thrown into running code. */
+        public static function thrown(): int {}
+
+        /** What to write to descriptor $fd if the process must go while this Fiber runs and PHP cannot answer. */
+        public static function track(int $fd, string $lastWords): void {}
+
+        /** On $signal, a thread writes the tracked last words unless PHP claims them within 200 ms. */
+        public static function lastWordsOn(int $signal): void {}
+
+        /** true once: PHP answers, the thread must not. */
+        public static function claimLastWords(): bool {}
+    }
 }

@@ -92,6 +92,36 @@ ZEND_END_ARG_INFO()
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_Watchdog_isRunning, 0, 0, _IS_BOOL, 0)
 ZEND_END_ARG_INFO()
 
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_Deadline_configure, 0, 2, IS_VOID, 0)
+	ZEND_ARG_TYPE_INFO(0, exceptionClass, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, message, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, exempt, IS_STRING, 0, "\"\"")
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, tick, IS_DOUBLE, 0, "0.05")
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_Deadline_arm, 0, 1, _IS_BOOL, 0)
+	ZEND_ARG_TYPE_INFO(0, seconds, IS_DOUBLE, 0)
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Weft_Ext_Deadline_clear arginfo_class_Weft_Ext_Hooks_uninstall
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_Deadline_count, 0, 0, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Weft_Ext_Deadline_thrown arginfo_class_Weft_Ext_Deadline_count
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_Deadline_track, 0, 2, IS_VOID, 0)
+	ZEND_ARG_TYPE_INFO(0, fd, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, lastWords, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_Deadline_lastWordsOn, 0, 1, IS_VOID, 0)
+	ZEND_ARG_TYPE_INFO(0, signal, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_Deadline_claimLastWords, 0, 0, _IS_BOOL, 0)
+ZEND_END_ARG_INFO()
+
 ZEND_FUNCTION(weft_version);
 ZEND_FUNCTION(weft_parse_head);
 ZEND_METHOD(Weft_Ext_Epoll, __construct);
@@ -114,6 +144,14 @@ ZEND_METHOD(Weft_Ext_Watchdog, start);
 ZEND_METHOD(Weft_Ext_Watchdog, beat);
 ZEND_METHOD(Weft_Ext_Watchdog, stop);
 ZEND_METHOD(Weft_Ext_Watchdog, isRunning);
+ZEND_METHOD(Weft_Ext_Deadline, configure);
+ZEND_METHOD(Weft_Ext_Deadline, arm);
+ZEND_METHOD(Weft_Ext_Deadline, clear);
+ZEND_METHOD(Weft_Ext_Deadline, count);
+ZEND_METHOD(Weft_Ext_Deadline, thrown);
+ZEND_METHOD(Weft_Ext_Deadline, track);
+ZEND_METHOD(Weft_Ext_Deadline, lastWordsOn);
+ZEND_METHOD(Weft_Ext_Deadline, claimLastWords);
 
 static const zend_function_entry ext_functions[] = {
 	ZEND_NS_NAMED_FE("Weft\\Ext", version, ZEND_FN(weft_version), arginfo_Weft_Ext_version)
@@ -154,5 +192,17 @@ static const zend_function_entry class_Weft_Ext_Watchdog_methods[] = {
 	ZEND_ME(Weft_Ext_Watchdog, beat, arginfo_class_Weft_Ext_Watchdog_beat, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
 	ZEND_ME(Weft_Ext_Watchdog, stop, arginfo_class_Weft_Ext_Watchdog_stop, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
 	ZEND_ME(Weft_Ext_Watchdog, isRunning, arginfo_class_Weft_Ext_Watchdog_isRunning, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
+	ZEND_FE_END
+};
+
+static const zend_function_entry class_Weft_Ext_Deadline_methods[] = {
+	ZEND_ME(Weft_Ext_Deadline, configure, arginfo_class_Weft_Ext_Deadline_configure, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
+	ZEND_ME(Weft_Ext_Deadline, arm, arginfo_class_Weft_Ext_Deadline_arm, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
+	ZEND_ME(Weft_Ext_Deadline, clear, arginfo_class_Weft_Ext_Deadline_clear, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
+	ZEND_ME(Weft_Ext_Deadline, count, arginfo_class_Weft_Ext_Deadline_count, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
+	ZEND_ME(Weft_Ext_Deadline, thrown, arginfo_class_Weft_Ext_Deadline_thrown, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
+	ZEND_ME(Weft_Ext_Deadline, track, arginfo_class_Weft_Ext_Deadline_track, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
+	ZEND_ME(Weft_Ext_Deadline, lastWordsOn, arginfo_class_Weft_Ext_Deadline_lastWordsOn, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
+	ZEND_ME(Weft_Ext_Deadline, claimLastWords, arginfo_class_Weft_Ext_Deadline_claimLastWords, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
 	ZEND_FE_END
 };

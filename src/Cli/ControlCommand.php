@@ -165,6 +165,9 @@ final class ControlCommand
         // The oldest requests each worker runs, as of its last report: where a slow or stuck one shows.
         $now = \microtime(true);
         foreach ($status['workers'] as $w) {
+            if (\is_array($w['stuck'] ?? null)) {
+                $out .= \sprintf("  worker %s is stuck in %s (silent for %.1f s)\n", $w['slot'], $w['stuck']['request'] ?? 'an unknown request', (float) ($w['stuck']['silent'] ?? 0));
+            }
             foreach (\is_array($w['running'] ?? null) ? $w['running'] : [] as $request) {
                 if (\is_array($request) && isset($request['request'], $request['since'])) {
                     $out .= \sprintf("  worker %s runs %s for %.1f s\n", $w['slot'], $request['request'], \max(0.0, $now - (float) $request['since']));

@@ -21,11 +21,14 @@ final class Health
         $wanted = (int) $status['master']['workers'];
         $ready = 0;
         $starting = 0;
+        $stuck = 0;
         foreach ($status['workers'] as $worker) {
             if ($worker['state'] === 'ready') {
                 $ready++;
             } elseif ($worker['state'] === 'starting') {
                 $starting++;
+            } elseif ($worker['state'] === 'stuck') {
+                $stuck++; // silent for seconds: it serves nothing until it reports again or is replaced
             }
         }
         if ($status['master']['state'] === 'stopping') {
@@ -34,7 +37,7 @@ final class Health
         if ($ready >= $wanted) {
             return new self(true, 'ok', $ready, $wanted);
         }
-        return new self(false, $starting > 0 ? 'starting' : 'short of workers', $ready, $wanted);
+        return new self(false, $starting > 0 ? 'starting' : ($stuck > 0 ? 'worker stuck' : 'short of workers'), $ready, $wanted);
     }
 
     public function json(): string

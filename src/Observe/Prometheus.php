@@ -46,7 +46,7 @@ final class Prometheus
         $workers = $status['workers'];
         $out = [];
 
-        $states = ['starting' => 0, 'ready' => 0, 'draining' => 0];
+        $states = ['starting' => 0, 'ready' => 0, 'stuck' => 0, 'draining' => 0];
         foreach ($workers as $w) {
             $states[$w['state']] = ($states[$w['state']] ?? 0) + 1;
         }

@@ -97,6 +97,15 @@ final class Connection
         return $this->remoteAddress;
     }
 
+    /**
+     * The socket's descriptor number, with the native extension (null without): where the extension
+     * writes a request's last words when the worker must go and PHP cannot (CodeDeadline::track()).
+     */
+    public function descriptor(): ?int
+    {
+        return \class_exists(\Weft\Ext\Epoll::class, false) ? \Weft\Ext\Epoll::descriptorOf($this->stream) : null;
+    }
+
     public function isClosed(): bool
     {
         return $this->closed;

@@ -17,14 +17,18 @@ use Weft\Server\Internal\Deadlines;
  *
  * Also keeps what `status` and the master's liveness check read: calls completed, and the requests in
  * flight, oldest first. With --max-request-time, a request running longer is cancelled: its waits throw
- * RequestTimeout.
+ * RequestTimeout, and with the native extension its own code is interrupted too (CodeDeadline).
  *
  * @internal
  */
 final class Dispatcher
 {
-    /** Stop and reload signals, held back while a sync-mode call runs (see run()). */
-    private const HELD_SIGNALS = [\SIGTERM, \SIGINT, \SIGHUP, \SIGUSR1, \SIGUSR2];
+    /**
+     * Stop and reload signals, held back while a sync-mode call runs (see run()); and the master's
+     * question to a silent worker (SIGWINCH, Worker::answerWhenStuck()), which a sync worker need not
+     * answer: the one request it runs is the one its scoreboard names.
+     */
+    private const HELD_SIGNALS = [\SIGTERM, \SIGINT, \SIGHUP, \SIGUSR1, \SIGUSR2, \SIGWINCH];
 
     private int $calls = 0;
     private int $active = 0;
@@ -37,6 +41,8 @@ final class Dispatcher
     private readonly Scheduler $scheduler;
     private readonly \Closure $run;
     private ?Deadlines $deadlines = null;
+    /** Whether the extension interrupts a request's running code at its deadline (CodeDeadline). */
+    private bool $interrupts = false;
 
     /**
      * @param int $concurrency application calls at once (1: sync mode, 0: no limit)
@@ -52,6 +58,7 @@ final class Dispatcher
         $this->run = $this->run(...);
         if ($maxRequestTime > 0) {
             $this->deadlines = new Deadlines($driver);
+            $this->interrupts = CodeDeadline::enable($maxRequestTime);
         }
     }
 
@@ -169,6 +176,9 @@ final class Dispatcher
             $this->deadlines->arm($key, $limit, static function () use ($coroutine, $limit): void {
                 $coroutine->cancel(RequestTimeout::after($limit, 'Request (--max-request-time)'));
             });
+            if ($this->interrupts) {
+                CodeDeadline::arm($limit);
+            }
         }
         // Sync mode: the stop and reload signals wait while the application runs. A signal delivered
         // during the app's own usleep()/sleep()/blocking read would end that call early (EINTR), so a
@@ -205,6 +215,9 @@ final class Dispatcher
         unset($this->running[$key]);
         InFlight::$scoreboard?->ended($key + 1);
         $this->deadlines?->disarm($key);
+        // Whatever the session left with the extension for this request (its deadline, its last words)
+        // goes with it, even when the application was never reached.
+        CodeDeadline::leave();
         $this->active--;
         $this->calls++;
         if ($this->listener !== null) {

@@ -34,6 +34,8 @@ final class Master
     private const HEALTHY_AFTER = 2.0;
     /** After SIGTERM to a worker that stopped reporting, how long before SIGKILL. */
     private const KILL_AFTER = 2.0;
+    /** Silent this long (three missed reports; less with a shorter --worker-timeout), a worker is shown as stuck. */
+    private const STUCK_AFTER = 3.0;
 
     private Driver $driver;
     private Listener $listener;
@@ -226,6 +228,11 @@ final class Master
     private function received(WorkerProcess $worker, WorkerMessage $message): void
     {
         $worker->lastSeen = \microtime(true);
+        if ($worker->stuckSince !== null && $worker->timedOut === null) {
+            // It came back (a long computation that ended): no longer stuck.
+            $worker->stuckSince = null;
+            $this->logger->notice('Worker {slot} (pid {pid}) reports again', ['slot' => $worker->slot, 'pid' => $worker->pid]);
+        }
         if ($message->type === WorkerMessage::BOOT_FAILED) {
             $worker->bootError = $message->error;
             return;
@@ -439,13 +446,17 @@ final class Master
     {
         $workers = [];
         foreach ($this->workers as $worker) {
+            $stuck = $worker->stuckSince !== null && $worker->fault === null;
             $workers[] = [
                 'slot' => $worker->slot,
                 'pid' => $worker->pid,
                 'generation' => $worker->generation,
-                'state' => $worker->retiring ? 'draining' : ($worker->ready ? 'ready' : 'starting'),
+                'state' => $stuck ? 'stuck' : ($worker->retiring ? 'draining' : ($worker->ready ? 'ready' : 'starting')),
                 'uptime' => \round(\microtime(true) - $worker->started, 1),
-            ] + $worker->stats;
+            ] + ($stuck ? ['stuck' => [
+                'request' => $this->stuckIn($worker),
+                'silent' => \round(\microtime(true) - $worker->lastSeen, 1),
+            ]] : []) + $worker->stats;
         }
         \usort($workers, static fn ($a, $b) => [$a['generation'], $a['slot']] <=> [$b['generation'], $b['slot']]);
         return [
@@ -535,9 +546,11 @@ final class Master
     }
 
     /**
-     * Workers report every second. One silent for longer than --worker-timeout is stuck (an endless
-     * loop, a call that never returns, SIGSTOP): SIGTERM, then SIGKILL if it is still there shortly
-     * after (a stuck process cannot run its signal handler); reap() replaces it.
+     * Workers report every second. One silent for a few seconds is shown as stuck (`status` names the
+     * request that holds it, which the worker tells on SIGWINCH); one silent for longer than
+     * --worker-timeout (an endless loop, a call that never returns, SIGSTOP) is told to give its last
+     * words (SIGXCPU: it answers the requests in flight and exits), then SIGKILL shortly after; reap()
+     * replaces it.
      */
     private function checkLiveness(): void
     {
@@ -559,10 +572,25 @@ final class Master
                 continue;
             }
             // A faulty worker is no longer read, so it is silent by now; it is already being stopped.
-            if (!$worker->ready || $worker->timedOut !== null || $worker->fault !== null || $now - $worker->lastSeen <= $this->config->workerTimeout) {
+            if (!$worker->ready || $worker->timedOut !== null || $worker->fault !== null) {
                 continue;
             }
             $silent = \round($now - $worker->lastSeen, 1);
+            if ($worker->stuckSince === null && $now - $worker->lastSeen > \min(self::STUCK_AFTER, $this->config->workerTimeout)) {
+                // Stuck, for `status`; ask it which request holds it (its code answers in the
+                // scoreboard if it still runs between opcodes, see Worker::answerWhenStuck()).
+                $worker->stuckSince = $now;
+                if ($worker->scoreboard !== null) {
+                    $worker->scoreboard->running('');
+                    \posix_kill($worker->pid, \SIGWINCH);
+                }
+                $this->logger->warning('Worker {slot} (pid {pid}) has been silent for {silent} s: stuck (--worker-timeout {timeout} s replaces it)', [
+                    'slot' => $worker->slot, 'pid' => $worker->pid, 'silent' => $silent, 'timeout' => $this->config->workerTimeout,
+                ]);
+            }
+            if ($now - $worker->lastSeen <= $this->config->workerTimeout) {
+                continue;
+            }
             $worker->timedOut = "silent for {$silent} s, over --worker-timeout";
             $running = [];
             $reported = [];
@@ -577,11 +605,19 @@ final class Master
             if ($last !== null && !\in_array($last, $reported, true)) {
                 $running[] = "$last (started after its last report)";
             }
-            $this->logger->error('Worker {slot} (pid {pid}) has been silent for {silent} s (--worker-timeout {timeout} s) while running {running}: killing it', [
+            $held = $worker->scoreboard?->reportedRunning();
+            $this->logger->error('Worker {slot} (pid {pid}) has been silent for {silent} s (--worker-timeout {timeout} s) while running {running}: killing it{held}', [
                 'slot' => $worker->slot, 'pid' => $worker->pid, 'silent' => $silent, 'timeout' => $this->config->workerTimeout,
                 'running' => $running === [] ? 'no request' : \implode(', ', $running),
+                'held' => $held !== null ? "; the code running was {$held}'s" : '',
             ]);
-            \posix_kill($worker->pid, \SIGTERM);
+            if ($worker->scoreboard !== null) {
+                // Its last words: the requests in flight are answered (503, "Connection: close") and
+                // it exits (Worker::answerWhenStuck()); else the SIGKILL below.
+                \posix_kill($worker->pid, \SIGXCPU);
+            } else {
+                \posix_kill($worker->pid, \SIGTERM);
+            }
             \posix_kill($worker->pid, \SIGCONT);
             $pid = $worker->pid;
             $this->driver->delay(self::KILL_AFTER, function () use ($pid): void {
@@ -590,6 +626,19 @@ final class Master
                 }
             });
         }
+    }
+
+    /** The request a stuck worker is held by, as far as the master can tell. */
+    private function stuckIn(WorkerProcess $worker): ?string
+    {
+        // What the worker said from its signal handler is certain; else the request it started last,
+        // else the oldest one it reported.
+        $name = $worker->scoreboard?->reportedRunning() ?? $worker->scoreboard?->current();
+        if ($name !== null) {
+            return $name;
+        }
+        $running = $worker->stats['running'] ?? null;
+        return \is_array($running) && \is_array($running[0] ?? null) && \is_string($running[0]['request'] ?? null) ? $running[0]['request'] : null;
     }
 
     private function writePidFile(): void

@@ -10,15 +10,20 @@ namespace Weft\Server;
  * loop on its first line) never sends another report, so only this tells the master which request
  * it was. A write is a memcpy (tens of nanoseconds), no system call.
  *
+ * When a worker stops reporting, the master asks it (SIGWINCH, see Worker::answerWhenStuck()) which
+ * request's code is running: the worker answers here, from its signal handler, if its code still runs
+ * between opcodes (a loop) rather than in a long C call.
+ *
  * Layout: the request's number (8 bytes, 0 when none runs), its description's length (2 bytes), the
- * description.
+ * description; at RUNNING, the request whose code runs (2 bytes of length, the description).
  *
  * @internal
  */
 final class Scoreboard
 {
-    private const SIZE = 512;
-    private const MAX_DESCRIPTION = self::SIZE - 10;
+    private const SIZE = 1024;
+    private const MAX_DESCRIPTION = 500;
+    private const RUNNING = 512;
 
     /** The request number written last, so that ending any other one costs nothing. */
     private int $written = 0;
@@ -60,6 +65,22 @@ final class Scoreboard
             $this->written = 0;
             \shmop_write($this->memory, "\0\0\0\0\0\0\0\0", 0);
         }
+    }
+
+    /** In the worker, when the master asks: the request whose code runs now ('' for none). */
+    public function running(string $description): void
+    {
+        if (\strlen($description) > self::MAX_DESCRIPTION) {
+            $description = \substr($description, 0, self::MAX_DESCRIPTION - 3) . '...';
+        }
+        \shmop_write($this->memory, \pack('n', \strlen($description)) . $description, self::RUNNING);
+    }
+
+    /** In the master: what the worker said runs, null if it did not answer (yet). */
+    public function reportedRunning(): ?string
+    {
+        $length = \unpack('n', \shmop_read($this->memory, self::RUNNING, 2))[1] ?? 0;
+        return $length === 0 || $length > self::MAX_DESCRIPTION ? null : \shmop_read($this->memory, self::RUNNING + 2, $length);
     }
 
     /** In the master: the request the worker started last and has not ended, if any. */

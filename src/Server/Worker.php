@@ -104,6 +104,7 @@ final class Worker
         \Weft\Hook\WorkerHooks::startDetector($this->config, $this->logger);
         InFlight::from($this->dispatcher->running(...));
         InFlight::onFatal($this->dispatcher->abandonAll(...), $this->dispatcher->currentRequest(...));
+        $this->answerWhenStuck();
         $this->connections = new Connections($protocol, $this->dispatcher, $this->driver, $this->logger, $this->config->maxConnections, $this->config->outputBudget);
         if ($this->config->maxRequests > 0) {
             $this->dispatcher->onCall(function (int $calls): void {
@@ -218,6 +219,44 @@ final class Worker
             $this->finished = true;
             $this->driver->stop();
         });
+    }
+
+    /**
+     * The master's signals to a worker that stopped reporting. SIGWINCH: say which request's code holds
+     * the worker, for `status`. SIGXCPU, once --worker-timeout is over: answer every request in flight
+     * (the one that holds the worker a 500, the others a 503 with "Connection: close") and exit at once,
+     * rather than leave them all empty replies when the master kills the worker.
+     *
+     * Asynchronous signals, so that the handler runs at the next opcode boundary of whatever code holds
+     * the worker (an endless loop never gives the loop a turn); the loop's own signal watchers only queue
+     * a signal, so they behave as before. A long C call (a regular expression, a hash) does not reach an
+     * opcode boundary: there the extension, when loaded, answers with the 503s each request left with it
+     * (CodeDeadline::track()); without it the master's SIGKILL comes first.
+     */
+    private function answerWhenStuck(): void
+    {
+        $scoreboard = InFlight::$scoreboard;
+        if ($scoreboard === null || !\function_exists('pcntl_async_signals') || !\function_exists('posix_kill')) {
+            return;
+        }
+        \pcntl_async_signals(true);
+        \pcntl_signal(\SIGWINCH, static function () use ($scoreboard): void {
+            $scoreboard->running(InFlight::current() ?? '');
+        });
+        \pcntl_signal(\SIGXCPU, function (): void {
+            if (!CodeDeadline::claimLastWords()) {
+                return; // the extension's thread answered them and ends the process
+            }
+            $culprit = InFlight::current();
+            $answered = InFlight::abandon();
+            $this->logger->error('Stuck in {request} over --worker-timeout: {others} other request(s) in flight answered 503; the worker exits and is replaced', [
+                'request' => $culprit ?? 'no request', 'others' => \max(0, $answered - ($culprit !== null ? 1 : 0)),
+            ]);
+            // Nothing of this process is worth running any more: not the request's code, not its
+            // finally blocks, not the shutdown functions.
+            \posix_kill(\getmypid(), \SIGKILL);
+        });
+        CodeDeadline::lastWords(\SIGXCPU);
     }
 
     private function reportStats(): void

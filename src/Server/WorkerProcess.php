@@ -17,6 +17,8 @@ final class WorkerProcess
     public ?string $bootError = null;
     /** Set when the liveness check gave up on it: why. */
     public ?string $timedOut = null;
+    /** When the liveness check found it silent for longer than a few reports: it is shown as stuck. */
+    public ?float $stuckSince = null;
     /** Set when it wrote something on its channel that is not a message: why it is being stopped. */
     public ?string $fault = null;
     /** The worker's stdout and stderr, logged by the master. */

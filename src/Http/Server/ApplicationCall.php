@@ -10,6 +10,7 @@ use Weft\Http\Message\BadRequest;
 use Weft\Http\Message\Request;
 use Weft\Http\Message\Response;
 use Weft\Http\Psr\PsrHandlerAdapter;
+use Weft\Server\CodeDeadline;
 use Weft\Server\RequestTimeout;
 
 /**
@@ -38,6 +39,9 @@ final class ApplicationCall
     {
         try {
             $response = ($this->application)($request);
+            // The application's own code is over: --max-request-time no longer interrupts it (what
+            // follows is the server's, and a logger's in the catch blocks below).
+            CodeDeadline::leave();
             if ($response instanceof Response) {
                 return $response;
             }
@@ -47,12 +51,15 @@ final class ApplicationCall
                 Response::class,
             ));
         } catch (BadRequest $e) {
+            CodeDeadline::leave();
             // The request's body could not be decoded (form, JSON, multipart): the client's fault.
             return new Response(400, ['Content-Type' => 'text/plain; charset=utf-8'], 'Bad Request: ' . $e->getMessage() . "\n");
         } catch (RequestTimeout $e) {
+            CodeDeadline::leave();
             $this->log($request, $e);
             return new Response(504, ['Content-Type' => 'text/plain; charset=utf-8'], "Gateway Timeout: the request ran too long\n");
         } catch (\Throwable $e) {
+            CodeDeadline::leave();
             $this->log($request, $e);
             return $this->error($e);
         }

@@ -12,6 +12,7 @@ use Weft\Http\Message\ResponseEncoder;
 use Weft\Http\Parser\HttpError;
 use Weft\Http\Parser\RequestParser;
 use Weft\Server\Abandonable;
+use Weft\Server\CodeDeadline;
 use Weft\Server\Connection;
 use Weft\Server\Session;
 use Weft\Socket\ConnectionClosed;
@@ -33,6 +34,10 @@ final class HttpSession implements Session, Abandonable
     private const READ_AHEAD = 65536;
     /** A string body beyond this is queued as a piece of its own rather than copied behind its head. */
     private const SEPARATE_BODY = 65536;
+    /** abandon()'s 503, whole: what the extension writes when PHP cannot (no Date: optional on a 5xx). */
+    private const LAST_WORDS_HEAD = "HTTP/1.1 503 Service Unavailable\r\nServer: weft\r\nContent-Type: text/plain; charset=utf-8\r\n"
+        . "Retry-After: 1\r\nContent-Length: 62\r\nConnection: close\r\n\r\n";
+    private const LAST_WORDS = self::LAST_WORDS_HEAD . "Service unavailable: the worker failed while this request ran\n";
 
     private bool $busy = false;
     private bool $pumping = false;
@@ -53,6 +58,8 @@ final class HttpSession implements Session, Abandonable
     private int $runningBody = 0;
     /** The running request's answer has started to go out (its head is queued). */
     private bool $answering = false;
+    /** The connection's descriptor, once asked for (CodeDeadline::track()); false: not yet. */
+    private int|null|false $descriptor = false;
 
     public function __construct(
         private readonly HttpProtocol $protocol,
@@ -228,6 +235,12 @@ final class HttpSession implements Session, Abandonable
     {
         $connection = $this->connection;
         $started = $this->protocol->observed ? \hrtime(true) : 0;
+        // While the application has it: what the native extension answers if the worker must go and
+        // PHP cannot (stuck in a long C call, see CodeDeadline). Left when the application returns.
+        CodeDeadline::track(
+            $this->descriptor !== false ? $this->descriptor : ($this->descriptor = $connection->descriptor()),
+            $request->method() === 'HEAD' ? self::LAST_WORDS_HEAD : self::LAST_WORDS,
+        );
         $response = $this->protocol->call->respond($request);
         $upgrade = $response->upgrade();
         if ($upgrade !== null) {
