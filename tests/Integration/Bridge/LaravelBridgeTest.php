@@ -172,4 +172,39 @@ final class LaravelBridgeTest extends FrameworkBridgeTestCase
             $this->serverOutput(),
         );
     }
+
+    /**
+     * What Laravel itself resets between the requests of a long-running worker: a
+     * DB::whenQueryingForLongerThan() handler fires for the one request whose queries took too long,
+     * not for the worker's running total; the debug error page lists its own request's queries only,
+     * never an earlier visitor's.
+     */
+    public function testQueryTimeAndTheDebugPageQueriesBelongToOneRequest(): void
+    {
+        $url = getenv('WEFT_TEST_MYSQL_URL') ?: 'mysql://weft:weft@127.0.0.1:13306/weft';
+        @unlink(\dirname(__DIR__, 3) . '/var/fixtures/laravel-app/storage/app/slow-requests.txt');
+        $base = $this->serve(['DB_CONNECTION' => 'mysql', 'DB_URL' => $url, 'APP_DEBUG' => 'true']);
+        foreach (['a', 'b', 'c'] as $marker) {
+            self::assertSame(200, Curl::get("$base/queries?marker=secret-of-$marker")['status']);
+        }
+        self::assertSame(200, Curl::get("$base/queries?times=2&marker=slow")['status']);
+        self::assertSame("$base/queries?marker=slow&times=2\n", Curl::get("$base/slow-requests")['body'], 'only the request whose queries took 200 ms');
+
+        $page = Curl::get("$base/fail", ['Accept' => 'text/html']);
+        self::assertSame(500, $page['status']);
+        self::assertStringNotContainsString('secret-of-', $page['body'], "the error page lists an earlier request's queries");
+    }
+
+    /** A fatal error is logged once, by Weft: Laravel's shutdown handler adds no second fatal of its own. */
+    public function testAFatalErrorIsLoggedOnceWithoutLaravelsSecondFatal(): void
+    {
+        $base = $this->serve(options: ['--memory-limit', '64M']);
+        self::assertSame(500, Curl::get("$base/fatal")['status']);
+        // Once the master has seen the worker exit, everything the worker wrote is in the log.
+        $output = \Weft\Tests\Support\ServerProcess::waitFor(fn (): ?string => str_contains($o = $this->serverOutput(), 'restarting') ? $o : null, 15.0, 'the worker replaced');
+        self::assertStringContainsString('Allowed memory size', $output);
+        self::assertSame(200, Curl::get("$base/")['status'], 'the worker was replaced');
+        self::assertStringNotContainsString('does not exist', $output);
+        self::assertStringNotContainsString('HandleExceptions', $output);
+    }
 }

@@ -335,3 +335,22 @@ Route::get('/sql3', fn () => response()->json([
     'b' => Illuminate\Support\Facades\DB::selectOne('SELECT * FROM test WHERE id = ?', [2]),
     'rows' => Illuminate\Support\Facades\DB::select('SELECT * FROM test LIMIT 5'),
 ]));
+
+// Queries of 100 ms each, ?times=N of them (the slow-request handler of AppServiceProvider fires past
+// 150 ms in one request), and a query that carries a marker the debug error page would list.
+Route::get('/queries', function (Request $request) {
+    foreach (range(1, (int) $request->query('times', 1)) as $_) {
+        Illuminate\Support\Facades\DB::select('select sleep(0.1), ? as marker', [(string) $request->query('marker', '')]);
+    }
+    return response('ok', 200, ['Content-Type' => 'text/plain']);
+});
+
+Route::get('/slow-requests', fn () => response((string) @file_get_contents(storage_path('app/slow-requests.txt')), 200, ['Content-Type' => 'text/plain']));
+
+// A fatal error (memory exhausted), which ends the worker.
+Route::get('/fatal', function () {
+    $chunks = [];
+    while (true) {
+        $chunks[] = str_repeat('x', 1 << 20);
+    }
+});

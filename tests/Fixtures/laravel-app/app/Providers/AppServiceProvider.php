@@ -37,5 +37,13 @@ final class AppServiceProvider extends ServiceProvider
             ? new GenericUser(['id' => 42])
             : null);
         Gate::define('see-dashboard', static fn (?GenericUser $user = null) => $user !== null);
+
+        // A handler for requests whose queries add up to too long, as Laravel's documentation shows:
+        // it must fire for the request that was slow, not for the worker's total.
+        if (config('database.default') === 'mysql' && env('DB_URL') !== null) {
+            \Illuminate\Support\Facades\DB::whenQueryingForLongerThan(150, static function (): void {
+                file_put_contents(storage_path('app/slow-requests.txt'), request()->fullUrl() . "\n", FILE_APPEND);
+            });
+        }
     }
 }
