@@ -47,24 +47,15 @@ final class PhpGlobals
      */
     public static function follow(): void
     {
-        ProcessState::follow('$_GET', static fn (): array => $_GET, static function (mixed $v): void {
-            $_GET = $v;
-        });
-        ProcessState::follow('$_POST', static fn (): array => $_POST, static function (mixed $v): void {
-            $_POST = $v;
-        });
-        ProcessState::follow('$_COOKIE', static fn (): array => $_COOKIE, static function (mixed $v): void {
-            $_COOKIE = $v;
-        });
-        ProcessState::follow('$_FILES', static fn (): array => $_FILES, static function (mixed $v): void {
-            $_FILES = $v;
-        });
-        ProcessState::follow('$_REQUEST', static fn (): array => $_REQUEST, static function (mixed $v): void {
-            $_REQUEST = $v;
-        });
-        ProcessState::follow('$_SERVER', static fn (): array => $_SERVER, static function (mixed $v): void {
-            $_SERVER = $v;
-        });
+        foreach (['_GET', '_POST', '_COOKIE', '_FILES', '_REQUEST', '_SERVER'] as $name) {
+            ProcessState::follow(
+                "\$$name",
+                static fn (): array => $GLOBALS[$name],
+                static function (mixed $value) use ($name): void {
+                    $GLOBALS[$name] = $value;
+                },
+            );
+        }
         ProcessState::follow('date_default_timezone', static fn (): string => date_default_timezone_get(), static function (mixed $v): void {
             if (date_default_timezone_get() !== $v) {
                 date_default_timezone_set($v);

@@ -13,19 +13,9 @@ final class ReadmeSnippetsTest extends TestCase
     {
         $readme = (string) \file_get_contents(\dirname(__DIR__, 3) . '/README.md');
         self::assertSame(1, \preg_match('/```php\n((?:(?!```).)*Mysql\\\\Pool(?:(?!```).)*)```/s', $readme, $m), 'the pool example is in the README');
-        $script = \tempnam(\sys_get_temp_dir(), 'weft-readme-');
-        \file_put_contents($script, "<?php\nrequire " . \var_export(\dirname(__DIR__, 3) . '/vendor/autoload.php', true) . ";\n"
-            . $m[1] . "\necho json_encode(\$rows);\n");
-        try {
-            $env = \getenv();
-            unset($env['DATABASE_URL']);
-            $process = \proc_open([\PHP_BINARY, $script], [1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes, null, $env);
-            $out = \stream_get_contents($pipes[1]);
-            $err = \stream_get_contents($pipes[2]);
-            $code = \proc_close($process);
-        } finally {
-            @\unlink($script);
-        }
+        $env = \getenv();
+        unset($env['DATABASE_URL']);
+        [$code, $out, $err] = self::runPhp($m[1] . "\necho json_encode(\$rows);\n", $env);
         self::assertSame(0, $code, $out . $err);
         self::assertSame([['id' => 1, 'text' => 'hello']], \json_decode($out, true), $out . $err);
     }
@@ -39,8 +29,7 @@ final class ReadmeSnippetsTest extends TestCase
     {
         $readme = (string) \file_get_contents(\dirname(__DIR__, 3) . '/README.md');
         self::assertSame(1, \preg_match('/```php\n<\?php \/\/ in the entry file[^\n]*\n((?:(?!```).)*ProcessState::followStatic(?:(?!```).)*)```/s', $readme, $m), 'the example is in the README');
-        $script = \tempnam(\sys_get_temp_dir(), 'weft-readme-');
-        \file_put_contents($script, "<?php\nrequire " . \var_export(\dirname(__DIR__, 3) . '/vendor/autoload.php', true) . ";\n" . $m[1] . <<<'PHP'
+        [$code, $out, $err] = self::runPhp($m[1] . <<<'PHP'
             $seen = Weft\run(function (): array {
                 $seen = [];
                 $wg = new Weft\Coroutine\WaitGroup();
@@ -60,14 +49,6 @@ final class ReadmeSnippetsTest extends TestCase
             });
             echo json_encode($seen);
             PHP);
-        try {
-            $process = \proc_open([\PHP_BINARY, $script], [1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes);
-            $out = \stream_get_contents($pipes[1]);
-            $err = \stream_get_contents($pipes[2]);
-            $code = \proc_close($process);
-        } finally {
-            @\unlink($script);
-        }
         self::assertSame(0, $code, $out . $err);
         self::assertSame(['acme' => ['acme', 'UTF-8'], 'globex' => ['globex', 'ISO-8859-1']], \json_decode($out, true), $out . $err);
     }
@@ -92,6 +73,26 @@ final class ReadmeSnippetsTest extends TestCase
                 self::assertNotFalse($found, "tests/Fixtures/$app/weft.php has the README's line, after the previous one: $line");
                 $offset = $found + \strlen($line);
             }
+        }
+    }
+
+    /**
+     * Runs $code after the autoloader in a PHP process of its own.
+     *
+     * @param array<string, string>|null $env
+     * @return array{int, string, string} exit code, stdout, stderr
+     */
+    private static function runPhp(string $code, ?array $env = null): array
+    {
+        $script = \tempnam(\sys_get_temp_dir(), 'weft-readme-');
+        \file_put_contents($script, "<?php\nrequire " . \var_export(\dirname(__DIR__, 3) . '/vendor/autoload.php', true) . ";\n" . $code);
+        try {
+            $process = \proc_open([\PHP_BINARY, $script], [1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes, null, $env);
+            $out = (string) \stream_get_contents($pipes[1]);
+            $err = (string) \stream_get_contents($pipes[2]);
+            return [\proc_close($process), $out, $err];
+        } finally {
+            @\unlink($script);
         }
     }
 }
