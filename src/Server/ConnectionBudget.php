@@ -17,9 +17,8 @@ final class ConnectionBudget
     public int $charged = 0;
     /** Connections charged now. */
     public int $count = 0;
-    /** Refusals not logged yet, and when the last line was: one line per 10 s at most (a crowd is many). */
-    private int $refusals = 0;
-    private float $logged = 0.0;
+    /** Refusals for a log line of one per 10 s at most. */
+    private readonly Internal\Refusals $refusals;
 
     /** @param int $limit bytes; 0: no budget */
     public function __construct(public readonly int $limit)
@@ -27,6 +26,7 @@ final class ConnectionBudget
         if ($limit < 0) {
             throw new \InvalidArgumentException('A connection budget cannot be negative');
         }
+        $this->refusals = new Internal\Refusals();
     }
 
     /**
@@ -64,14 +64,6 @@ final class ConnectionBudget
     /** Counts a refusal; the number refused since the last log line when one is due now, else null. */
     public function refused(): ?int
     {
-        $this->refusals++;
-        $now = \microtime(true);
-        if ($now - $this->logged < 10.0) {
-            return null;
-        }
-        $count = $this->refusals;
-        $this->refusals = 0;
-        $this->logged = $now;
-        return $count;
+        return $this->refusals->add();
     }
 }

@@ -19,13 +19,13 @@ final class ReceiveBudget
 
     /** Bytes held now, summed over the worker's connections (each keeps its own share up to date). */
     public int $held = 0;
-    /** Refusals not logged yet, and when the last line was: one line per 10 s at most (a flood is an attack). */
-    private int $refusals = 0;
-    private float $logged = 0.0;
+    /** Refusals for a log line of one per 10 s at most. */
+    private readonly Internal\Refusals $refusals;
 
     /** @param int $limit bytes; 0: no budget */
     public function __construct(public readonly int $limit)
     {
+        $this->refusals = new Internal\Refusals();
     }
 
     /** Moves a connection's share from $before to $after bytes; true when that connection is to be refused. */
@@ -38,14 +38,6 @@ final class ReceiveBudget
     /** Counts a refusal; the number refused since the last log line when one is due now, else null. */
     public function refused(): ?int
     {
-        $this->refusals++;
-        $now = \microtime(true);
-        if ($now - $this->logged < 10.0) {
-            return null;
-        }
-        $count = $this->refusals;
-        $this->refusals = 0;
-        $this->logged = $now;
-        return $count;
+        return $this->refusals->add();
     }
 }
