@@ -16,6 +16,8 @@ final class Coroutine
     public bool $waiting = false;
     /** @internal */
     public ?\Closure $onCancel = null;
+    /** @internal the output buffer level when it started: the buffers above it are its own (OutputBuffers) */
+    public int $outputBase = 0;
     /** @internal the followed process-wide values this coroutine runs with (Scheduler::bind()) */
     public ?StateSet $state = null;
     /** @internal raised at the next wait when cancel() arrived while the coroutine could not be interrupted */

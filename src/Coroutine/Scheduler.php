@@ -123,6 +123,7 @@ final class Scheduler
         $coroutine->fiber = $fiber;
         // A coroutine started by a bound one works for the same owner: it sees the same followed state.
         $coroutine->state = ($parent ?? $this->main)?->state;
+        $coroutine->outputBase = \ob_get_level();
         $this->current = $coroutine;
         ++$this->nested;
         // catch and rethrow rather than finally: PHP's tracing JIT does not compile finally blocks
@@ -166,8 +167,19 @@ final class Scheduler
         }
         $coroutine->waiting = true;
         $coroutine->onCancel = $onCancel;
-        $result = \Fiber::suspend();
-        // The resumer cleared $waiting and set $current; a thrown wake-up is raised by Fiber itself.
+        if (\ob_get_level() <= $coroutine->outputBase) {
+            // The resumer cleared $waiting and set $current; a thrown wake-up is raised by Fiber itself.
+            return \Fiber::suspend();
+        }
+        // Its open output buffers wait with it (OutputBuffers), whichever way it is woken.
+        $buffers = OutputBuffers::detach($coroutine, $coroutine->outputBase);
+        try {
+            $result = \Fiber::suspend();
+        } catch (\Throwable $e) {
+            OutputBuffers::attach($coroutine, $buffers);
+            throw $e;
+        }
+        OutputBuffers::attach($coroutine, $buffers);
         return $result;
     }
 

@@ -7,6 +7,7 @@ namespace Weft\Bridge\HttpFoundation;
 use Symfony\Component\HttpFoundation\BinaryFileResponse;
 use Symfony\Component\HttpFoundation\Response as SymfonyResponse;
 use Symfony\Component\HttpFoundation\StreamedResponse;
+use Weft\Coroutine\OutputBuffers;
 use Weft\Http\Message\BodyWriter;
 use Weft\Http\Message\Response;
 
@@ -57,10 +58,11 @@ final class ResponseConverter
      * @param bool $finishAfterBody even a plain body is sent through a producer (raw, with its
      *        Content-Length) so that $finish runs once it is on the wire, as fastcgi_finish_request()
      *        allows under PHP-FPM: for applications with work to do after the response
+     * @param null|\Closure(\Closure): mixed $within runs the body's production (Instance::run())
      * @return array{Response, bool} the response, and whether it is streamed ($finish then runs when
      *         the stream ends instead of by the caller)
      */
-    public function convert(SymfonyResponse $response, bool $isHead, \Closure $finish, string $echoed = '', bool $finishAfterBody = false): array
+    public function convert(SymfonyResponse $response, bool $isHead, \Closure $finish, string $echoed = '', bool $finishAfterBody = false, ?\Closure $within = null): array
     {
         $headers = [];
         foreach ($response->headers->allPreserveCaseWithoutCookies() as $name => $values) {
@@ -109,7 +111,7 @@ final class ResponseConverter
                 }
             }, $status, $headers), true];
         }
-        $streamed = Response::stream(static function (BodyWriter $out) use ($response, $guard, $echoed): void {
+        $produce = static function (BodyWriter $out) use ($response, $guard, $echoed): void {
             try {
                 if ($echoed !== '') {
                     $out->write($echoed);
@@ -118,7 +120,14 @@ final class ResponseConverter
             } finally {
                 $guard->run();
             }
-        }, $status, $headers);
+        };
+        // The application's own callback (a StreamedResponse) runs with its framework instance's state
+        // in place, whichever coroutine writes the body.
+        $streamed = Response::stream(
+            $within === null ? $produce : static fn (BodyWriter $out) => $within(static fn () => $produce($out)),
+            $status,
+            $headers,
+        );
         return [$streamed, true];
     }
 
@@ -154,7 +163,7 @@ final class ResponseConverter
         $failure = null;
         $level = ob_get_level();
         // chunk size 1: the handler runs on every write, so each echo/flush reaches the client now.
-        ob_start(static function (string $chunk) use ($out, &$failure): string {
+        OutputBuffers::start(static function (string $chunk) use ($out, &$failure): string {
             if ($chunk !== '' && $failure === null) {
                 try {
                     $out->write($chunk);

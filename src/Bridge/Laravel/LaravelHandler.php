@@ -279,6 +279,7 @@ final class LaravelHandler
                 $finish,
                 $echoed,
                 finishAfterBody: \Weft\current() !== null,
+                within: $instance->run(...),
             );
         } catch (\Throwable $e) {
             $finish();

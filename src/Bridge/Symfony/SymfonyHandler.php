@@ -225,6 +225,7 @@ final class SymfonyHandler
                 $finish,
                 $echoed,
                 finishAfterBody: \Weft\current() !== null && $symfony->terminateListeners(),
+                within: $instance->run(...),
             );
         } catch (\Throwable $e) {
             $finish();

@@ -26,6 +26,17 @@ final class ConcurrentLaravelTest extends ConcurrentFrameworkTestCase
         self::assertStringNotContainsString('Facade::$resolvedInstance', $output);
     }
 
+    /** A streamed body that waits while it is produced still reads its own request's state after the wait. */
+    public function testStreamedBodiesReadTheirOwnStateAcrossWaits(): void
+    {
+        $base = $this->serve(10);
+        $answers = \Weft\Tests\Support\Curl::getAll(array_map(static fn (int $id): string => "$base/stream-identity?id=$id", array_combine(range(1, 10), range(1, 10))));
+        foreach ($answers as $id => $answer) {
+            self::assertSame(200, $answer['status']);
+            self::assertSame("before $id\nafter $id $id $id\n", $answer['body']);
+        }
+    }
+
     protected static function app(): string
     {
         return 'laravel-app';
@@ -62,7 +73,7 @@ final class ConcurrentLaravelTest extends ConcurrentFrameworkTestCase
         $odd = $id % 2 === 1;
         $own = (string) $id;
         return [
-            'id' => $own, 'container' => $own, 'facade' => $own, 'request' => $own,
+            'id' => $own, 'buffer' => "<$id></$id>", 'container' => $own, 'facade' => $own, 'request' => $own,
             'config' => $own, 'locale' => "l$id", 'session' => $own, 'user' => $own,
             'cookie' => $own, 'log' => $own, 'view' => $own, 'component' => $own,
             'model_connection' => $answer['connection'] ?? null, 'model_events' => 1, 'model_booted' => true,

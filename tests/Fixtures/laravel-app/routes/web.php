@@ -275,11 +275,17 @@ Route::match(['GET', 'POST'], '/identity', function (Request $request) {
     app()->instance('probe.events', $modelEvents = new stdClass());
     $modelEvents->from = [];
 
+    // Rendering into an output buffer across the wait, as a view that queries mid-render does.
+    ob_start();
+    echo "<$id>";
     $db = Illuminate\Support\Facades\DB::selectOne('select connection_id() as connection, sleep(?) as slept', [(float) $request->input('wait', 0.2)]);
+    echo "</$id>";
+    $buffer = ob_get_clean();
 
     $model = App\ProbeModel::fromSub(Illuminate\Support\Facades\DB::query()->selectRaw('1 as id'), 'probe_models')->first();
     return response()->json([
         'id' => $id,
+        'buffer' => $buffer,
         'connection' => (int) $db->connection,
         'container' => app('probe.id'),
         'facade' => Illuminate\Support\Facades\Request::input('id'),
@@ -353,4 +359,17 @@ Route::get('/fatal', function () {
     while (true) {
         $chunks[] = str_repeat('x', 1 << 20);
     }
+});
+
+// A streamed body that waits on the database while it is produced, then reads its request's state.
+Route::get('/stream-identity', function (Request $request) {
+    $id = (string) $request->query('id');
+    app()->instance('probe.id', $id);
+    config(['app.probe' => $id]);
+    return response()->stream(function (): void {
+        echo 'before ', app('probe.id'), "\n";
+        flush();
+        Illuminate\Support\Facades\DB::select('select sleep(0.1)');
+        echo 'after ', app('probe.id'), ' ', config('app.probe'), ' ', request()->query('id'), "\n";
+    }, 200, ['Content-Type' => 'text/plain']);
 });
