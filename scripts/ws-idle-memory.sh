@@ -18,6 +18,7 @@ return static fn (Weft\Http\Message\Request \$request): Weft\Http\Message\Respon
     ? Weft\Http\Message\Response::json(['memory' => gc_collect_cycles() >= 0 ? memory_get_usage() : 0])
     : \$example(\$request);
 PHP
+: > "$out"
 cleanup() { [ -f "$pidfile" ] && kill -TERM "$(cat "$pidfile")" 2>/dev/null; wait 2>/dev/null || true; rm -rf "$tmp"; }
 trap cleanup EXIT
 (cd "$DIR" && exec php bin/weft serve "$tmp/app.php" --workers 1 --port 0 --loop "$LOOP" --pid-file "$pidfile") > "$out" 2>&1 &
