@@ -40,9 +40,9 @@ final class WebSocketScenario extends AbstractScenario
     public function description(): string
     {
         return '1 worker, coroutine mode, epoll. **line**: examples/echo-line.php, ' . self::ECHO_CLIENTS . ' clients connect once, then each sends '
-            . '"hello world\n" and reads the reply, over and over (BENCH.md 5, many). **ws-echo**: examples/websocket-echo.php, the same with '
+            . '"hello world\n" and reads the reply, over and over (BENCH.md 5, many). **ws-echo**: examples/websocket-echo.php (the event form, a Weft\\WebSocket\\Handler), the same with '
             . self::ECHO_CLIENTS . ' WebSocket clients (a masked text frame out, the echoed frame back). **ws-broadcast**: '
-            . 'examples/websocket-broadcast.php, ' . self::BROADCAST_CLIENTS . ' WebSocket clients connect; then, round after round, one of them '
+            . 'examples/websocket-broadcast.php (the event form too), ' . self::BROADCAST_CLIENTS . ' WebSocket clients connect; then, round after round, one of them '
             . 'sends a message, which the server sends to all; a round lasts until the last client has it. Load clients are Weft\'s own '
             . '(one process on the load CPU, epoll). CPU µs/msg is the server\'s CPU time over the messages the clients received, connecting and handshakes included '
             . '(so short rows, as in --quick, weigh the WebSocket handshakes more).';

@@ -22,8 +22,30 @@ final class ExamplesTest extends TestCase
         self::assertSame([Frame::TEXT, 'héllo', true], $ws->read());
         $ws->send(Frame::encodeMasked(Frame::BINARY, "\x00\xff"));
         self::assertSame([Frame::BINARY, "\x00\xff", true], $ws->read());
+        // Messages sent at once (one fragmented) come back whole and in order.
+        $ws->send(Frame::encodeMasked(Frame::TEXT, 'a') . Frame::encodeMasked(Frame::TEXT, 'b', false)
+            . Frame::encodeMasked(Frame::CONTINUATION, 'c') . Frame::encodeMasked(Frame::TEXT, 'd'));
+        self::assertSame(['a', 'bc', 'd'], [$ws->read()[1] ?? null, $ws->read()[1] ?? null, $ws->read()[1] ?? null]);
         $ws->close();
         $server->stop();
+    }
+
+    /** The README shows the echo example as it is: every code line of the snippet is in the file, in order. */
+    public function testTheReadmeShowsTheEchoExampleAsItIs(): void
+    {
+        $readme = (string) \file_get_contents(self::EXAMPLES . '../README.md');
+        self::assertSame(1, \preg_match('/```php\n<\?php \/\/ examples\/websocket-echo\.php\n((?:(?!```).)*)```/s', $readme, $m), 'the echo example is in the README');
+        $file = (string) \file_get_contents(self::EXAMPLES . 'websocket-echo.php');
+        $offset = 0;
+        foreach (\explode("\n", $m[1]) as $line) {
+            if (\trim($line) === '') {
+                continue;
+            }
+            $found = \strpos($file, $line . "\n", $offset);
+            self::assertNotFalse($found, "examples/websocket-echo.php has the README's line, after the previous one: $line");
+            $offset = $found + \strlen($line);
+        }
+        self::assertStringContainsString('implements Handler', $m[1], 'the first example is the event form');
     }
 
     public function testTheChatExampleWithPythonClients(): void

@@ -15,15 +15,19 @@ use Weft\WebSocket\Upgrade;
  * Idle WebSockets are bounded by the worker's memory, not only by --max-connections: a crowd of real
  * clients (Python's `websockets`) beyond the budget meets 503s at the handshake while the worker lives
  * on and every accepted connection keeps working and gets its close frame. (Before, ~23 KB per idle
- * closure-form connection took a 128M worker to its memory limit at ~5,500 connections, and it died
- * with all of them, without a close frame.) Each worker here has --memory-limit 16M to keep the crowds
- * small; the budget is half of it less what the loaded application holds.
+ * closure-form connection of examples/websocket-echo.php took a 128M worker to its memory limit at
+ * ~5,500 connections, and it died with all of them, without a close frame.) The example now uses the
+ * event form, and an idle connection of it holds about what an idle HTTP keep-alive connection does.
+ * Workers here have a small --memory-limit to keep the crowds small; the budget is half of it less
+ * what the loaded application holds.
  */
 final class WebSocketMemoryTest extends TestCase
 {
     private const PYTHON = '/usr/bin/python3';
     private const EXAMPLE = __DIR__ . '/../../../examples/websocket-echo.php';
     private const APP = __DIR__ . '/fixtures/idle.php';
+    /** The example, and GET /memory. */
+    private const EXAMPLE_MEMORY = __DIR__ . '/fixtures/echo-example.php';
 
     protected function setUp(): void
     {
@@ -34,24 +38,44 @@ final class WebSocketMemoryTest extends TestCase
 
     public function testACrowdBeyondTheBudgetOfTheEchoExampleIsRefusedAndTheWorkerLives(): void
     {
-        $server = new ServerProcess([self::EXAMPLE, '--workers', '1', '--memory-limit', '16M']);
+        // A budget of 6M less the application: about 950 of the example's event-form WebSockets.
+        $server = new ServerProcess([self::EXAMPLE, '--workers', '1', '--memory-limit', '12M']);
         $worker = $server->workerPids();
-        $crowd = new WebSocketCrowd("ws://{$server->address()}/", 800);
+        $crowd = new WebSocketCrowd("ws://{$server->address()}/", 1200);
         $opened = $crowd->opened;
         $open = $opened['open'];
         self::assertSame([], $opened['errors'], 'every handshake is answered, 101 or 503: none is dropped');
-        self::assertSame(['503' => 800 - $open], $opened['refused']);
-        self::assertGreaterThan(100, $open);
+        self::assertSame(['503' => 1200 - $open], $opened['refused']);
+        self::assertGreaterThan(500, $open);
         [$count, $budget] = self::refusalLine($server);
         self::assertSame($open, $count, 'the log line counts the open WebSockets');
-        self::assertLessThanOrEqual($budget, $open * Upgrade::COST_CLOSURE, 'the closure form is charged its Fiber');
-        self::assertGreaterThan($budget, ($open + 1) * Upgrade::COST_CLOSURE, 'refused only once the next one did not fit');
+        self::assertLessThanOrEqual($budget, $open * Upgrade::COST_EVENT, 'the example is charged the event form');
+        self::assertGreaterThan($budget, ($open + 1) * Upgrade::COST_EVENT, 'refused only once the next one did not fit');
         self::assertSame(['echoed' => $open, 'failed' => 0], $crowd->command('echo'));
         self::assertSame($worker, $server->workerPids(), 'the worker did not die');
         self::assertStringNotContainsString('Allowed memory size', $server->output());
 
         $server->control('stop', ['--timeout', '20']);
         self::assertSame(['close_codes' => ['1001' => $open]], $crowd->command('wait'), 'every connection gets a close frame');
+        $crowd->end();
+        $server->stop();
+    }
+
+    public function testAnIdleWebSocketOfTheEchoExampleHoldsWhatAnEventFormOneIsCharged(): void
+    {
+        $server = new ServerProcess([self::EXAMPLE_MEMORY, '--workers', '1', '--ws-memory', '0']);
+        $http = new RawHttp($server->address());
+        $before = self::memory($http);
+        // One handshake at a time: a burst's handshakes would leave Fibers in the worker's pool.
+        $crowd = new WebSocketCrowd("ws://{$server->address()}/", 1000, 1);
+        self::assertSame(['refused' => [], 'errors' => [], 'open' => 1000], $crowd->opened);
+        self::assertSame(['echoed' => 1000, 'failed' => 0], $crowd->command('echo'));
+        $after = self::memory($http);
+        self::assertSame($before['pid'], $after['pid']);
+        // About 4.6 KB each with the headers Python's client sends (23 KB when the example was a
+        // receive() loop: its coroutine's Fiber stayed for the connection's whole life).
+        $each = ($after['memory'] - $before['memory']) / 1000;
+        self::assertLessThanOrEqual(Upgrade::COST_EVENT, $each, \sprintf('an idle WebSocket of the example holds %.0f bytes', $each));
         $crowd->end();
         $server->stop();
     }
