@@ -59,6 +59,11 @@ abstract class FrameworkBridgeTestCase extends TestCase
         return $this->servers[0]->output();
     }
 
+    protected function server(): ServerProcess
+    {
+        return $this->servers[0];
+    }
+
     public function testRoutesBodiesHeadersAndCookies(): void
     {
         foreach (['coroutine', 'sync'] as $mode) {
