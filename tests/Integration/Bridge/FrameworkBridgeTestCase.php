@@ -438,6 +438,43 @@ abstract class FrameworkBridgeTestCase extends TestCase
         self::assertSame(['count' => 2], json_decode(Curl::get("$base/counter")['body'], true));
     }
 
+    /**
+     * exit() in a request ends it as under PHP-FPM: what it printed so far, status 200, and none of
+     * the framework's error page (debug mode, where that page is the largest), with one line in
+     * Weft's log; the worker serves on.
+     */
+    public function testExitEndsTheRequestAsUnderFpm(): void
+    {
+        $outcomes = $this->compareWithFpm('/exit');
+        self::assertSame([200, "printed before exit\n"], $outcomes['fpm']);
+        self::assertSame($outcomes['fpm'], $outcomes['coroutine']);
+        self::assertMatchesRegularExpression('~\[worker \d+\] warning: GET /exit called exit\(\) at \S+:\d+: answered 200 with the 20 bytes it printed before~', $outcomes['log']);
+    }
+
+    /**
+     * The path answered under fpm mode (php-fpm behind nginx, the framework booted per request) and
+     * under coroutine mode, in debug mode.
+     *
+     * @return array{fpm: array{int, string}, coroutine: array{int, string}, log: string} status and
+     *         body of each, and the coroutine server's log
+     */
+    protected function compareWithFpm(string $path): array
+    {
+        if (!is_file(\dirname(__DIR__, 3) . '/ext/modules/weft.so')) {
+            self::markTestSkipped('exit() ends only its request with the exit hook of the extension (bash scripts/build-ext.sh)');
+        }
+        $outcomes = [];
+        foreach (['fpm', 'coroutine'] as $mode) {
+            $base = $this->serve(['APP_DEBUG' => 'true'], $mode);
+            $response = Curl::get("$base$path");
+            $outcomes[$mode] = [$response['status'], $response['body']];
+            self::assertSame('Hello World', Curl::get("$base/")['body'], "$mode: the next request is served");
+            $outcomes['log'] = $this->serverOutput();
+            $this->tearDown();
+        }
+        return $outcomes;
+    }
+
     public function testTheSameEntryFileServesUnderFpm(): void
     {
         // Booted on every request by php-fpm: the state of one request cannot reach the next there.

@@ -34,6 +34,24 @@ final class LaravelBridgeTest extends FrameworkBridgeTestCase
         return 'local';
     }
 
+    /**
+     * dd() dumps and exits: under PHP-FPM the answer is the dump, status 500 (symfony/var-dumper's
+     * dd() sets it), never the framework's exception page (1.2 MB in debug mode) after it.
+     */
+    public function testDdAnswersTheDumpAsUnderFpm(): void
+    {
+        $outcomes = $this->compareWithFpm('/dd');
+        foreach (['fpm', 'coroutine'] as $mode) {
+            [$status, $body] = $outcomes[$mode];
+            self::assertSame(500, $status, $mode);
+            self::assertStringStartsWith('<script> Sfdump', $body, $mode);
+            self::assertStringContainsString('dumped and died', $body, $mode);
+            self::assertSame(0, substr_count($body, 'ExitException'), "$mode: no exception page");
+            self::assertLessThan(64 * 1024, \strlen($body), $mode);
+        }
+        self::assertMatchesRegularExpression('~\[worker \d+\] warning: GET /dd called dd\(\) at \S+/routes/web\.php:\d+: answered 500~', $outcomes['log']);
+    }
+
     public function testConfigAuthAndUrlStateBelongToOneRequest(): void
     {
         $base = $this->serve();

@@ -200,6 +200,17 @@ Route::get('/db-fail', function () {
     throw new RuntimeException('failed inside a transaction');
 });
 
+// exit() and dd() end the request as under PHP-FPM: what was printed so far is the answer.
+Route::get('/exit', function () {
+    echo "printed before exit\n";
+    exit;
+    return response('not reached');
+});
+
+Route::get('/dd', function () {
+    dd(['fixture' => 'dumped and died']);
+});
+
 Route::get('/fail', function () {
     throw new RuntimeException('the fixture failed on purpose');
 });

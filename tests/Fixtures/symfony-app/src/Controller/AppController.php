@@ -149,6 +149,14 @@ final class AppController
         return new Response('returned', 200, ['Content-Type' => 'text/plain']);
     }
 
+    /** exit() ends the request as under PHP-FPM: what was printed so far is the answer. */
+    #[Route('/exit', methods: ['GET'])]
+    public function exit(): Response
+    {
+        echo "printed before exit\n";
+        exit;
+    }
+
     #[Route('/fail', methods: ['GET'])]
     public function fail(): Response
     {
