@@ -452,6 +452,28 @@ abstract class FrameworkBridgeTestCase extends TestCase
     }
 
     /**
+     * A fresh worker's first requests load much of the framework's code, and an error page in debug
+     * mode highlights the source of every frame (~90 ms each): neither is a blocking call the
+     * application could fix, so the detector (threshold 50 ms) reports neither. A real one still is.
+     */
+    public function testFirstHitsAndErrorPagesAreNotReportedAsBlockingCalls(): void
+    {
+        if (!is_file(\dirname(__DIR__, 3) . '/ext/modules/weft.so')) {
+            self::markTestSkipped('the blocking-call detector needs the extension (bash scripts/build-ext.sh)');
+        }
+        // usleep() blocks with the sleep hook off.
+        $base = $this->serve(['APP_DEBUG' => 'true'], options: ['--hooks', 'stream,dns,exit']);
+        foreach (['/fail', '/json', '/no-such-route', '/counter', '/fail', '/exit', '/', '/blocks'] as $path) {
+            Curl::get("$base$path");
+        }
+        $output = $this->waitForOutput('GET /blocks');
+        self::assertMatchesRegularExpression('~A blocking call held the worker for \d+ ms \(threshold 50 ms\) in GET /blocks: (\S+\\\\)?usleep\(\) at \S+:\d+~', $output);
+        // Only what a request holds counts here (on a loaded machine, the loop's own turns may lag too).
+        preg_match_all('~A blocking call held the worker for \d+ ms \(threshold 50 ms\) in GET ([^:\s]+)~', $output, $m);
+        self::assertSame(['/blocks'], $m[1], $output);
+    }
+
+    /**
      * The path answered under fpm mode (php-fpm behind nginx, the framework booted per request) and
      * under coroutine mode, in debug mode.
      *
@@ -535,7 +557,7 @@ abstract class FrameworkBridgeTestCase extends TestCase
         return 'dev';
     }
 
-    private function waitForOutput(string $needle): string
+    protected function waitForOutput(string $needle): string
     {
         // The warning is written after the response; give the worker's stderr a moment to arrive.
         $deadline = microtime(true) + 5.0;

@@ -211,6 +211,20 @@ Route::get('/dd', function () {
     dd(['fixture' => 'dumped and died']);
 });
 
+// A blocking call (with the sleep hook off): what the blocking-call detector is for.
+Route::get('/blocks', function () {
+    usleep(120_000);
+    return response('Hello World', 200, ['Content-Type' => 'text/plain']);
+});
+
+// A route that usually works and fails now and then: its first error renders the error page.
+Route::get('/sometimes-fails', function (Request $request) {
+    if ($request->boolean('fail')) {
+        throw new RuntimeException('the fixture failed this time');
+    }
+    return response('Hello World', 200, ['Content-Type' => 'text/plain']);
+});
+
 Route::get('/fail', function () {
     throw new RuntimeException('the fixture failed on purpose');
 });
