@@ -22,15 +22,25 @@ final class ExitTrap
 {
     private const KEY = self::class;
 
+    /**
+     * Whether exited() was ever called in this process: until then take() answers without asking
+     * the scheduler, which would build a loop where there is none (a bridge under php-fpm).
+     */
+    private static bool $used = false;
+
     /** From the extension, just before the exception is thrown into the running coroutine. */
     public static function exited(\Throwable $exit): void
     {
+        self::$used = true;
         Scheduler::get()->current?->context()->set(self::KEY, $exit);
     }
 
     /** The exit() that ended the running coroutine's work since the last take(), if any; forgets it. */
     public static function take(): ?\Throwable
     {
+        if (!self::$used) {
+            return null;
+        }
         $context = Scheduler::get()->current?->context();
         if ($context === null || !$context->has(self::KEY)) {
             return null;
