@@ -7,6 +7,7 @@ namespace Weft\Bridge\HttpFoundation;
 use Symfony\Component\HttpFoundation\BinaryFileResponse;
 use Symfony\Component\HttpFoundation\Response as SymfonyResponse;
 use Symfony\Component\HttpFoundation\StreamedResponse;
+use Weft\Hook\BlockingDetector;
 use Weft\Hook\ExitTrap;
 use Weft\Http\Message\BodyWriter;
 use Weft\Http\Message\Response;
@@ -50,11 +51,13 @@ final class ResponseConverter
         $result = $failure = null;
         // One left over from a call before this one is not this call's.
         ExitTrap::take();
+        BlockingDetector::boundary();
         try {
             $result = $handle();
         } catch (\Throwable $e) {
             $failure = $e;
         } finally {
+            BlockingDetector::boundary();
             // The application may have left buffers of its own open: collect them too.
             while (ob_get_level() > $level) {
                 $output = ob_get_clean() . $output;
