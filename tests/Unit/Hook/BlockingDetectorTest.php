@@ -134,6 +134,31 @@ final class BlockingDetectorTest extends TestCase
         self::assertSame(0, $detector->stats()['blocked']);
     }
 
+    /** Highlighting PHP source is what a debug error page does for every frame: not a blocking call. */
+    public function testHighlightingSourceIsNotCounted(): void
+    {
+        $source = "<?php\n" . \str_repeat("\$a = [1, 'text', 2 * \$b]; // a line of some application\n", 30000);
+        $logger = self::logger();
+        $detector = new BlockingDetector($logger, 0.05, 60.0);
+        $driver = Loop::get();
+        $detector->start($driver);
+        try {
+            run(static function () use ($source): void {
+                (static function (Request $request) use ($source): void {
+                    \ob_start();
+                    \highlight_string($source); // ~200 ms here
+                    \ob_end_clean();
+                    \str_repeat('x', 1); // an ordinary call, where the hold would be caught
+                    \Weft\sleep(0.02);
+                })(new Request('GET', '/highlight'));
+            });
+        } finally {
+            $detector->stop($driver);
+        }
+        $reports = \array_filter($logger->lines, static fn ($l) => \str_contains($l, 'held the worker') && \str_contains($l, '/highlight'));
+        self::assertSame([], \array_values($reports));
+    }
+
     private static function logger(): AbstractLogger
     {
         return new class () extends AbstractLogger {
