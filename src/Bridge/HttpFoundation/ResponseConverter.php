@@ -79,11 +79,16 @@ final class ResponseConverter
     private static function exited(\Throwable $exit, string $output): SymfonyResponse
     {
         [$call, $file, $line] = ['exit()', $exit->getFile(), $exit->getLine()];
-        // dd() dumps and calls exit(1); where the application called it (the outermost dd frame,
-        // a collection's ->dd() included) is what its author looks for.
-        foreach ($exit->getTrace() as $frame) {
-            if (($frame['function'] ?? '') === 'dd' && isset($frame['file'])) {
-                [$call, $file, $line] = ['dd()', $frame['file'], $frame['line'] ?? 0];
+        // symfony/var-dumper's dd() function dumps and calls exit(1); where the application called
+        // it (the outermost dd frame: a collection's or a query's ->dd() calls the function) is
+        // what its author looks for.
+        $trace = $exit->getTrace();
+        if (\in_array(true, \array_map(static fn (array $frame): bool => $frame['function'] === 'dd' && !isset($frame['class']), $trace), true)) {
+            $call = 'dd()';
+            foreach ($trace as $frame) {
+                if ($frame['function'] === 'dd' && isset($frame['file'])) {
+                    [$file, $line] = [$frame['file'], $frame['line'] ?? 0];
+                }
             }
         }
         $status = $call === 'dd()' ? 500 : 200;

@@ -50,6 +50,13 @@ final class LaravelBridgeTest extends FrameworkBridgeTestCase
             self::assertLessThan(64 * 1024, \strlen($body), $mode);
         }
         self::assertMatchesRegularExpression('~\[worker \d+\] warning: GET /dd called dd\(\) at \S+/routes/web\.php:\d+: answered 500~', $outcomes['log']);
+
+        // A collection's ->dd() calls dd(): the same answer, and the log names the application's line.
+        $base = $this->serve(['APP_DEBUG' => 'true']);
+        $collection = Curl::get("$base/dd-collection");
+        self::assertSame(500, $collection['status']);
+        self::assertStringContainsString('a collection dumped and died', $collection['body']);
+        self::assertMatchesRegularExpression('~warning: GET /dd-collection called dd\(\) at \S+/routes/web\.php:\d+: answered 500~', $this->waitForOutput('GET /dd-collection called'));
     }
 
     /**

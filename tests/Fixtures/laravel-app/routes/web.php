@@ -211,6 +211,10 @@ Route::get('/dd', function () {
     dd(['fixture' => 'dumped and died']);
 });
 
+Route::get('/dd-collection', function () {
+    collect(['fixture' => 'a collection dumped and died'])->dd();
+});
+
 // A blocking call (with the sleep hook off): what the blocking-call detector is for.
 Route::get('/blocks', function () {
     usleep(120_000);
