@@ -48,6 +48,32 @@ static bool weft_exit_in_coroutine(void)
 	return in && EG(exception) == NULL;
 }
 
+/*
+ * Tells Weft\Hook\ExitTrap::exited() (loaded by Hooks::enable(), not autoloaded here) which exception
+ * ends the coroutine, before it is thrown: a framework catches every Throwable and renders it as an
+ * error page, and the bridge must still know that the request called exit(). A failure there (or no
+ * such class) leaves the exit as it is.
+ */
+static void weft_exit_notify(zend_object *exception)
+{
+	zend_class_entry *ce = zend_hash_str_find_ptr(EG(class_table), "weft\\hook\\exittrap", sizeof("weft\\hook\\exittrap") - 1);
+	if (ce == NULL) {
+		return;
+	}
+	zend_function *fn = zend_hash_str_find_ptr(&ce->function_table, "exited", sizeof("exited") - 1);
+	if (fn == NULL || !(fn->common.fn_flags & ZEND_ACC_STATIC)) {
+		return;
+	}
+	zval arg, ret;
+	ZVAL_OBJ(&arg, exception);
+	ZVAL_UNDEF(&ret);
+	zend_call_known_function(fn, NULL, ce, &ret, 1, &arg, NULL);
+	zval_ptr_dtor(&ret);
+	if (EG(exception) != NULL) {
+		zend_clear_exception();
+	}
+}
+
 static int weft_exit_handler(zend_execute_data *execute_data)
 {
 	if (!weft_hook_can_suspend(WEFT_HOOK_EXIT) || !weft_exit_in_coroutine()) {
@@ -68,6 +94,8 @@ static int weft_exit_handler(zend_execute_data *execute_data)
 		} else {
 			zend_string *text = zval_try_get_string(value);
 			if (text != NULL) {
+				/* As the original does: exit("message") prints it (into the request's output here). */
+				zend_write(ZSTR_VAL(text), ZSTR_LEN(text));
 				smart_str_appends(&message, " with \"");
 				smart_str_appendl(&message, ZSTR_VAL(text), MIN(ZSTR_LEN(text), WEFT_EXIT_MESSAGE_MAX));
 				smart_str_appends(&message, ZSTR_LEN(text) > WEFT_EXIT_MESSAGE_MAX ? "...\"" : "\"");
@@ -81,7 +109,15 @@ static int weft_exit_handler(zend_execute_data *execute_data)
 	if (EG(exception) == NULL) {
 		smart_str_appends(&message, ": it ends this request (or coroutine) only, not the worker");
 		smart_str_0(&message);
-		zend_throw_exception(weft_ce_exit, ZSTR_VAL(message.s), status);
+		/* Built here rather than by zend_throw_exception(), to be shown to ExitTrap before it is
+		 * thrown (no PHP code runs while an exception is pending). Created at this opline, so its
+		 * file, line and trace are exit()'s. */
+		zval exception;
+		object_init_ex(&exception, weft_ce_exit);
+		zend_update_property_string(zend_ce_error, Z_OBJ(exception), "message", sizeof("message") - 1, ZSTR_VAL(message.s));
+		zend_update_property_long(zend_ce_error, Z_OBJ(exception), "code", sizeof("code") - 1, status);
+		weft_exit_notify(Z_OBJ(exception));
+		zend_throw_exception_object(&exception);
 	}
 	smart_str_free(&message);
 	/* The throw moved EX(opline) to the engine's exception handling op: continue there. */

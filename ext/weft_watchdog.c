@@ -13,7 +13,20 @@
  * without an interrupt check (seen with a busy loop around an internal call) is not caught in the act;
  * the loop lag that Weft\Hook\BlockingDetector measures still shows it.
  *
- * The thread touches nothing but two atomics and EG(vm_interrupt). It belongs to the process that
+ * Some time is not counted as holding the worker, because no change to the application would save
+ * it. Loading code: class autoloading (zend_autoload, which covers the autoloader's lookup, the
+ * compile, the file's top-level code and the class linking) and compiling any other included file
+ * (zend_compile_file: a framework's compiled views and config), work done once, on the first request
+ * down each path; counting it made every worker's first requests report "blocking calls" at whatever
+ * line came next. And highlighting PHP source (highlight_file() alias show_source(),
+ * highlight_string()), which only a framework's debug error page does, once per frame of the trace it
+ * shows. The loaders are wrapped
+ * once the watchdog first starts (so after opcache has installed its own compile hook: ours measures
+ * opcache's work too), the highlighters at MINIT (before any code is compiled to call them directly);
+ * the time inside the outermost of them is kept in atomics that the thread subtracts from the time
+ * since the last beat.
+ *
+ * The thread touches nothing but atomics and EG(vm_interrupt). It belongs to the process that
  * started it: after fork() the child has no thread (a pthread_atfork handler marks it stopped).
  */
 
@@ -42,6 +55,15 @@ static uint64_t weft_watchdog_threshold_ns = 50000000;
 static _Atomic uint64_t weft_watchdog_beat_ns = 0;     /* last beat, CLOCK_MONOTONIC */
 static _Atomic uint64_t weft_watchdog_pending_ns = 0;  /* beat the thread reported as missed, 0: none */
 static uint64_t weft_watchdog_reported_ns = 0;         /* thread-local: last beat it reported */
+/* Time not counted (see the top of the file): finished sections' total, the total at the last beat,
+ * and when the section under way started (0: none). */
+static _Atomic uint64_t weft_watchdog_excluded_total_ns = 0;
+static _Atomic uint64_t weft_watchdog_excluded_at_beat_ns = 0;
+static _Atomic uint64_t weft_watchdog_excluded_since_ns = 0;
+static int weft_watchdog_excluded_depth = 0;            /* main thread only */
+static bool weft_watchdog_excluded_hooked = false;
+static zend_class_entry *(*weft_previous_autoload)(zend_string *name, zend_string *lc_name) = NULL;
+static zend_op_array *(*weft_previous_compile_file)(zend_file_handle *file_handle, int type) = NULL;
 
 static void (*weft_previous_interrupt)(zend_execute_data *execute_data) = NULL;
 static bool weft_interrupt_installed = false;
@@ -53,6 +75,164 @@ static uint64_t weft_watchdog_now(void)
 	struct timespec ts;
 	clock_gettime(CLOCK_MONOTONIC, &ts);
 	return (uint64_t) ts.tv_sec * 1000000000ull + (uint64_t) ts.tv_nsec;
+}
+
+/* Time not counted since the last beat, as of now (either thread). */
+static uint64_t weft_watchdog_excluded_since_beat(uint64_t now)
+{
+	/* The section under way first: its end adds to the total before clearing the start, so a race
+	 * counts it twice (a report skipped), never not at all (a false report). */
+	uint64_t since = atomic_load(&weft_watchdog_excluded_since_ns);
+	uint64_t total = atomic_load(&weft_watchdog_excluded_total_ns);
+	uint64_t at_beat = atomic_load(&weft_watchdog_excluded_at_beat_ns);
+	uint64_t loading = total > at_beat ? total - at_beat : 0;
+	if (since != 0 && now > since) {
+		loading += now - since;
+	}
+	return loading;
+}
+
+/* How long the worker has been held since the beat, the time not counted left out. */
+static uint64_t weft_watchdog_held(uint64_t beat, uint64_t now)
+{
+	if (now <= beat) {
+		return 0;
+	}
+	uint64_t held = now - beat;
+	uint64_t loading = weft_watchdog_excluded_since_beat(now);
+	return held > loading ? held - loading : 0;
+}
+
+static void weft_watchdog_beat_now(void)
+{
+	atomic_store(&weft_watchdog_excluded_at_beat_ns, atomic_load(&weft_watchdog_excluded_total_ns));
+	atomic_store(&weft_watchdog_beat_ns, weft_watchdog_now());
+}
+
+static void weft_watchdog_excluded_enter(void)
+{
+	if (weft_watchdog_excluded_depth++ == 0) {
+		atomic_store(&weft_watchdog_excluded_since_ns, weft_watchdog_now());
+	}
+}
+
+static void weft_watchdog_excluded_leave(void)
+{
+	if (weft_watchdog_excluded_depth > 0 && --weft_watchdog_excluded_depth == 0) {
+		uint64_t since = atomic_load(&weft_watchdog_excluded_since_ns);
+		uint64_t now = weft_watchdog_now();
+		if (since != 0 && now > since) {
+			atomic_fetch_add(&weft_watchdog_excluded_total_ns, now - since);
+		}
+		atomic_store(&weft_watchdog_excluded_since_ns, 0);
+	}
+}
+
+static zend_class_entry *weft_watchdog_autoload(zend_string *name, zend_string *lc_name)
+{
+	zend_class_entry *ce = NULL;
+	weft_watchdog_excluded_enter();
+	zend_try {
+		ce = weft_previous_autoload(name, lc_name);
+	} zend_catch {
+		/* A fatal error in the loaded file: leave the section before the bailout goes on. */
+		weft_watchdog_excluded_leave();
+		zend_bailout();
+	} zend_end_try();
+	weft_watchdog_excluded_leave();
+	return ce;
+}
+
+static zend_op_array *weft_watchdog_compile_file(zend_file_handle *file_handle, int type)
+{
+	zend_op_array *op_array = NULL;
+	weft_watchdog_excluded_enter();
+	zend_try {
+		op_array = weft_previous_compile_file(file_handle, type);
+	} zend_catch {
+		weft_watchdog_excluded_leave();
+		zend_bailout();
+	} zend_end_try();
+	weft_watchdog_excluded_leave();
+	return op_array;
+}
+
+static zif_handler weft_original_highlight_file = NULL;
+static zif_handler weft_original_highlight_string = NULL;
+
+static void weft_watchdog_excluded_call(zif_handler original, INTERNAL_FUNCTION_PARAMETERS)
+{
+	weft_watchdog_excluded_enter();
+	zend_try {
+		original(INTERNAL_FUNCTION_PARAM_PASSTHRU);
+	} zend_catch {
+		weft_watchdog_excluded_leave();
+		zend_bailout();
+	} zend_end_try();
+	weft_watchdog_excluded_leave();
+}
+
+static ZEND_NAMED_FUNCTION(weft_watchdog_highlight_file)
+{
+	weft_watchdog_excluded_call(weft_original_highlight_file, INTERNAL_FUNCTION_PARAM_PASSTHRU);
+}
+
+static zif_handler weft_original_show_source = NULL;
+
+static ZEND_NAMED_FUNCTION(weft_watchdog_show_source)
+{
+	weft_watchdog_excluded_call(weft_original_show_source, INTERNAL_FUNCTION_PARAM_PASSTHRU);
+}
+
+static ZEND_NAMED_FUNCTION(weft_watchdog_highlight_string)
+{
+	weft_watchdog_excluded_call(weft_original_highlight_string, INTERNAL_FUNCTION_PARAM_PASSTHRU);
+}
+
+static zif_handler weft_watchdog_wrap_function(const char *name, zif_handler wrapper)
+{
+	zend_function *fn = zend_hash_str_find_ptr(CG(function_table), name, strlen(name));
+	if (fn == NULL || fn->type != ZEND_INTERNAL_FUNCTION) {
+		return NULL;
+	}
+	zif_handler original = fn->internal_function.handler;
+	fn->internal_function.handler = wrapper;
+	return original;
+}
+
+static void weft_watchdog_unwrap_function(const char *name, zif_handler wrapper, zif_handler original)
+{
+	zend_function *fn = original == NULL ? NULL : zend_hash_str_find_ptr(CG(function_table), name, strlen(name));
+	if (fn != NULL && fn->type == ZEND_INTERNAL_FUNCTION && fn->internal_function.handler == wrapper) {
+		fn->internal_function.handler = original;
+	}
+}
+
+static void weft_watchdog_hook_excluded(void)
+{
+	if (weft_watchdog_excluded_hooked || zend_autoload == NULL || zend_compile_file == NULL) {
+		return;
+	}
+	weft_previous_autoload = zend_autoload;
+	zend_autoload = weft_watchdog_autoload;
+	weft_previous_compile_file = zend_compile_file;
+	zend_compile_file = weft_watchdog_compile_file;
+	weft_watchdog_excluded_hooked = true;
+}
+
+static void weft_watchdog_unhook_excluded(void)
+{
+	if (!weft_watchdog_excluded_hooked) {
+		return;
+	}
+	/* Only where nothing has wrapped ours since: a later wrapper still calls ours, which stays valid. */
+	if (zend_autoload == weft_watchdog_autoload) {
+		zend_autoload = weft_previous_autoload;
+	}
+	if (zend_compile_file == weft_watchdog_compile_file) {
+		zend_compile_file = weft_previous_compile_file;
+	}
+	weft_watchdog_excluded_hooked = false;
 }
 
 static void *weft_watchdog_main(void *arg)
@@ -75,7 +255,7 @@ static void *weft_watchdog_main(void *arg)
 		}
 		uint64_t beat = atomic_load(&weft_watchdog_beat_ns);
 		uint64_t now = weft_watchdog_now();
-		if (beat != 0 && beat != weft_watchdog_reported_ns && now > beat && now - beat > weft_watchdog_threshold_ns) {
+		if (beat != 0 && beat != weft_watchdog_reported_ns && weft_watchdog_held(beat, now) > weft_watchdog_threshold_ns) {
 			weft_watchdog_reported_ns = beat;
 			atomic_store(&weft_watchdog_pending_ns, beat);
 			zend_atomic_bool_store_ex(&EG(vm_interrupt), true);
@@ -146,7 +326,7 @@ static void weft_watchdog_interrupt(zend_execute_data *execute_data)
 	if (since != 0 && Z_TYPE(weft_watchdog_callback) == IS_OBJECT && !weft_watchdog_in_callback
 		&& EG(exception) == NULL && !(EG(flags) & EG_FLAGS_IN_SHUTDOWN)) {
 		zval args[3], ret;
-		ZVAL_DOUBLE(&args[0], (double) (weft_watchdog_now() - since) / 1e9);
+		ZVAL_DOUBLE(&args[0], (double) weft_watchdog_held(since, weft_watchdog_now()) / 1e9);
 		zend_string *name;
 		uint32_t line = 0;
 		ZVAL_NULL(&args[1]);
@@ -168,7 +348,7 @@ static void weft_watchdog_interrupt(zend_execute_data *execute_data)
 		zval_ptr_dtor(&ret);
 		weft_watchdog_in_callback = false;
 		/* Count the next hold from here: another one may follow before the loop beats again. */
-		atomic_store(&weft_watchdog_beat_ns, weft_watchdog_now());
+		weft_watchdog_beat_now();
 	}
 	if (weft_previous_interrupt != NULL) {
 		weft_previous_interrupt(execute_data);
@@ -207,6 +387,8 @@ static void weft_watchdog_atfork_child(void)
 	pthread_cond_init(&weft_watchdog_wake, NULL);
 	atomic_store(&weft_watchdog_beat_ns, 0);
 	atomic_store(&weft_watchdog_pending_ns, 0);
+	/* A fork in the middle of loading code (the master's autoloader) is the child's too: its depth
+	 * and start stay as they are, so the section still ends once. */
 }
 
 PHP_METHOD(Weft_Ext_Watchdog, start)
@@ -230,7 +412,8 @@ PHP_METHOD(Weft_Ext_Watchdog, start)
 	weft_watchdog_quit = false;
 	weft_watchdog_reported_ns = 0;
 	atomic_store(&weft_watchdog_pending_ns, 0);
-	atomic_store(&weft_watchdog_beat_ns, weft_watchdog_now());
+	weft_watchdog_hook_excluded();
+	weft_watchdog_beat_now();
 	if (!weft_interrupt_installed) {
 		weft_previous_interrupt = zend_interrupt_function;
 		zend_interrupt_function = weft_watchdog_interrupt;
@@ -248,7 +431,7 @@ PHP_METHOD(Weft_Ext_Watchdog, start)
 PHP_METHOD(Weft_Ext_Watchdog, beat)
 {
 	ZEND_PARSE_PARAMETERS_NONE();
-	atomic_store(&weft_watchdog_beat_ns, weft_watchdog_now());
+	weft_watchdog_beat_now();
 }
 
 PHP_METHOD(Weft_Ext_Watchdog, stop)
@@ -274,6 +457,9 @@ zend_result weft_watchdog_minit(const zend_function_entry *methods)
 	weft_ce_watchdog = zend_register_internal_class_ex(&ce, NULL);
 	weft_ce_watchdog->ce_flags |= ZEND_ACC_FINAL | ZEND_ACC_NO_DYNAMIC_PROPERTIES | ZEND_ACC_NOT_SERIALIZABLE;
 	ZVAL_UNDEF(&weft_watchdog_callback);
+	weft_original_highlight_file = weft_watchdog_wrap_function("highlight_file", weft_watchdog_highlight_file);
+	weft_original_highlight_string = weft_watchdog_wrap_function("highlight_string", weft_watchdog_highlight_string);
+	weft_original_show_source = weft_watchdog_wrap_function("show_source", weft_watchdog_show_source);
 	static bool atfork = false;
 	if (!atfork) {
 		if (pthread_atfork(NULL, NULL, weft_watchdog_atfork_child) != 0) {
@@ -295,6 +481,10 @@ void weft_watchdog_rshutdown(void)
 void weft_watchdog_mshutdown(void)
 {
 	weft_watchdog_stop_thread();
+	weft_watchdog_unhook_excluded();
+	weft_watchdog_unwrap_function("highlight_file", weft_watchdog_highlight_file, weft_original_highlight_file);
+	weft_watchdog_unwrap_function("highlight_string", weft_watchdog_highlight_string, weft_original_highlight_string);
+	weft_watchdog_unwrap_function("show_source", weft_watchdog_show_source, weft_original_show_source);
 	if (weft_interrupt_installed && zend_interrupt_function == weft_watchdog_interrupt) {
 		zend_interrupt_function = weft_previous_interrupt;
 		weft_interrupt_installed = false;

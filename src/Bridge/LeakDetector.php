@@ -58,6 +58,27 @@ final class LeakDetector
         'Symfony\Component\HttpKernel\Kernel',
         'Symfony\Component\HttpFoundation\Request',
         'Composer\\',
+        // Laravel's views and translations, filled lazily: the first error page on a path that has
+        // worked so far resolves the error views (their namespace hint, paths, engine, compiled
+        // state) and loads the translations it prints. Component rendering leaves the last
+        // component's slots and data behind, which the next one sets afresh before reading.
+        'Illuminate\View\FileViewFinder->views',
+        'Illuminate\View\FileViewFinder->hints',
+        'Illuminate\View\Factory->pathEngineCache',
+        'Illuminate\View\Factory->normalizedNameCache',
+        'Illuminate\View\Factory->slots',
+        'Illuminate\View\Factory->componentData',
+        'Illuminate\View\Factory::$parentPlaceholder',
+        'Illuminate\View\Factory::$parentPlaceholderSalt',
+        'Illuminate\View\Component::$bladeViewCache',
+        'Illuminate\View\Component::$propertyCache',
+        'Illuminate\View\Component::$methodCache',
+        'Illuminate\View\Component::$constructorParametersCache',
+        'Illuminate\View\Component::$ignoredParameterNames',
+        'Illuminate\View\Engines\EngineResolver->resolved',
+        'Illuminate\View\Engines\CompilerEngine->compiledOrNotExpired',
+        'Illuminate\Translation\Translator->parsed',
+        'Illuminate\Translation\Translator->loaded',
         // Weft's own machinery (its loop, schedulers, pools) changes with every request by design.
         'Weft\\Loop\\', 'Weft\\Coroutine\\', 'Weft\\Socket\\', 'Weft\\Server\\', 'Weft\\Http\\',
         'Weft\\Client\\', 'Weft\\Pool\\', 'Weft\\Mode\\', 'Weft\\Cli\\', 'Weft\\Bridge\\',

@@ -291,7 +291,10 @@ final class ServeCommand
         }
         return $master->run(static function (string $address): void {
             // A line the tests and scripts wait for; the port is the real one when --port 0 was given.
-            echo 'READY ' . \substr($address, (int) \strrpos($address, ':') + 1) . "\n";
+            // Written to the descriptor, not echoed: under the CLI SAPI an echo marks the headers as
+            // sent, and every worker forked after it (--max-requests, a reload, a crash) would start
+            // so, its session_start() and header() failing.
+            \fwrite(\STDOUT, 'READY ' . \substr($address, (int) \strrpos($address, ':') + 1) . "\n");
         });
     }
 

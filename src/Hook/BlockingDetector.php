@@ -9,6 +9,7 @@ use Weft\Coroutine\Scheduler;
 use Weft\Ext\Watchdog;
 use Weft\Http\Message\Request;
 use Weft\Loop\Driver;
+use Weft\Server\InFlight;
 
 /**
  * Finds what holds a coroutine-mode worker: a call that blocks (one no hook covers, or any call with
@@ -25,6 +26,24 @@ final class BlockingDetector
     public const DEFAULT_THRESHOLD = 0.05;
     private const REPORT_INTERVAL = 60.0;
     private const STACK_FRAMES = 8;
+    /** How deep the stack is looked at for the request and for error rendering: frameworks' are deep. */
+    private const TRACE_DEPTH = 256;
+
+    /**
+     * Where frameworks render an error page: "Class::method" (and its overrides in subclasses) or a
+     * namespace prefix ending in a backslash. A debug page that highlights the source of every frame
+     * takes ~90 ms, an error view compiled on its first use as long; it is the framework's, and no
+     * change to the application would make it faster, so a hold caught there is not reported.
+     * (Loading code, the other first-request cost, is left out of the held time by the extension.)
+     */
+    public const ERROR_RENDERING = [
+        'Symfony\Component\ErrorHandler\ErrorRenderer\\',
+        'Symfony\Bridge\Twig\ErrorRenderer\\',
+        'Symfony\Component\ErrorHandler\ErrorHandler::handleException',
+        'Symfony\Component\HttpKernel\EventListener\ErrorListener::onKernelException',
+        'Illuminate\Foundation\Exceptions\Handler::render',
+        'Illuminate\Foundation\Exceptions\Renderer\\',
+    ];
 
     private ?string $timer = null;
     private float $worstLag = 0.0;
@@ -81,6 +100,21 @@ final class BlockingDetector
     }
 
     /**
+     * Where a request's work changes hands between the application and the server (a framework's
+     * handle() starts or returns): the held time starts again here, so what the application holds
+     * and what the server does around it are measured apart. Without it, the time of a framework's
+     * error page (not reported where it is caught) was carried into the server's own work after it
+     * and reported there, at a line of the bridge. Costs one atomic store; nothing without the
+     * extension.
+     */
+    public static function boundary(): void
+    {
+        if (\class_exists(Watchdog::class, false)) {
+            Watchdog::beat();
+        }
+    }
+
+    /**
      * The worst loop lag since the last call (then reset) and since the start, in milliseconds, and how
      * many times the watchdog caught the worker held.
      *
@@ -96,7 +130,7 @@ final class BlockingDetector
     /** Called by the watchdog, inside the code that holds the worker. */
     private function onBlocked(float $seconds, ?string $call, int $line): void
     {
-        $trace = \debug_backtrace(\DEBUG_BACKTRACE_PROVIDE_OBJECT, 64);
+        $trace = \debug_backtrace(\DEBUG_BACKTRACE_PROVIDE_OBJECT, self::TRACE_DEPTH);
         // [0] is this method, called from the blocked code: its file and line are where that code is.
         $file = $trace[0]['file'] ?? '?';
         $line = $line > 0 ? $line : ($trace[0]['line'] ?? 0);
@@ -114,6 +148,9 @@ final class BlockingDetector
                     ['ms' => (int) \round($seconds * 1000), 'threshold' => (int) \round($this->threshold * 1000), 'site' => \basename($file) . ':' . $line],
                 );
             }
+            return;
+        }
+        if (self::renderingAnError($trace)) {
             return;
         }
         $this->blocked++;
@@ -159,6 +196,30 @@ final class BlockingDetector
     }
 
     /** @param list<array<string, mixed>> $trace */
+    private static function renderingAnError(array $trace): bool
+    {
+        foreach ($trace as $frame) {
+            $class = $frame['class'] ?? null;
+            if ($class === null) {
+                continue;
+            }
+            foreach (self::ERROR_RENDERING as $entry) {
+                if (\str_ends_with($entry, '\\')) {
+                    if (\str_starts_with($class, $entry)) {
+                        return true;
+                    }
+                    continue;
+                }
+                [$owner, $method] = \explode('::', $entry, 2);
+                if ($frame['function'] === $method && ($class === $owner || \is_subclass_of($class, $owner, false))) {
+                    return true;
+                }
+            }
+        }
+        return false;
+    }
+
+    /** @param list<array<string, mixed>> $trace */
     private static function describeRequest(array $trace): string
     {
         foreach ($trace as $frame) {
@@ -167,6 +228,10 @@ final class BlockingDetector
                     return ' in ' . $arg->method() . ' ' . $arg->path();
                 }
             }
+        }
+        // Deeper than the trace looked (a framework's stack): the server knows the coroutine's request.
+        if (($request = InFlight::current()) !== null) {
+            return ' in ' . $request;
         }
         $coroutine = Scheduler::get()->current;
         return $coroutine !== null ? " in coroutine #{$coroutine->id}" : ' outside any coroutine';

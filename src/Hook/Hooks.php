@@ -90,6 +90,8 @@ final class Hooks
             self::disable();
             return 0;
         }
+        // The extension looks it up without autoloading when exit() is called in a coroutine.
+        \class_exists(ExitTrap::class);
         $waiter = self::$waiter ??= new FdWaiter();
         Native::install($waiter->wait(...), $waiter->waitMany(...), $waiter->forget(...));
         $waiter->installed();

@@ -93,6 +93,19 @@ final class Master
             $this->bind();
         }
         $this->onStartFailed = $onStartFailed;
+        // Every worker is forked from here, all the master's life: a byte the master prints through
+        // PHP's output would mark the headers as sent in every worker forked after it.
+        $guard = StdoutGuard::install();
+        try {
+            return $this->supervise($onReady, $onStartFailed);
+        } finally {
+            $guard->remove();
+        }
+    }
+
+    /** @see run() */
+    private function supervise(?\Closure $onReady, ?\Closure $onStartFailed): int
+    {
         $this->driver = Loop::reset($this->config->loop === 'epoll' ? 'auto' : 'select');
         $this->driver->setErrorHandler(function (\Throwable $e): void {
             $this->logger->error('Master error: {message}', ['message' => $e->getMessage(), 'exception' => $e]);

@@ -78,21 +78,16 @@ final class Worker
         $sync = $this->config->mode === 'sync';
         $this->dispatcher = new Dispatcher($this->driver, $this->logger, $sync ? 1 : 0, $this->config->maxRequestTime);
         // What the application prints outside a response (an echo while it boots, a dump() in a
-        // terminate listener, a warning shown on stdout) reaches the worker's stdout through this
-        // buffer's handler, never through PHP's own output: under the CLI SAPI the first byte that
-        // does marks the headers as sent for the worker's life, and header(), setcookie() and
-        // session_start() (Symfony's native sessions) then fail in every later request.
-        // Descriptor 1 through a stream of its own: a daemon has closed PHP's STDOUT constant.
-        $stdout = null;
-        \ob_start(static function (string $chunk) use (&$stdout): string {
-            if ($chunk !== '') {
-                $stdout ??= @\fopen('php://stdout', 'w') ?: false;
-                if ($stdout !== false) {
-                    @\fwrite($stdout, $chunk);
-                }
-            }
-            return '';
-        }, 1);
+        // terminate listener, a warning shown on stdout) reaches the worker's stdout without marking
+        // the headers as sent (StdoutGuard): header(), setcookie() and session_start() would fail in
+        // every later request.
+        StdoutGuard::install();
+        if (\headers_sent($file, $line)) {
+            // Inherited from the master: something printed there before this worker was forked.
+            $this->logger->warning('Output at {file}:{line} marked the headers as sent before this worker started: header(), setcookie() and session_start() fail in its requests', [
+                'file' => $file, 'line' => $line,
+            ]);
+        }
         try {
             $protocol = ($this->config->handlerFactory)();
         } catch (\Throwable $e) {

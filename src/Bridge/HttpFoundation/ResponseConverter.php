@@ -8,8 +8,11 @@ use Symfony\Component\HttpFoundation\BinaryFileResponse;
 use Symfony\Component\HttpFoundation\Response as SymfonyResponse;
 use Symfony\Component\HttpFoundation\StreamedResponse;
 use Weft\Coroutine\OutputBuffers;
+use Weft\Hook\BlockingDetector;
+use Weft\Hook\ExitTrap;
 use Weft\Http\Message\BodyWriter;
 use Weft\Http\Message\Response;
+use Weft\Server\InFlight;
 
 /**
  * Turns an HttpFoundation response into a Weft response.
@@ -30,24 +33,75 @@ final class ResponseConverter
      * Runs the framework with whatever the application echoes (a stray echo, var_dump(), dump())
      * caught, instead of landing on the worker's stdout.
      *
+     * An exit() (or dd(), which dumps and exits) in the request ends it as under PHP-FPM: the answer
+     * is what the application printed before it, status 200 (500 after dd(), which sets it under a
+     * web SAPI), with PHP's default content type, and the framework's own response is dropped. With
+     * the `exit` hook the exit is a Weft\Ext\ExitException that the framework catches and renders as
+     * an error page; the extension shows it to ExitTrap first, which is how it is recognized here.
+     * The server log gets one line naming the request and where exit() or dd() was called.
+     *
      * @template T
      * @param \Closure(): T $handle
-     * @return array{T, string} the result and the output
+     * @return array{T|SymfonyResponse, string} the result (or the exit's response) and the output
      */
     public static function capture(\Closure $handle): array
     {
         $level = ob_get_level();
         ob_start();
         $output = '';
+        $result = $failure = null;
+        // One left over from a call before this one is not this call's.
+        ExitTrap::take();
+        BlockingDetector::boundary();
         try {
             $result = $handle();
+        } catch (\Throwable $e) {
+            $failure = $e;
         } finally {
+            BlockingDetector::boundary();
             // The application may have left buffers of its own open: collect them too.
             while (ob_get_level() > $level) {
                 $output = ob_get_clean() . $output;
             }
         }
+        // Whatever the framework made of it (an error page, or nothing when it let it through),
+        // under PHP-FPM nothing after the exit() ran.
+        $exit = ExitTrap::take();
+        if ($exit !== null) {
+            return [self::exited($exit, $output), ''];
+        }
+        if ($failure !== null) {
+            throw $failure;
+        }
         return [$result, $output];
+    }
+
+    /** What PHP-FPM sends for a request that called exit() or dd(), logged. */
+    private static function exited(\Throwable $exit, string $output): SymfonyResponse
+    {
+        [$call, $file, $line] = ['exit()', $exit->getFile(), $exit->getLine()];
+        // symfony/var-dumper's dd() function dumps and calls exit(1); where the application called
+        // it (the outermost dd frame: a collection's or a query's ->dd() calls the function) is
+        // what its author looks for.
+        $trace = $exit->getTrace();
+        if (\in_array(true, \array_map(static fn (array $frame): bool => $frame['function'] === 'dd' && !isset($frame['class']), $trace), true)) {
+            $call = 'dd()';
+            foreach ($trace as $frame) {
+                if ($frame['function'] === 'dd' && isset($frame['file'])) {
+                    [$file, $line] = [$frame['file'], $frame['line'] ?? 0];
+                }
+            }
+        }
+        $status = $call === 'dd()' ? 500 : 200;
+        \Weft\logger()->warning('{request} called {call} at {file}:{line}: answered {status} with the {bytes} bytes it printed before, as under PHP-FPM; the framework\'s response was dropped', [
+            'request' => InFlight::current() ?? 'a request', 'call' => $call, 'file' => $file, 'line' => $line,
+            'status' => $status, 'bytes' => \strlen($output),
+        ]);
+        $type = (string) ini_get('default_mimetype');
+        $charset = (string) ini_get('default_charset');
+        return new SymfonyResponse($output, $status, $type === '' ? [] : [
+            'Content-Type' => $charset !== '' && str_starts_with($type, 'text/') ? "$type; charset=$charset" : $type,
+        ]);
     }
 
     /**

@@ -59,6 +59,11 @@ abstract class FrameworkBridgeTestCase extends TestCase
         return $this->servers[0]->output();
     }
 
+    protected function server(): ServerProcess
+    {
+        return $this->servers[0];
+    }
+
     public function testRoutesBodiesHeadersAndCookies(): void
     {
         foreach (['coroutine', 'sync'] as $mode) {
@@ -433,6 +438,65 @@ abstract class FrameworkBridgeTestCase extends TestCase
         self::assertSame(['count' => 2], json_decode(Curl::get("$base/counter")['body'], true));
     }
 
+    /**
+     * exit() in a request ends it as under PHP-FPM: what it printed so far, status 200, and none of
+     * the framework's error page (debug mode, where that page is the largest), with one line in
+     * Weft's log; the worker serves on.
+     */
+    public function testExitEndsTheRequestAsUnderFpm(): void
+    {
+        $outcomes = $this->compareWithFpm('/exit');
+        self::assertSame([200, "printed before exit\n"], $outcomes['fpm']);
+        self::assertSame($outcomes['fpm'], $outcomes['coroutine']);
+        self::assertMatchesRegularExpression('~\[worker \d+\] warning: GET /exit called exit\(\) at \S+:\d+: answered 200 with the 20 bytes it printed before~', $outcomes['log']);
+    }
+
+    /**
+     * A fresh worker's first requests load much of the framework's code, and an error page in debug
+     * mode highlights the source of every frame (~90 ms each): neither is a blocking call the
+     * application could fix, so the detector (threshold 50 ms) reports neither. A real one still is.
+     */
+    public function testFirstHitsAndErrorPagesAreNotReportedAsBlockingCalls(): void
+    {
+        if (!is_file(\dirname(__DIR__, 3) . '/ext/modules/weft.so')) {
+            self::markTestSkipped('the blocking-call detector needs the extension (bash scripts/build-ext.sh)');
+        }
+        // usleep() blocks with the sleep hook off.
+        $base = $this->serve(['APP_DEBUG' => 'true'], options: ['--hooks', 'stream,dns,exit']);
+        foreach (['/fail', '/json', '/no-such-route', '/counter', '/fail', '/exit', '/', '/blocks'] as $path) {
+            Curl::get("$base$path");
+        }
+        $output = $this->waitForOutput('GET /blocks');
+        self::assertMatchesRegularExpression('~A blocking call held the worker for \d+ ms \(threshold 50 ms\) in GET /blocks: (\S+\\\\)?usleep\(\) at \S+:\d+~', $output);
+        // Only what a request holds counts here (on a loaded machine, the loop's own turns may lag too).
+        preg_match_all('~A blocking call held the worker for \d+ ms \(threshold 50 ms\) in GET ([^:\s]+)~', $output, $m);
+        self::assertSame(['/blocks'], $m[1], $output);
+    }
+
+    /**
+     * The path answered under fpm mode (php-fpm behind nginx, the framework booted per request) and
+     * under coroutine mode, in debug mode.
+     *
+     * @return array{fpm: array{int, string}, coroutine: array{int, string}, log: string} status and
+     *         body of each, and the coroutine server's log
+     */
+    protected function compareWithFpm(string $path): array
+    {
+        if (!is_file(\dirname(__DIR__, 3) . '/ext/modules/weft.so')) {
+            self::markTestSkipped('exit() ends only its request with the exit hook of the extension (bash scripts/build-ext.sh)');
+        }
+        $outcomes = [];
+        foreach (['fpm', 'coroutine'] as $mode) {
+            $base = $this->serve(['APP_DEBUG' => 'true'], $mode);
+            $response = Curl::get("$base$path");
+            $outcomes[$mode] = [$response['status'], $response['body']];
+            self::assertSame('Hello World', Curl::get("$base/")['body'], "$mode: the next request is served");
+            $outcomes['log'] = $this->serverOutput();
+            $this->tearDown();
+        }
+        return $outcomes;
+    }
+
     public function testTheSameEntryFileServesUnderFpm(): void
     {
         // Booted on every request by php-fpm: the state of one request cannot reach the next there.
@@ -493,7 +557,7 @@ abstract class FrameworkBridgeTestCase extends TestCase
         return 'dev';
     }
 
-    private function waitForOutput(string $needle): string
+    protected function waitForOutput(string $needle): string
     {
         // The warning is written after the response; give the worker's stderr a moment to arrive.
         $deadline = microtime(true) + 5.0;

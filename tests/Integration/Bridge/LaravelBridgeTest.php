@@ -34,6 +34,52 @@ final class LaravelBridgeTest extends FrameworkBridgeTestCase
         return 'local';
     }
 
+    /**
+     * dd() dumps and exits: under PHP-FPM the answer is the dump, status 500 (symfony/var-dumper's
+     * dd() sets it), never the framework's exception page (1.2 MB in debug mode) after it.
+     */
+    public function testDdAnswersTheDumpAsUnderFpm(): void
+    {
+        $outcomes = $this->compareWithFpm('/dd');
+        foreach (['fpm', 'coroutine'] as $mode) {
+            [$status, $body] = $outcomes[$mode];
+            self::assertSame(500, $status, $mode);
+            self::assertStringStartsWith('<script> Sfdump', $body, $mode);
+            self::assertStringContainsString('dumped and died', $body, $mode);
+            self::assertSame(0, substr_count($body, 'ExitException'), "$mode: no exception page");
+            self::assertLessThan(64 * 1024, \strlen($body), $mode);
+        }
+        self::assertMatchesRegularExpression('~\[worker \d+\] warning: GET /dd called dd\(\) at \S+/routes/web\.php:\d+: answered 500~', $outcomes['log']);
+
+        // A collection's ->dd() calls dd(): the same answer, and the log names the application's line.
+        $base = $this->serve(['APP_DEBUG' => 'true']);
+        $collection = Curl::get("$base/dd-collection");
+        self::assertSame(500, $collection['status']);
+        self::assertStringContainsString('a collection dumped and died', $collection['body']);
+        self::assertMatchesRegularExpression('~warning: GET /dd-collection called dd\(\) at \S+/routes/web\.php:\d+: answered 500~', $this->waitForOutput('GET /dd-collection called'));
+    }
+
+    /**
+     * The first error page on a path that has worked so far fills Laravel's view and translation
+     * caches (the error views' paths and namespace, their engine, the translated strings): caches,
+     * not leaks, so not reported; a real leak after them still is.
+     */
+    public function testAnErrorPageIsNotReportedAsALeak(): void
+    {
+        foreach (['false', 'true'] as $debug) {
+            $base = $this->serve(['APP_ENV' => 'local', 'APP_DEBUG' => $debug]);
+            foreach (['', '', '?fail=1', '', '?fail=1', ''] as $query) {
+                self::assertSame($query === '' ? 200 : 500, Curl::get("$base/sometimes-fails$query")['status']);
+            }
+            Curl::get("$base/leak?id=a");
+            Curl::get("$base/leak?id=b");
+            $output = $this->waitForOutput('state leak');
+            self::assertStringContainsString('state leak: GET /leak changed static App\Registry::$log', $output);
+            self::assertSame(1, substr_count($output, 'state leak'), "debug $debug: " . $output);
+            $this->tearDown();
+        }
+    }
+
     public function testConfigAuthAndUrlStateBelongToOneRequest(): void
     {
         $base = $this->serve();

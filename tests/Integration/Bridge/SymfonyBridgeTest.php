@@ -32,6 +32,38 @@ final class SymfonyBridgeTest extends FrameworkBridgeTestCase
         self::assertStringNotContainsString('A blocking call held the worker', $this->serverOutput());
     }
 
+    /**
+     * A native session (session_start()) on workers the foreground master forks after READY
+     * (--max-requests, a reload): the master printed nothing through PHP's output, so no worker
+     * starts with the headers marked as sent.
+     */
+    public function testSessionsWorkOnReplacementWorkers(): void
+    {
+        $base = $this->serve(options: ['--max-requests', '2']);
+        $first = Curl::get("$base/session?visitor=alice");
+        self::assertSame(200, $first['status'], $first['body']);
+        self::assertSame(1, preg_match('/^([^=;]*sess[^=;]*=[^;]+)/im', implode("\n", $first['headers']['set-cookie'] ?? []), $m));
+        $cookie = $m[1];
+        $firstWorkers = $this->server()->workerPids();
+        // Four more requests: two replacement workers serve them.
+        for ($i = 0; $i < 4; $i++) {
+            $again = Curl::get("$base/session", ['Cookie' => $cookie]);
+            self::assertSame(200, $again['status'], "request $i: " . $again['body']);
+            self::assertSame('alice', json_decode($again['body'], true)['before']);
+            $fresh = Curl::get("$base/session?visitor=bob$i");
+            self::assertSame(200, $fresh['status'], "request $i (new client): " . $fresh['body']);
+            self::assertNull(json_decode($fresh['body'], true)['before']);
+        }
+        [$code, $out] = $this->server()->control('reload');
+        self::assertSame(0, $code, $out);
+        $afterReload = Curl::get("$base/session", ['Cookie' => $cookie]);
+        self::assertSame(200, $afterReload['status'], $afterReload['body']);
+        self::assertSame('alice', json_decode($afterReload['body'], true)['before']);
+        self::assertNotSame($firstWorkers, $this->server()->workerPids(), 'replacement workers served');
+        self::assertStringNotContainsString('headers have already been sent', $this->serverOutput());
+        self::assertStringNotContainsString('marked the headers as sent', $this->serverOutput());
+    }
+
     /** The README's entry file loads .env as symfony/runtime does (real environment variables win). */
     public function testTheEntryFileLoadsDotenv(): void
     {

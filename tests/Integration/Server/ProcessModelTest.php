@@ -276,6 +276,50 @@ final class ProcessModelTest extends TestCase
         @\unlink($log);
     }
 
+    /**
+     * Workers forked after READY (--max-requests, reload) start with the headers not sent: the master
+     * prints nothing through PHP's output, whose first byte would mark them as sent in every child.
+     */
+    public function testReplacementWorkersStartWithTheHeadersNotSent(): void
+    {
+        $server = new ServerProcess([self::APP, '--workers', '1', '--max-requests', '1']);
+        $seen = [];
+        while (\count($seen) < 3) {
+            $response = ServerProcess::waitFor(function () use ($server) {
+                try {
+                    return RawHttp::get($server->address(), '/headers-sent');
+                } catch (\RuntimeException) {
+                    return null;
+                }
+            }, 10, 'a response');
+            [$pid, $state] = \explode(' ', $response['body'], 2);
+            $seen[$pid] = $state;
+        }
+        [$code, $out] = $server->control('reload');
+        self::assertSame(0, $code, $out);
+        $response = RawHttp::get($server->address(), '/headers-sent');
+        [$pid, $state] = \explode(' ', $response['body'], 2);
+        $seen[$pid] = $state;
+        self::assertSame(['not sent'], \array_values(\array_unique($seen)), \json_encode($seen));
+        $server->stop();
+    }
+
+    /** Output the master printed before it forked (here a prepended file) is named by each worker it affects. */
+    public function testAWorkerStartingWithTheHeadersSentSaysWhy(): void
+    {
+        $prepend = \sys_get_temp_dir() . '/weft-prepend-' . \bin2hex(\random_bytes(4)) . '.php';
+        \file_put_contents($prepend, "<?php\necho \"printed by the master\\n\";\n");
+        try {
+            // WEFT_NO_REEXEC: serve's restart with its own PHP settings would drop the prepended file.
+            $server = new ServerProcess([self::APP, '--workers', '1'], ['WEFT_NO_REEXEC' => '1'], phpOptions: ['-d', "auto_prepend_file=$prepend"]);
+            $output = ServerProcess::waitFor(static fn () => \str_contains($server->output(), 'marked the headers') ? $server->output() : null, 10, 'the warning');
+            self::assertStringContainsString("warning: Output at $prepend:2 marked the headers as sent before this worker started", $output);
+            $server->stop();
+        } finally {
+            @\unlink($prepend);
+        }
+    }
+
     public function testLineProtocolServer(): void
     {
         $server = new ServerProcess([\dirname(__DIR__, 3) . '/examples/echo-line.php', '--protocol', 'line', '--workers', '1', '--max-line', '16']);

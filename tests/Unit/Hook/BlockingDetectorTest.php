@@ -26,24 +26,15 @@ final class BlockingDetectorTest extends TestCase
 
     protected function tearDown(): void
     {
-        Watchdog::stop();
+        if (\class_exists(Watchdog::class, false)) {
+            Watchdog::stop();
+        }
         Loop::reset('select');
     }
 
     public function testABlockingCallIsLoggedWithItsRequestAndSiteOncePerInterval(): void
     {
-        $logger = new class () extends AbstractLogger {
-            /** @var list<string> */
-            public array $lines = [];
-
-            public function log($level, \Stringable|string $message, array $context = []): void
-            {
-                $this->lines[] = $level . ': ' . \strtr((string) $message, \array_map(
-                    static fn ($v) => \is_scalar($v) ? (string) $v : '',
-                    \array_combine(\array_map(static fn ($k) => '{' . $k . '}', \array_keys($context)), $context),
-                ));
-            }
-        };
+        $logger = self::logger();
         $detector = new BlockingDetector($logger, 0.08, 60.0);
         $driver = Loop::get();
         $detector->start($driver);
@@ -64,5 +55,123 @@ final class BlockingDetectorTest extends TestCase
         self::assertGreaterThanOrEqual(2, $stats['blocked']);
         self::assertGreaterThanOrEqual(250.0, $stats['lag_max_ms']);
         self::assertSame(0.0, $detector->stats()['lag_ms'], 'the interval figure resets after each report');
+    }
+
+    /**
+     * Loading code (an autoloader, the compile of an included file) is the first request's cost, not a
+     * blocking call: it is left out of the held time, and a blocking call right after it is reported
+     * at its own site.
+     */
+    public function testTimeLoadingCodeIsNotCounted(): void
+    {
+        $class = 'Weft\\Tests\\Unit\\Hook\\SlowlyLoaded' . \bin2hex(\random_bytes(4));
+        $loader = static function (string $name) use ($class): void {
+            if ($name === $class) {
+                \usleep(200_000); // a slow autoloader: a cold disk, a big class map
+                eval('namespace Weft\\Tests\\Unit\\Hook; final class ' . \substr($class, \strrpos($class, '\\') + 1) . ' {}');
+            }
+        };
+        $function = 'weft_test_big_' . \bin2hex(\random_bytes(4));
+        $file = \sys_get_temp_dir() . "/$function.php";
+        $code = "<?php\n";
+        for ($f = 0; $f < 4000; $f++) {
+            // ~120 ms to compile here: many small functions (one huge one compiles in quadratic time).
+            $code .= "function {$function}_$f(\$x) {\n" . \str_repeat("\$a = [\$x, 'text', 2 * \$x]; \$b = \$a[2] + \$x;\n", 10) . "return \$b;\n}\n";
+        }
+        \file_put_contents($file, $code);
+        \spl_autoload_register($loader);
+        $logger = self::logger();
+        $detector = new BlockingDetector($logger, 0.05, 60.0);
+        $driver = Loop::get();
+        $detector->start($driver);
+        try {
+            $line = 0;
+            run(static function () use ($class, $file, &$line): void {
+                (static function (Request $request) use ($class, $file, &$line): void {
+                    new $class();
+                    \Weft\sleep(0.02);
+                    require $file;
+                    // An ordinary call: where the watchdog would catch the compile above if it counted.
+                    \str_repeat($file, 1);
+                    \Weft\sleep(0.02);
+                    new $class(); // loaded: no autoload
+                    $line = __LINE__ + 1;
+                    \usleep(150_000);
+                })(new Request('GET', '/loading'));
+            });
+        } finally {
+            $detector->stop($driver);
+            \spl_autoload_unregister($loader);
+            @\unlink($file);
+        }
+        $reports = \array_values(\array_filter($logger->lines, static fn ($l) => \str_contains($l, 'held the worker') && \str_contains($l, '/loading')));
+        self::assertCount(1, $reports, \implode("\n", $logger->lines));
+        self::assertMatchesRegularExpression('/held the worker for \d+ ms \(threshold 50 ms\) in GET \/loading: usleep\(\) at \S+BlockingDetectorTest\.php:' . $line . ';/', $reports[0]);
+    }
+
+    /** A framework rendering its error page (a debug page highlights every frame's source) is not reported. */
+    public function testAFrameworkRenderingItsErrorPageIsNotReported(): void
+    {
+        require_once __DIR__ . '/fixtures/FakeErrorRenderer.php';
+        $logger = self::logger();
+        $detector = new BlockingDetector($logger, 0.05, 60.0);
+        $driver = Loop::get();
+        $detector->start($driver);
+        try {
+            run(static function (): void {
+                (static function (Request $request): void {
+                    (new \Illuminate\Foundation\Exceptions\Renderer\WeftTestRenderer())->render(static function (): void {
+                        \usleep(150_000);
+                    });
+                    \Weft\sleep(0.02);
+                })(new Request('GET', '/error-page'));
+            });
+        } finally {
+            $detector->stop($driver);
+        }
+        $reports = \array_filter($logger->lines, static fn ($l) => \str_contains($l, 'held the worker') && \str_contains($l, '/error-page'));
+        self::assertSame([], \array_values($reports));
+        self::assertSame(0, $detector->stats()['blocked']);
+    }
+
+    /** Highlighting PHP source is what a debug error page does for every frame: not a blocking call. */
+    public function testHighlightingSourceIsNotCounted(): void
+    {
+        $source = "<?php\n" . \str_repeat("\$a = [1, 'text', 2 * \$b]; // a line of some application\n", 30000);
+        $logger = self::logger();
+        $detector = new BlockingDetector($logger, 0.05, 60.0);
+        $driver = Loop::get();
+        $detector->start($driver);
+        try {
+            run(static function () use ($source): void {
+                (static function (Request $request) use ($source): void {
+                    \ob_start();
+                    \highlight_string($source); // ~200 ms here
+                    \ob_end_clean();
+                    \str_repeat('x', 1); // an ordinary call, where the hold would be caught
+                    \Weft\sleep(0.02);
+                })(new Request('GET', '/highlight'));
+            });
+        } finally {
+            $detector->stop($driver);
+        }
+        $reports = \array_filter($logger->lines, static fn ($l) => \str_contains($l, 'held the worker') && \str_contains($l, '/highlight'));
+        self::assertSame([], \array_values($reports));
+    }
+
+    private static function logger(): AbstractLogger
+    {
+        return new class () extends AbstractLogger {
+            /** @var list<string> */
+            public array $lines = [];
+
+            public function log($level, \Stringable|string $message, array $context = []): void
+            {
+                $this->lines[] = $level . ': ' . \strtr((string) $message, \array_map(
+                    static fn ($v) => \is_scalar($v) ? (string) $v : '',
+                    \array_combine(\array_map(static fn ($k) => '{' . $k . '}', \array_keys($context)), $context),
+                ));
+            }
+        };
     }
 }

@@ -6,6 +6,7 @@ namespace Weft\Tests\Unit\Hook;
 
 use PHPUnit\Framework\TestCase;
 use Weft\Ext\ExitException;
+use Weft\Hook\ExitTrap;
 use Weft\Hook\Hooks;
 use Weft\Loop\Loop;
 
@@ -43,7 +44,12 @@ final class ExitHookTest extends TestCase
                 }),
                 go(static function (): void {
                     $message = 'bye ' . \PHP_VERSION_ID;
-                    die($message);
+                    \ob_start(); // die() prints its message
+                    try {
+                        die($message);
+                    } finally {
+                        \ob_end_clean();
+                    }
                 }),
                 go(static function (): void {
                     exit;
@@ -66,6 +72,57 @@ final class ExitHookTest extends TestCase
         self::assertStringContainsString('with status 3: it ends this request (or coroutine) only', $seen[0][1]);
         self::assertStringContainsString('with "bye ' . \PHP_VERSION_ID . '"', $seen[1][1]);
         self::assertSame(0, $seen[2][0]);
+    }
+
+    /** As the original exit() does, die("message") prints its message (into the request's output). */
+    public function testExitWithAStringPrintsIt(): void
+    {
+        \ob_start();
+        try {
+            run(static function (): void {
+                try {
+                    go(static function (): void {
+                        echo 'before, ';
+                        die('the message');
+                    })->join();
+                } catch (ExitException) {
+                }
+            });
+        } finally {
+            $output = \ob_get_clean();
+        }
+        self::assertSame('before, the message', $output);
+    }
+
+    /**
+     * A framework catches the ExitException and renders it; ExitTrap still tells the code that runs
+     * the coroutine that it exited, with the very exception (file and line of the exit()), and only
+     * that coroutine's.
+     */
+    public function testExitTrapKnowsWhichCoroutineExited(): void
+    {
+        [$exited, $caught, $other, $again] = run(static function (): array {
+            $other = go(static function (): ?\Throwable {
+                \Weft\sleep(0.01);
+                return ExitTrap::take();
+            });
+            $exited = go(static function (): array {
+                try {
+                    exit(2);
+                } catch (\Throwable $e) {
+                    // What a framework does: an error page.
+                }
+                return [ExitTrap::take(), $e, ExitTrap::take()];
+            })->join();
+            return [$exited[0], $exited[1], $other->join(), $exited[2]];
+        });
+        self::assertInstanceOf(ExitException::class, $exited);
+        self::assertSame($caught, $exited);
+        self::assertSame(__FILE__, $exited->getFile());
+        self::assertSame(2, $exited->getCode());
+        self::assertNull($other, 'another coroutine did not exit');
+        self::assertNull($again, 'take() forgets it');
+        self::assertNull(ExitTrap::take(), 'outside a coroutine: nothing');
     }
 
     public function testTheExceptionIsAnErrorThatCatchExceptionDoesNotSwallow(): void

@@ -207,6 +207,35 @@ Route::get('/db-fail', function () {
     throw new RuntimeException('failed inside a transaction');
 });
 
+// exit() and dd() end the request as under PHP-FPM: what was printed so far is the answer.
+Route::get('/exit', function () {
+    echo "printed before exit\n";
+    exit;
+    return response('not reached');
+});
+
+Route::get('/dd', function () {
+    dd(['fixture' => 'dumped and died']);
+});
+
+Route::get('/dd-collection', function () {
+    collect(['fixture' => 'a collection dumped and died'])->dd();
+});
+
+// A blocking call (with the sleep hook off): what the blocking-call detector is for.
+Route::get('/blocks', function () {
+    usleep(120_000);
+    return response('Hello World', 200, ['Content-Type' => 'text/plain']);
+});
+
+// A route that usually works and fails now and then: its first error renders the error page.
+Route::get('/sometimes-fails', function (Request $request) {
+    if ($request->boolean('fail')) {
+        throw new RuntimeException('the fixture failed this time');
+    }
+    return response('Hello World', 200, ['Content-Type' => 'text/plain']);
+});
+
 Route::get('/fail', function () {
     throw new RuntimeException('the fixture failed on purpose');
 });

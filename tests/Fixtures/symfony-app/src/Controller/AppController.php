@@ -244,6 +244,22 @@ final class AppController
         return new Response('returned', 200, ['Content-Type' => 'text/plain']);
     }
 
+    /** A blocking call (with the sleep hook off): what the blocking-call detector is for. */
+    #[Route('/blocks', methods: ['GET'])]
+    public function blocks(): Response
+    {
+        usleep(120_000);
+        return new Response('Hello World', 200, ['Content-Type' => 'text/plain']);
+    }
+
+    /** exit() ends the request as under PHP-FPM: what was printed so far is the answer. */
+    #[Route('/exit', methods: ['GET'])]
+    public function exit(): Response
+    {
+        echo "printed before exit\n";
+        exit;
+    }
+
     #[Route('/fail', methods: ['GET'])]
     public function fail(): Response
     {
