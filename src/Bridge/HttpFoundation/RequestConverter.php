@@ -94,8 +94,14 @@ final class RequestConverter
             'SERVER_PROTOCOL' => 'HTTP/' . $request->version(),
             'REQUEST_TIME' => (int) $now,
             'REQUEST_TIME_FLOAT' => $now,
+            // The client's address, and HTTPS for its scheme, when a trusted proxy named them
+            // (--trusted-proxies): the framework needs no trusted-proxy setting of its own, and its
+            // getClientIp(), isSecure() and generated URLs follow what Weft resolved.
             'REMOTE_ADDR' => $request->remoteAddress() ?? '127.0.0.1',
         ] + $this->server;
+        if ($request->scheme() === 'https') {
+            $server['HTTPS'] = 'on';
+        }
         foreach ($request->headers() as $name => $values) {
             $key = strtoupper(str_replace('-', '_', $name));
             $value = implode(', ', $values);

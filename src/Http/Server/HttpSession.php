@@ -51,8 +51,6 @@ final class HttpSession implements Session, Abandonable
     private int $status = 0;
     private int $sent = 0;
     private bool $complete = true;
-    /** The peer's IP for the access log, taken from its address once per connection. */
-    private ?string $remoteHost = null;
     /** What this connection counts in the worker's body budget: bytes in its parser, and the body of its running request. */
     private int $held = 0;
     private int $runningBody = 0;
@@ -199,6 +197,10 @@ final class HttpSession implements Session, Abandonable
                             $connection->closeAfterFlush();
                         }
                         break;
+                    }
+                    if ($this->protocol->proxies !== null) {
+                        // Before anything sees the request (the application, the access log, a refusal's line).
+                        $request = $this->protocol->proxies->resolve($request);
                     }
                     $this->fresh = false;
                     $this->busy = true;
@@ -357,7 +359,8 @@ final class HttpSession implements Session, Abandonable
         $seconds = (\hrtime(true) - $started) / 1e9;
         $this->protocol->metrics?->record($status, $seconds);
         $this->protocol->accessLog?->record(
-            $this->remoteHost ??= HttpProtocol::host($this->connection->remoteAddress()),
+            // The peer's IP, stamped by the parser; the client's when a trusted proxy named it.
+            $request->remoteAddress(),
             $request->method(),
             $request->target(),
             $request->version(),
