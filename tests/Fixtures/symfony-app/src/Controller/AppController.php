@@ -168,6 +168,7 @@ final class AppController
             'cookie' => $request->cookies->get('flavour'),
             'host' => $request->getHost(),
             'client_ip' => $request->getClientIp(),
+            'secure' => $request->isSecure(),
             'method' => $request->getMethod(),
         ]);
         $response->headers->set('X-Answer', '42');
