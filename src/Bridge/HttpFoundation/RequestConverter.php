@@ -102,7 +102,13 @@ final class RequestConverter
         if ($request->scheme() === 'https') {
             $server['HTTPS'] = 'on';
         }
+        $forwarded = $request->viaTrustedProxy();
         foreach ($request->headers() as $name => $values) {
+            if ($forwarded && ($name === 'x-forwarded-for' || $name === 'x-forwarded-proto' || $name === 'forwarded')) {
+                // Weft used them: left in, a framework told to trust every peer ("*", REMOTE_ADDR) would
+                // now trust the client named in REMOTE_ADDR and read the client's own forged entries.
+                continue;
+            }
             $key = strtoupper(str_replace('-', '_', $name));
             $value = implode(', ', $values);
             if ($key === 'CONTENT_TYPE' || $key === 'CONTENT_LENGTH') {

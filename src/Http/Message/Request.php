@@ -28,7 +28,8 @@ final class Request
     private bool $jsonDecoded = false;
     /** @var array<string, mixed> */
     private array $attributes = [];
-    /** Set when a trusted proxy named the client (withForwardedClient()): the proxy's address. */
+    /** Whether a trusted proxy described the client (withForwardedClient()); then $peerAddress is the proxy's address. */
+    private bool $forwarded = false;
     private ?string $peerAddress = null;
     private string $scheme = 'http';
 
@@ -299,7 +300,13 @@ final class Request
      */
     public function peerAddress(): ?string
     {
-        return $this->peerAddress ?? $this->remoteAddress;
+        return $this->forwarded ? $this->peerAddress : $this->remoteAddress;
+    }
+
+    /** Whether a trusted proxy's forwarding fields made remoteAddress() and scheme() (withForwardedClient()). */
+    public function viaTrustedProxy(): bool
+    {
+        return $this->forwarded;
     }
 
     /**
@@ -325,6 +332,7 @@ final class Request
         }
         $clone = clone $this;
         $clone->peerAddress = $this->peerAddress();
+        $clone->forwarded = true;
         $clone->remoteAddress = $address;
         $clone->scheme = $scheme;
         return $clone;

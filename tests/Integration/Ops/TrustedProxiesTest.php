@@ -113,6 +113,25 @@ final class TrustedProxiesTest extends TestCase
             $seen = \json_decode($reply['body'], true, 512, \JSON_THROW_ON_ERROR);
             self::assertSame(self::CLIENT, $seen['client_ip'], "$prefix: the framework's getClientIp() / ip()");
             self::assertTrue($seen['secure'], "$prefix: isSecure() from X-Forwarded-Proto, with no trusted-proxy setting in the application");
+            // Weft used the fields: an application trusting every peer cannot read the forged 10.6.6.6 from them.
+            self::assertNull($seen['forwarded_for'], "$prefix: X-Forwarded-For is not passed on once used");
+        }
+    }
+
+    public function testBadOptionsAreRefusedWithAReason(): void
+    {
+        foreach ([
+            [['--trusted-proxies', 'proxy.example.com'], "'proxy.example.com' is not an IP address"],
+            [['--trusted-proxies', '10.0.0.0/33'], 'prefix length must be 0 to 32'],
+            [['--trusted-proxies', '::/129'], 'prefix length must be 0 to 128'],
+            [['--trusted-proxies', '127.0.0.1', '--proxy-header', 'x-real-ip'], 'expects one of x-forwarded-for, forwarded'],
+            [['--trusted-proxies', '127.0.0.1', '--mode', 'fpm'], 'not available in fpm mode'],
+            [['--trusted-proxies', '127.0.0.1', '--protocol', 'line'], 'needs --protocol http'],
+        ] as [$args, $reason]) {
+            $pidFile = "$this->dir/options.pid";
+            [$code, $out] = ServerProcess::cli(['serve', self::APP, '--port', '0', '--pid-file', $pidFile, ...$args]);
+            self::assertSame(2, $code, $out);
+            self::assertStringContainsString($reason, $out);
         }
     }
 

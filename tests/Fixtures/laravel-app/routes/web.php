@@ -37,6 +37,7 @@ Route::get('/headers', function (Request $request) {
         'host' => $request->getHost(),
         'client_ip' => $request->ip(),
         'secure' => $request->secure(),
+        'forwarded_for' => $request->header('X-Forwarded-For'),
         'method' => $request->method(),
     ])->header('X-Answer', '42')->cookie('visited', 'yes', 0, '/', null, false, true, false, 'lax');
 })->withoutMiddleware([\Illuminate\Cookie\Middleware\EncryptCookies::class]);

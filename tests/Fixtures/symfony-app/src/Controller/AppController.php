@@ -169,6 +169,7 @@ final class AppController
             'host' => $request->getHost(),
             'client_ip' => $request->getClientIp(),
             'secure' => $request->isSecure(),
+            'forwarded_for' => $request->headers->get('X-Forwarded-For'),
             'method' => $request->getMethod(),
         ]);
         $response->headers->set('X-Answer', '42');
