@@ -218,7 +218,7 @@ final class HttpSession implements Session, Abandonable
                         $this->done = true;
                         $unavailable = new Response(503, ['Content-Type' => 'text/plain; charset=utf-8', 'Retry-After' => '1'], "Service unavailable: too many requests in flight\n");
                         $connection->write($this->protocol->encoder->encode($unavailable, $request->version(), false, $request->method() === 'HEAD', $this->protocol->date()));
-                        $this->protocol->accessLog?->record(HttpProtocol::host($connection->remoteAddress()), $request->method(), $request->target(), $request->version(), 503, $request->method() === 'HEAD' ? 0 : \strlen($unavailable->body()), 0.0, $request->header('referer'), $request->header('user-agent'));
+                        $this->protocol->accessLog?->record($request->remoteAddress(), $request->method(), $request->target(), $request->version(), 503, $request->method() === 'HEAD' ? 0 : \strlen($unavailable->body()), 0.0, $request->header('referer'), $request->header('user-agent'));
                         $connection->closeAfterFlush();
                     }
                 }
