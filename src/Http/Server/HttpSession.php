@@ -51,6 +51,8 @@ final class HttpSession implements Session, Abandonable
     private int $status = 0;
     private int $sent = 0;
     private bool $complete = true;
+    /** Whether the peer is a trusted proxy (--trusted-proxies), asked at its first request. */
+    private ?bool $trustedPeer = null;
     /** What this connection counts in the worker's body budget: bytes in its parser, and the body of its running request. */
     private int $held = 0;
     private int $runningBody = 0;
@@ -198,9 +200,10 @@ final class HttpSession implements Session, Abandonable
                         }
                         break;
                     }
-                    if ($this->protocol->proxies !== null) {
+                    if ($this->protocol->proxies !== null
+                        && ($this->trustedPeer ??= $this->protocol->proxies->trusts((string) $request->remoteAddress()))) {
                         // Before anything sees the request (the application, the access log, a refusal's line).
-                        $request = $this->protocol->proxies->resolve($request);
+                        $request = $this->protocol->proxies->resolveFromTrustedPeer($request);
                     }
                     $this->fresh = false;
                     $this->busy = true;

@@ -94,6 +94,16 @@ final class TrustedProxies
         if ($peer === null || !$this->trusts($peer)) {
             return $request;
         }
+        return $this->resolveFromTrustedPeer($request);
+    }
+
+    /**
+     * resolve() for a request whose peer the caller already found trusted (trusts()): the server asks
+     * once per connection, not once per request.
+     */
+    public function resolveFromTrustedPeer(Request $request): Request
+    {
+        $peer = (string) $request->remoteAddress();
         $resolved = $this->header === self::FORWARDED ? $this->fromForwarded($request) : $this->fromXForwardedFor($request);
         if ($resolved === null || ($resolved[0] === null && $resolved[1] === 'http')) {
             return $request;
@@ -120,11 +130,13 @@ final class TrustedProxies
                 if (\strcasecmp($entry, 'unknown') === 0 || $entry[0] === '_') {
                     break; // hidden: the client is the address walked before it
                 }
-                $packed = self::pack(self::stripPort($entry) ?? '');
+                $address = self::stripPort($entry) ?? '';
+                $packed = self::pack($address);
                 if ($packed === null) {
                     return null;
                 }
-                $client = self::unpack($packed);
+                // inet_pton() takes IPv4 only in its one dotted-decimal spelling: such an entry is canonical already.
+                $client = \strlen($packed) === 4 && !\str_contains($address, ':') ? $address : self::unpack($packed);
                 if (!$this->contains($packed)) {
                     break;
                 }
@@ -138,6 +150,9 @@ final class TrustedProxies
     {
         if ($field === null) {
             return 'http';
+        }
+        if (!\str_contains($field, ',')) {
+            return self::scheme(\trim($field, " \t"));
         }
         $values = \array_values(\array_filter(\array_map(static fn (string $v): string => \trim($v, " \t"), \explode(',', $field)), static fn (string $v): bool => $v !== ''));
         if ($values === []) {
