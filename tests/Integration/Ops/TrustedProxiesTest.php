@@ -6,6 +6,7 @@ namespace Weft\Tests\Integration\Ops;
 
 use PHPUnit\Framework\TestCase;
 use Weft\Tests\Support\Curl;
+use Weft\Tests\Support\RawHttp;
 use Weft\Tests\Support\ServerProcess;
 
 /**
@@ -82,6 +83,24 @@ final class TrustedProxiesTest extends TestCase
         self::assertSame(['127.0.0.1', '127.0.0.1', 'http'], [$seen['remote'], $seen['peer'], $seen['scheme']]);
         $line = ServerProcess::waitFor(static fn () => @\file($log)[0] ?? null, 10, 'the access log line');
         self::assertSame('127.0.0.1', \json_decode($line, true, 512, \JSON_THROW_ON_ERROR)['remote']);
+    }
+
+    public function testEachRequestOfAKeptAliveConnectionIsResolvedOnItsOwn(): void
+    {
+        // What a proxy's keep-alive upstream connection carries: requests of different clients, and
+        // one that names none. The trust in the peer is per connection; the client is per request.
+        $weft = $this->serve([self::APP, '--trusted-proxies', '127.0.0.1']);
+        $connection = new RawHttp("127.0.0.1:$weft");
+        $connection->send("GET /a HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: 203.0.113.7\r\nX-Forwarded-Proto: https\r\n\r\n"
+            . "GET /b HTTP/1.1\r\nHost: x\r\n\r\n"
+            . "GET /c HTTP/1.1\r\nHost: x\r\nX-Forwarded-For: 2001:db8::9\r\nConnection: close\r\n\r\n");
+        $seen = [];
+        for ($i = 0; $i < 3; $i++) {
+            $body = \json_decode($connection->response()['body'], true, 512, \JSON_THROW_ON_ERROR);
+            $seen[] = [$body['remote'], $body['scheme']];
+        }
+        $connection->close();
+        self::assertSame([['203.0.113.7', 'https'], ['127.0.0.1', 'http'], ['2001:db8::9', 'http']], $seen);
     }
 
     public function testMalformedForwardingFromATrustedPeerLeavesThePeer(): void
