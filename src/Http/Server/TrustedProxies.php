@@ -127,7 +127,7 @@ final class TrustedProxies
                 if (++$walked > self::MAX_HOPS) {
                     return null;
                 }
-                if (\strcasecmp($entry, 'unknown') === 0 || $entry[0] === '_') {
+                if (\strcasecmp($entry, 'unknown') === 0 || \preg_match('/^_[A-Za-z0-9._-]++$/', $entry) === 1) {
                     break; // hidden: the client is the address walked before it
                 }
                 $address = self::stripPort($entry) ?? '';

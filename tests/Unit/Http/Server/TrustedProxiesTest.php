@@ -136,6 +136,7 @@ final class TrustedProxiesTest extends TestCase
         yield 'bad port' => [['X-Forwarded-For' => '203.0.113.7:http']];
         yield 'unclosed bracket' => [['X-Forwarded-For' => '[2001:db8::1']];
         yield 'space inside' => [['X-Forwarded-For' => '203.0.113 .7']];
+        yield 'not an obfuscated identifier' => [['X-Forwarded-For' => '203.0.113.7, _a;b']];
         yield 'too many trusted hops' => [['X-Forwarded-For' => '203.0.113.7, ' . \implode(', ', \array_fill(0, TrustedProxies::MAX_HOPS, '10.0.0.1'))]];
         yield 'bad proto with garbage chain' => [['X-Forwarded-For' => '%00', 'X-Forwarded-Proto' => 'https']];
     }
