@@ -12,6 +12,7 @@ use Weft\Http\Compression\GzipOptions;
 use Weft\Http\Parser\Limits;
 use Weft\Http\Server\HttpProtocol;
 use Weft\Http\Server\HttpOptions;
+use Weft\Http\Server\TrustedProxies;
 use Weft\Http\Static\StaticOptions;
 use Weft\Line\LineCodec;
 use Weft\Line\LineProtocol;
@@ -74,6 +75,8 @@ final class ServeCommand
             'log-format' => ['string', 'text', 'server log format: text, or json (one object per line)', Logger::FORMATS],
             'access-log' => ['string', null, 'access log: one line per HTTP request to FILE, or - for stdout (default: off)'],
             'access-log-format' => ['string', 'combined', 'access log format: combined (Combined Log Format + duration, worker), or json', AccessLog::FORMATS],
+            'trusted-proxies' => ['list', [], 'addresses or CIDR ranges (IPv4, IPv6; private, loopback) of reverse proxies whose --proxy-header names the client, who then is the request\'s and the access log\'s address (default: none)'],
+            'proxy-header' => ['string', TrustedProxies::X_FORWARDED_FOR, 'where the trusted proxies name the client: x-forwarded-for (and X-Forwarded-Proto), or forwarded (RFC 7239)', TrustedProxies::HEADERS],
             'daemon' => ['bool', false, 'run in the background'],
             'debug' => ['bool', false, 'show exception traces in 500 responses'],
             'static' => ['string', null, 'serve files from this directory before the application'],
@@ -176,6 +179,9 @@ final class ServeCommand
             if ($options->get('metrics') !== null) {
                 throw new UsageError("option '--metrics' is not available in fpm mode (bin/weft status shows php-fpm's and nginx's figures)");
             }
+            if ($options->get('trusted-proxies') !== []) {
+                throw new UsageError("option '--trusted-proxies' is not available in fpm mode (nginx receives the connections there: its real_ip module applies)");
+            }
         }
         $listener = null;
         if ($port === 0 && $options->get('pid-file') === null && $options->get('mode') !== 'fpm') {
@@ -215,6 +221,9 @@ final class ServeCommand
             return (new FpmCommand())->run($app, $options, $pidFile, $logFile);
         }
 
+        if ($options->get('trusted-proxies') !== [] && $options->get('protocol') !== 'http') {
+            throw new UsageError("option '--trusted-proxies' needs --protocol http");
+        }
         $requestMetrics = new RequestMetrics();
         $accessLog = null;
         if ($options->get('access-log') !== null) {
@@ -343,6 +352,11 @@ final class ServeCommand
         } catch (\InvalidArgumentException $e) {
             throw new UsageError($e->getMessage());
         }
+        try {
+            $proxies = $options->get('trusted-proxies') === [] ? null : new TrustedProxies($options->get('trusted-proxies'), $options->get('proxy-header'));
+        } catch (\InvalidArgumentException $e) {
+            throw new UsageError("option '--trusted-proxies': " . $e->getMessage());
+        }
         $httpOptions = new HttpOptions(
             limits: $limits,
             headerTimeout: $options->get('header-timeout'),
@@ -356,6 +370,7 @@ final class ServeCommand
             bodyMemory: $options->get('memory-limit') > 0 ? \max($options->get('max-body') + 65536, \intdiv($options->get('memory-limit'), 2)) : 0,
             // The other half, less what the application holds, for open WebSockets (worked out in the worker).
             upgradeMemory: $options->get('ws-memory') ?? HttpOptions::AUTO,
+            trustedProxies: $proxies,
         );
         $memoryLimit = $options->get('memory-limit');
         $sendTimeout = $options->get('send-timeout');

@@ -94,9 +94,21 @@ final class RequestConverter
             'SERVER_PROTOCOL' => 'HTTP/' . $request->version(),
             'REQUEST_TIME' => (int) $now,
             'REQUEST_TIME_FLOAT' => $now,
+            // The client's address, and HTTPS for its scheme, when a trusted proxy named them
+            // (--trusted-proxies): the framework needs no trusted-proxy setting of its own, and its
+            // getClientIp(), isSecure() and generated URLs follow what Weft resolved.
             'REMOTE_ADDR' => $request->remoteAddress() ?? '127.0.0.1',
         ] + $this->server;
+        if ($request->scheme() === 'https') {
+            $server['HTTPS'] = 'on';
+        }
+        $forwarded = $request->viaTrustedProxy();
         foreach ($request->headers() as $name => $values) {
+            if ($forwarded && ($name === 'x-forwarded-for' || $name === 'x-forwarded-proto' || $name === 'forwarded')) {
+                // Weft used them: left in, a framework told to trust every peer ("*", REMOTE_ADDR) would
+                // now trust the client named in REMOTE_ADDR and read the client's own forged entries.
+                continue;
+            }
             $key = strtoupper(str_replace('-', '_', $name));
             $value = implode(', ', $values);
             if ($key === 'CONTENT_TYPE' || $key === 'CONTENT_LENGTH') {

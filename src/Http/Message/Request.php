@@ -28,6 +28,10 @@ final class Request
     private bool $jsonDecoded = false;
     /** @var array<string, mixed> */
     private array $attributes = [];
+    /** Whether a trusted proxy described the client (withForwardedClient()); then $peerAddress is the proxy's address. */
+    private bool $forwarded = false;
+    private ?string $peerAddress = null;
+    private string $scheme = 'http';
 
     /**
      * The parser's constructor. Outside the parser use Request::create(), which validates.
@@ -287,6 +291,50 @@ final class Request
     {
         $clone = clone $this;
         $clone->remoteAddress = $address;
+        return $clone;
+    }
+
+    /**
+     * The address of the connection's other end: the proxy when a trusted one named the client
+     * (--trusted-proxies), else the same as remoteAddress().
+     */
+    public function peerAddress(): ?string
+    {
+        return $this->forwarded ? $this->peerAddress : $this->remoteAddress;
+    }
+
+    /** Whether a trusted proxy's forwarding fields made remoteAddress() and scheme() (withForwardedClient()). */
+    public function viaTrustedProxy(): bool
+    {
+        return $this->forwarded;
+    }
+
+    /**
+     * "https" when a trusted proxy (--trusted-proxies) says the client came over HTTPS; "http"
+     * otherwise (Weft itself speaks plain HTTP).
+     */
+    public function scheme(): string
+    {
+        return $this->scheme;
+    }
+
+    /**
+     * The request as a trusted proxy describes its client: remoteAddress() becomes $address,
+     * peerAddress() keeps the proxy's. Weft\Http\Server\TrustedProxies calls it; an application that
+     * resolves proxies itself may too.
+     *
+     * @param 'http'|'https' $scheme
+     */
+    public function withForwardedClient(string $address, string $scheme = 'http'): self
+    {
+        if ($scheme !== 'http' && $scheme !== 'https') {
+            throw new \InvalidArgumentException("Unknown scheme '$scheme' (http or https)");
+        }
+        $clone = clone $this;
+        $clone->peerAddress = $this->peerAddress();
+        $clone->forwarded = true;
+        $clone->remoteAddress = $address;
+        $clone->scheme = $scheme;
         return $clone;
     }
 

@@ -162,7 +162,7 @@ final class PsrBridge
         $host = $request->header('host');
         if ($host !== null && $host !== '' && str_starts_with($target, '/')) {
             try {
-                return new Uri('http://' . $host . $target);
+                return new Uri($request->scheme() . '://' . $host . $target);
             } catch (\InvalidArgumentException) {
                 // an unparsable Host: keep path and query only
             }
@@ -188,7 +188,10 @@ final class PsrBridge
             'REQUEST_TIME_FLOAT' => $now,
         ];
         if ($request->remoteAddress() !== null) {
-            $params['REMOTE_ADDR'] = $request->remoteAddress();
+            $params['REMOTE_ADDR'] = $request->remoteAddress();   // the client's, behind a trusted proxy
+        }
+        if ($request->scheme() === 'https') {
+            $params['HTTPS'] = 'on';
         }
         foreach ($headers as $name => $values) {
             $key = strtoupper(str_replace('-', '_', $name));

@@ -47,6 +47,11 @@ final class HttpOptions
          * bound; AUTO: derived from memory_limit once the application has loaded.
          */
         public readonly int $upgradeMemory = 0,
+        /**
+         * --trusted-proxies: peers whose X-Forwarded-For / Forwarded name the client, who then is the
+         * request's remoteAddress() and the access log's address. null (the default): none, at no cost.
+         */
+        public readonly ?TrustedProxies $trustedProxies = null,
     ) {
         $this->limits = $limits ?? new Limits();
         if ($headerTimeout <= 0 || $idleTimeout <= 0 || $sendTimeout <= 0 || $bodyTimeout <= 0) {

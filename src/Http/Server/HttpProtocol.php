@@ -33,6 +33,8 @@ final class HttpProtocol implements Protocol
     public readonly ReceiveBudget $budget;
     /** What this worker's upgraded connections (WebSockets) may hold while open (HttpOptions::$upgradeMemory). */
     public readonly ConnectionBudget $upgraded;
+    /** HttpOptions::$trustedProxies, read once per request: null costs one null check. */
+    public readonly ?TrustedProxies $proxies;
     private int $dateSecond = 0;
     private string $date = '';
 
@@ -46,6 +48,7 @@ final class HttpProtocol implements Protocol
         public readonly ?RequestMetrics $metrics = null,
     ) {
         $this->observed = $accessLog !== null || $metrics !== null;
+        $this->proxies = $options->trustedProxies;
         $this->call = new ApplicationCall($application, fn (): LoggerInterface => $this->logger, $options->debug);
         $this->encoder = new ResponseEncoder();
         $this->budget = new ReceiveBudget($options->bodyMemory);

@@ -51,8 +51,8 @@ final class HttpSession implements Session, Abandonable
     private int $status = 0;
     private int $sent = 0;
     private bool $complete = true;
-    /** The peer's IP for the access log, taken from its address once per connection. */
-    private ?string $remoteHost = null;
+    /** Whether the peer is a trusted proxy (--trusted-proxies), asked at its first request. */
+    private ?bool $trustedPeer = null;
     /** What this connection counts in the worker's body budget: bytes in its parser, and the body of its running request. */
     private int $held = 0;
     private int $runningBody = 0;
@@ -200,6 +200,11 @@ final class HttpSession implements Session, Abandonable
                         }
                         break;
                     }
+                    if ($this->protocol->proxies !== null
+                        && ($this->trustedPeer ??= $this->protocol->proxies->trusts((string) $request->remoteAddress()))) {
+                        // Before anything sees the request (the application, the access log, a refusal's line).
+                        $request = $this->protocol->proxies->resolveFromTrustedPeer($request);
+                    }
                     $this->fresh = false;
                     $this->busy = true;
                     if ($this->protocol->options->bodyMemory > 0) {
@@ -216,7 +221,7 @@ final class HttpSession implements Session, Abandonable
                         $this->done = true;
                         $unavailable = new Response(503, ['Content-Type' => 'text/plain; charset=utf-8', 'Retry-After' => '1'], "Service unavailable: too many requests in flight\n");
                         $connection->write($this->protocol->encoder->encode($unavailable, $request->version(), false, $request->method() === 'HEAD', $this->protocol->date()));
-                        $this->protocol->accessLog?->record(HttpProtocol::host($connection->remoteAddress()), $request->method(), $request->target(), $request->version(), 503, $request->method() === 'HEAD' ? 0 : \strlen($unavailable->body()), 0.0, $request->header('referer'), $request->header('user-agent'));
+                        $this->protocol->accessLog?->record($request->remoteAddress(), $request->method(), $request->target(), $request->version(), 503, $request->method() === 'HEAD' ? 0 : \strlen($unavailable->body()), 0.0, $request->header('referer'), $request->header('user-agent'));
                         $connection->closeAfterFlush();
                     }
                 }
@@ -357,7 +362,8 @@ final class HttpSession implements Session, Abandonable
         $seconds = (\hrtime(true) - $started) / 1e9;
         $this->protocol->metrics?->record($status, $seconds);
         $this->protocol->accessLog?->record(
-            $this->remoteHost ??= HttpProtocol::host($this->connection->remoteAddress()),
+            // The peer's IP, stamped by the parser; the client's when a trusted proxy named it.
+            $request->remoteAddress(),
             $request->method(),
             $request->target(),
             $request->version(),

@@ -36,6 +36,8 @@ Route::get('/headers', function (Request $request) {
         'cookie' => $request->cookie('flavour'),
         'host' => $request->getHost(),
         'client_ip' => $request->ip(),
+        'secure' => $request->secure(),
+        'forwarded_for' => $request->header('X-Forwarded-For'),
         'method' => $request->method(),
     ])->header('X-Answer', '42')->cookie('visited', 'yes', 0, '/', null, false, true, false, 'lax');
 })->withoutMiddleware([\Illuminate\Cookie\Middleware\EncryptCookies::class]);

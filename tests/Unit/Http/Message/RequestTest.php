@@ -313,4 +313,17 @@ final class RequestTest extends TestCase
         self::assertSame(['content-length' => ['99'], 'x-sum' => ['1']], $request->trailers());
         self::assertSame([], Request::create('GET', '/')->trailers());
     }
+
+    public function testWithForwardedClientKeepsThePeer(): void
+    {
+        $request = Request::create('GET', '/')->withRemoteAddress('127.0.0.1');
+        self::assertSame(['127.0.0.1', '127.0.0.1', 'http', false], [$request->remoteAddress(), $request->peerAddress(), $request->scheme(), $request->viaTrustedProxy()]);
+        $forwarded = $request->withForwardedClient('203.0.113.7', 'https');
+        self::assertSame(['203.0.113.7', '127.0.0.1', 'https', true], [$forwarded->remoteAddress(), $forwarded->peerAddress(), $forwarded->scheme(), $forwarded->viaTrustedProxy()]);
+        self::assertSame(['127.0.0.1', 'http'], [$request->remoteAddress(), $request->scheme()], 'a copy: the original is unchanged');
+        // A second resolution keeps the connection's peer, not the first client.
+        self::assertSame('127.0.0.1', $forwarded->withForwardedClient('198.51.100.1')->peerAddress());
+        $this->expectException(\InvalidArgumentException::class);
+        $request->withForwardedClient('203.0.113.7', 'ftp');
+    }
 }

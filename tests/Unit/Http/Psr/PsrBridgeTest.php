@@ -63,6 +63,23 @@ final class PsrBridgeTest extends TestCase
         self::assertIsFloat($server['REQUEST_TIME_FLOAT']);
     }
 
+    public function testAClientNamedByATrustedProxyIsTheOneThePsrRequestSees(): void
+    {
+        $request = Request::create('GET', '/a', ['Host' => 'shop.example', 'X-Forwarded-For' => '203.0.113.7', 'X-Forwarded-Proto' => 'https'])
+            ->withRemoteAddress('127.0.0.1');
+        $proxies = new \Weft\Http\Server\TrustedProxies(['127.0.0.1']);
+        $psr = (new PsrBridge())->toServerRequest($proxies->resolve($request));
+        self::assertSame('203.0.113.7', $psr->getServerParams()['REMOTE_ADDR']);
+        self::assertSame('on', $psr->getServerParams()['HTTPS']);
+        self::assertSame('https://shop.example/a', (string) $psr->getUri());
+
+        // From an untrusted peer: its own address, plain http.
+        $psr = (new PsrBridge())->toServerRequest($proxies->resolve($request->withRemoteAddress('198.51.100.9')));
+        self::assertSame('198.51.100.9', $psr->getServerParams()['REMOTE_ADDR']);
+        self::assertArrayNotHasKey('HTTPS', $psr->getServerParams());
+        self::assertSame('http://shop.example/a', (string) $psr->getUri());
+    }
+
     public function testUriForOtherTargets(): void
     {
         $bridge = new PsrBridge();

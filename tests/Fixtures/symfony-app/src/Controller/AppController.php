@@ -168,6 +168,8 @@ final class AppController
             'cookie' => $request->cookies->get('flavour'),
             'host' => $request->getHost(),
             'client_ip' => $request->getClientIp(),
+            'secure' => $request->isSecure(),
+            'forwarded_for' => $request->headers->get('X-Forwarded-For'),
             'method' => $request->getMethod(),
         ]);
         $response->headers->set('X-Answer', '42');
