@@ -285,10 +285,14 @@ final class ServeCommand
             \fwrite(\STDERR, "weft: cannot listen for --metrics on {$options->get('metrics')}: " . $e->getMessage() . "\n");
             return 1;
         }
-        WorkerHooks::announce($config, $logger);
         if ($options->get('daemon')) {
-            return Daemon::start($pidFile, $logFile, static fn (\Closure $ready, \Closure $failed): int => $master->run($ready, $failed));
+            // Announced in the detached master: the first line of its log carries the pid of the rest.
+            return Daemon::start($pidFile, $logFile, static function (\Closure $ready, \Closure $failed) use ($master, $config, $logger): int {
+                WorkerHooks::announce($config, $logger);
+                return $master->run($ready, $failed);
+            });
         }
+        WorkerHooks::announce($config, $logger);
         return $master->run(static function (string $address): void {
             // A line the tests and scripts wait for; the port is the real one when --port 0 was given.
             echo 'READY ' . \substr($address, (int) \strrpos($address, ':') + 1) . "\n";

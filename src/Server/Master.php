@@ -194,6 +194,10 @@ final class Master
     /** In the child: drop everything that is the master's, run the worker, never return. */
     private function becomeWorker(int $slot, mixed $masterEnd, mixed $workerEnd, ?WorkerOutput $output): never
     {
+        // PHP's realpath cache, inherited from the master, resolves /proc/self to the master's pid:
+        // without this, /proc/self/statm (the worker's rss in status and /metrics) and every
+        // /proc/self/* the application reads would describe the master (or nothing, under --daemon).
+        \clearstatcache(true);
         \fclose($masterEnd);
         foreach ($this->workers as $other) {
             $other->channel->closeInChild();
