@@ -17,7 +17,8 @@ use Weft\Http\Psr\PsrHandlerAdapter;
  * Content-Encoding, Content-Range or Transfer-Encoding of its own, no "Cache-Control: no-transform",
  * its media type matches the type list and is not an already-compressed type, and its length (when
  * known) reaches the threshold. Every compressible response says "Vary: Accept-Encoding", whether or
- * not this client gets gzip, because a cache must not hand the other variant to the next client.
+ * not this client gets gzip, because a cache must not hand the other variant to the next client; so
+ * does a 206 of such a response (sent as identity bytes, never compressed).
  *
  * Only then is Accept-Encoding consulted (gzip or x-gzip, else "*", by q-value; q=0 refuses). The
  * compressed variant loses Content-Length (the encoder counts a string body; a stream goes chunked)
@@ -51,6 +52,11 @@ final class Gzip
     {
         if ($response->status() === 304) {
             return self::revalidated($request, $response);
+        }
+        if ($response->status() === 206) {
+            // A range is never compressed, but it is a range of a representation that varies: a cache
+            // must not combine it with parts of the other variant.
+            return $this->rangeOfCompressible($response) ? self::withVary($response) : $response;
         }
         if (!$this->compressible($response)) {
             return $response;
@@ -174,6 +180,26 @@ final class Gzip
             return \ctype_digit($declared) && (int) $declared >= $this->options->minLength;
         }
         return true;
+    }
+
+    /**
+     * Whether a 206 is a part of what would be compressed whole: its type qualifies and the complete
+     * length its Content-Range names reaches the threshold. (A multipart/byteranges answer names its
+     * type per part: StaticFiles, which builds those, says Vary itself.)
+     */
+    private function rangeOfCompressible(Response $response): bool
+    {
+        $type = $response->header('content-type');
+        $range = $response->header('content-range');
+        if ($type === null || $range === null || $response->header('content-encoding') !== null
+            || \stripos((string) $response->header('cache-control'), 'no-transform') !== false
+            || !$this->compressibleType($type)) {
+            return false;
+        }
+        if (\preg_match('#/(\d+)\s*\z#', $range, $m) === 1) {
+            return (int) $m[1] >= $this->options->minLength;
+        }
+        return true;    // "bytes 0-99/*": the length is unknown, as a stream's is
     }
 
     private function compressibleType(string $contentType): bool

@@ -119,6 +119,23 @@ final class GzipTest extends TestCase
         self::assertStringStartsNotWith('W/', $range['headers']['etag']);
     }
 
+    public function testARangeOfACompressibleFileSaysVaryToo(): void
+    {
+        // The 206 is a part of a representation that varies: with gzip asked for or not.
+        foreach ([[], ['Accept-Encoding' => 'gzip']] as $accept) {
+            foreach (['/large.txt', '/data.json'] as $target) {
+                $range = self::get($target, $accept + ['Range' => 'bytes=0-99']);
+                self::assertSame(206, $range['status'], $target);
+                self::assertArrayNotHasKey('content-encoding', $range['headers'], $target);
+                self::assertSame('Accept-Encoding', $range['headers']['vary'] ?? null, $target);
+            }
+        }
+        // Not for what is never compressed.
+        $range = self::get('/photo.jpg', ['Accept-Encoding' => 'gzip', 'Range' => 'bytes=0-99']);
+        self::assertSame(206, $range['status']);
+        self::assertArrayNotHasKey('vary', $range['headers']);
+    }
+
     public function testValidatorsOfTheCompressedVariant(): void
     {
         $accept = ['Accept-Encoding' => 'gzip'];
