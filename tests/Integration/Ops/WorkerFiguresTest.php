@@ -43,6 +43,27 @@ final class WorkerFiguresTest extends TestCase
         $server->stop();
     }
 
+    public function testTheLatencyHistogramHasSubMillisecondBuckets(): void
+    {
+        $server = new ServerProcess([self::APP, '--workers', '1', '--metrics', '127.0.0.1:0']);
+        $metrics = 'http://' . ServerProcess::waitFor(static fn () => \preg_match('#Metrics on http://([\d.]+:\d+)/metrics#', $server->output(), $m) ? $m[1] : null, 10, 'the metrics address');
+        for ($i = 0; $i < 20; $i++) {
+            self::assertSame('Hello World', Curl::get("http://{$server->address()}/")['body']);
+        }
+        $text = ServerProcess::waitFor(static function () use ($metrics) {
+            $text = MetricsTest::get("$metrics/metrics")[2];
+            return \str_contains($text, 'weft_http_request_duration_seconds_count 20') ? $text : null;
+        }, 10, 'the requests in /metrics');
+        \preg_match_all('/^weft_http_request_duration_seconds_bucket\{le="([^"]+)"\} (\d+)$/m', $text, $m);
+        self::assertSame(['0.0001', '0.00025', '0.0005', '0.001', '0.0025'], \array_slice($m[1], 0, 5));
+        $counts = \array_map('intval', $m[2]);
+        $sorted = $counts;
+        \sort($sorted);
+        self::assertSame($sorted, $counts, 'cumulative');
+        self::assertSame(20, \end($counts));
+        $server->stop();
+    }
+
     public function testUnderDaemonTheRssIsNotZeroAndProcSelfIsTheWorkers(): void
     {
         $dir = \sys_get_temp_dir() . '/weft-figures-' . \bin2hex(\random_bytes(4));
