@@ -293,9 +293,12 @@ final class ServeCommand
             });
         }
         WorkerHooks::announce($config, $logger);
-        return $master->run(static function (string $address): void {
+        // With --access-log -, stdout is the access log's alone: a log shipper reading it must not meet
+        // a READY line, so that goes to stderr with the server log.
+        $readyTo = $options->get('access-log') === '-' ? \STDERR : \STDOUT;
+        return $master->run(static function (string $address) use ($readyTo): void {
             // A line the tests and scripts wait for; the port is the real one when --port 0 was given.
-            echo 'READY ' . \substr($address, (int) \strrpos($address, ':') + 1) . "\n";
+            \fwrite($readyTo, 'READY ' . \substr($address, (int) \strrpos($address, ':') + 1) . "\n");
         });
     }
 
