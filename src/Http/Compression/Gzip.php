@@ -77,7 +77,7 @@ final class Gzip
         if (!$response->isStreamed() && $response->body() !== '') {
             // A HEAD too (an application's answer carries the body a GET would get): its head then
             // says the Content-Length the GET's compressed body has.
-            return $response->withBody((string) \gzencode($response->body(), $this->options->level));
+            return $response->withBody($this->encode($response->body()));
         }
         if ($request->method() === 'HEAD') {
             // No bytes to measure (a file's head, a stream): a head without a length, as a GET's
@@ -86,7 +86,7 @@ final class Gzip
             });
         }
         if (!$response->isStreamed()) {
-            return $response->withBody((string) \gzencode($response->body(), $this->options->level));
+            return $response->withBody($this->encode($response->body()));
         }
         $producer = $response->producer();
         $level = $this->options->level;
@@ -96,6 +96,14 @@ final class Gzip
             $producer($writer);
             $writer->finish();
         });
+    }
+
+    /** A large body in slices that let the loop run between them (GzipBodyWriter::encode()), a small one in one call. */
+    private function encode(string $body): string
+    {
+        return \strlen($body) > GzipBodyWriter::SLICE
+            ? GzipBodyWriter::encode($body, $this->options->level)
+            : (string) \gzencode($body, $this->options->level);
     }
 
     /**

@@ -31,6 +31,16 @@ final class GzipTest extends TestCase
         self::$docRoot->remove();
     }
 
+    private static function dechunk(string $body): string
+    {
+        $out = '';
+        while (($eol = \strpos($body, "\r\n")) !== false && ($size = (int) \hexdec(\substr($body, 0, $eol))) > 0) {
+            $out .= \substr($body, $eol + 2, $size);
+            $body = \substr($body, $eol + 2 + $size + 2);
+        }
+        return $out;
+    }
+
     private static function get(string $target, array $headers = []): array
     {
         return RawHttp::get(self::$server->address(), $target, $headers);
@@ -117,6 +127,43 @@ final class GzipTest extends TestCase
         self::assertArrayNotHasKey('content-encoding', $range['headers']);
         self::assertSame(\file_get_contents(self::$docRoot->path('large.txt'), false, null, 0, 100), $range['body']);
         self::assertStringStartsNotWith('W/', $range['headers']['etag']);
+    }
+
+    public function testCompressingABigFileLeavesTheWorkerFreeToAnswerOthers(): void
+    {
+        // 24 MB that compress to ~100 KB: the client never makes the producer wait for room, so only
+        // the gzip layer's own turns let the worker's one loop answer anyone else meanwhile.
+        $file = self::$docRoot->root . '/repetitive.txt';
+        \file_put_contents($file, \str_repeat("a line of a large text file, compressed as it streams\n", 450_000));
+        try {
+            $download = \stream_socket_client('tcp://' . self::$server->address(), $errno, $error, 5);
+            \fwrite($download, "GET /repetitive.txt HTTP/1.1\r\nHost: t\r\nAccept-Encoding: gzip\r\nConnection: close\r\n\r\n");
+            $other = \stream_socket_client('tcp://' . self::$server->address(), $errno, $error, 5);
+            \fwrite($other, "GET /hello.txt HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+            \stream_set_blocking($download, false);
+            \stream_set_blocking($other, false);
+            $downloaded = '';
+            $answer = '';
+            $deadline = \microtime(true) + 30;
+            while (!\feof($other) && \microtime(true) < $deadline) {
+                $read = [$download, $other];
+                $w = $e = null;
+                \stream_select($read, $w, $e, 1);
+                // All of the download that arrived before the other answer is taken first.
+                while (($chunk = \fread($download, 1 << 20)) !== false && $chunk !== '') {
+                    $downloaded .= $chunk;
+                }
+                $answer .= (string) \fread($other, 65536);
+            }
+            self::assertStringEndsWith("\r\n\r\nHello, static world\n", $answer);
+            self::assertFalse(\str_ends_with($downloaded, "\r\n0\r\n\r\n"), 'the other request was answered only once the whole file was compressed');
+            \stream_set_blocking($download, true);
+            $downloaded .= \stream_get_contents($download);
+            [, $body] = \explode("\r\n\r\n", $downloaded, 2);
+            self::assertSame(\file_get_contents($file), \gzdecode(self::dechunk($body)));
+        } finally {
+            @\unlink($file);
+        }
     }
 
     public function testARangeOfACompressibleFileSaysVaryToo(): void
