@@ -112,7 +112,16 @@ final class Gzip
      */
     public static function acceptsGzip(string $acceptEncoding): bool
     {
-        $gzip = null;
+        return self::quality($acceptEncoding, 'gzip') > 0.0;
+    }
+
+    /**
+     * The q-value an Accept-Encoding value gives a content coding ("gzip" also matches "x-gzip"), else
+     * the value of "*", else 0. Malformed q-values count as 0.
+     */
+    public static function quality(string $acceptEncoding, string $wanted): float
+    {
+        $exact = null;
         $any = null;
         foreach (\explode(',', $acceptEncoding) as $item) {
             $parameters = \explode(';', $item);
@@ -130,13 +139,13 @@ final class Gzip
                     $q = \preg_match('/\A(?:0(?:\.\d{0,3})?|1(?:\.0{0,3})?)\z/', $value) === 1 ? (float) $value : 0.0;
                 }
             }
-            if ($coding === 'gzip' || $coding === 'x-gzip') {
-                $gzip = \max($gzip ?? 0.0, $q);
+            if ($coding === $wanted || ($wanted === 'gzip' && $coding === 'x-gzip')) {
+                $exact = \max($exact ?? 0.0, $q);
             } elseif ($coding === '*') {
                 $any = $q;
             }
         }
-        return ($gzip ?? $any ?? 0.0) > 0.0;
+        return $exact ?? $any ?? 0.0;
     }
 
     /**
@@ -215,23 +224,11 @@ final class Gzip
         if (isset($this->typeVerdicts[$contentType])) {
             return $this->typeVerdicts[$contentType];
         }
-        $type = \strtolower(\trim(\explode(';', $contentType, 2)[0]));
-        $verdict = self::matchesAny($type, $this->options->types) && !self::matchesAny($type, GzipOptions::NEVER);
+        $verdict = $this->options->compresses($contentType);
         if (\count($this->typeVerdicts) >= 256) {
             $this->typeVerdicts = [];   // a bound, against applications that put ids in their types
         }
         return $this->typeVerdicts[$contentType] = $verdict;
-    }
-
-    /** @param list<string> $patterns */
-    private static function matchesAny(string $type, array $patterns): bool
-    {
-        foreach ($patterns as $pattern) {
-            if ($pattern === $type || (\str_contains($pattern, '*') && \fnmatch($pattern, $type))) {
-                return true;
-            }
-        }
-        return false;
     }
 
     /**

@@ -271,6 +271,104 @@ final class GzipTest extends TestCase
         self::assertSame(\ZLIB_STREAM_END, \inflate_get_status($inflate), 'the gzip stream ends with its trailer');
     }
 
+    public function testAPrecompressedSiblingIsServedAsNginxGzipStaticDoes(): void
+    {
+        $root = self::$docRoot->root;
+        $identity = \str_repeat("precompressed elsewhere, once, at the highest level\n", 200);
+        \file_put_contents("$root/pre.txt", $identity);
+        // Decodes to the same text, but not byte for byte what Weft would make: served as it is.
+        \file_put_contents("$root/pre.txt.gz", \gzencode($identity, 9, \FORCE_GZIP));
+        \file_put_contents("$root/pre.txt.br", 'pretend these are brotli bytes');
+        \touch("$root/pre.txt", \time() - 10);
+        try {
+            $gz = self::get('/pre.txt', ['Accept-Encoding' => 'gzip, deflate']);
+            self::assertSame(200, $gz['status']);
+            self::assertSame(\file_get_contents("$root/pre.txt.gz"), $gz['body'], 'the .gz file as it is on disk');
+            self::assertSame('gzip', $gz['headers']['content-encoding']);
+            self::assertSame((string) \filesize("$root/pre.txt.gz"), $gz['headers']['content-length']);
+            self::assertSame('text/plain; charset=utf-8', $gz['headers']['content-type']);
+            self::assertSame('Accept-Encoding', $gz['headers']['vary']);
+            self::assertArrayNotHasKey('accept-ranges', $gz['headers']);
+            self::assertArrayNotHasKey('transfer-encoding', $gz['headers']);
+
+            $plain = self::get('/pre.txt');
+            self::assertSame($identity, $plain['body']);
+            self::assertSame('Accept-Encoding', $plain['headers']['vary']);
+            self::assertSame('bytes', $plain['headers']['accept-ranges']);
+            self::assertStringStartsNotWith('W/', $gz['headers']['etag'], 'the sibling\'s bytes are fixed: a strong tag');
+            self::assertNotSame($plain['headers']['etag'], $gz['headers']['etag'], 'each variant its own tag');
+
+            // br where the client prefers it (or weighs it the same), gzip where it prefers gzip.
+            $br = self::get('/pre.txt', ['Accept-Encoding' => 'gzip, br']);
+            self::assertSame(['br', 'pretend these are brotli bytes'], [$br['headers']['content-encoding'], $br['body']]);
+            self::assertSame('gzip', self::get('/pre.txt', ['Accept-Encoding' => 'br;q=0.5, gzip'])['headers']['content-encoding']);
+            self::assertSame('gzip', self::get('/pre.txt', ['Accept-Encoding' => 'br;q=0, *'])['headers']['content-encoding']);
+
+            // Revalidation of the variant held, HEAD, and a Range (identity bytes, as for on-the-fly gzip).
+            $client = new RawHttp(self::$server->address());
+            $notModified = $client->send("GET /pre.txt HTTP/1.1\r\nHost: t\r\nAccept-Encoding: gzip\r\nIf-None-Match: {$gz['headers']['etag']}\r\n\r\n")->response();
+            self::assertSame([304, $gz['headers']['etag'], 'Accept-Encoding'], [$notModified['status'], $notModified['headers']['etag'], $notModified['headers']['vary']]);
+            $changed = $client->send("GET /pre.txt HTTP/1.1\r\nHost: t\r\nAccept-Encoding: gzip\r\nIf-None-Match: {$plain['headers']['etag']}\r\n\r\n")->response();
+            self::assertSame([200, $gz['body']], [$changed['status'], $changed['body']], 'the identity tag does not match the gzip variant');
+            $client->send("HEAD /pre.txt HTTP/1.1\r\nHost: t\r\nAccept-Encoding: gzip\r\nConnection: close\r\n\r\n");
+            $head = $client->rest();
+            $client->close();
+            self::assertStringContainsString("\r\nContent-Length: " . \filesize("$root/pre.txt.gz") . "\r\n", $head);
+            self::assertStringEndsWith("\r\n\r\n", $head);
+            $range = self::get('/pre.txt', ['Accept-Encoding' => 'gzip', 'Range' => 'bytes=0-9']);
+            self::assertSame([206, 'precompres', 'Accept-Encoding'], [$range['status'], $range['body'], $range['headers']['vary']]);
+            self::assertArrayNotHasKey('content-encoding', $range['headers']);
+            $parts = self::get('/pre.txt', ['Range' => 'bytes=0-9,20-29']);
+            self::assertSame(206, $parts['status']);
+            self::assertStringStartsWith('multipart/byteranges', $parts['headers']['content-type']);
+            self::assertSame('Accept-Encoding', $parts['headers']['vary'], 'parts of a representation that varies');
+
+            // A sibling older than the file is stale: never served (gzip on the fly instead).
+            \touch("$root/pre.txt.gz", \time() - 20);
+            \touch("$root/pre.txt.br", \time() - 20);
+            $stale = self::get('/pre.txt', ['Accept-Encoding' => 'gzip, br']);
+            self::assertSame('gzip', $stale['headers']['content-encoding']);
+            self::assertNotSame(\file_get_contents("$root/pre.txt.gz"), $stale['body']);
+            self::assertSame($identity, \gzdecode($stale['body']));
+        } finally {
+            @\unlink("$root/pre.txt");
+            @\unlink("$root/pre.txt.gz");
+            @\unlink("$root/pre.txt.br");
+        }
+    }
+
+    public function testPrecompressedSiblingsFollowTheFilesRules(): void
+    {
+        $root = self::$docRoot->root;
+        $base = self::$docRoot->base;
+        // A type never compressed on the fly still has its sibling served, and its answers vary.
+        \file_put_contents("$root/pic.png", \str_repeat("\x89PNG", 100));
+        \file_put_contents("$root/pic.png.gz", \gzencode(\str_repeat("\x89PNG", 100)));
+        // A sibling that is a symlink out of the root is not served (as the file itself would not be).
+        \file_put_contents("$root/linked.txt", \str_repeat("linked text\n", 200));
+        \file_put_contents("$base/outside.gz", \gzencode('OUTSIDE THE ROOT'));
+        \symlink("$base/outside.gz", "$root/linked.txt.gz");
+        try {
+            $png = self::get('/pic.png', ['Accept-Encoding' => 'gzip']);
+            self::assertSame(['gzip', 'Accept-Encoding'], [$png['headers']['content-encoding'], $png['headers']['vary']]);
+            self::assertSame('image/png', $png['headers']['content-type']);
+            self::assertSame('Accept-Encoding', self::get('/pic.png')['headers']['vary']);
+            $linked = self::get('/linked.txt', ['Accept-Encoding' => 'gzip']);
+            self::assertSame(\str_repeat("linked text\n", 200), \gzdecode($linked['body']), 'compressed on the fly, not the outside file');
+
+            // With --gzip off no sibling is looked at.
+            $off = new ServerProcess([self::APP, '--workers', '1', '--static', $root, '--gzip', 'off']);
+            $response = RawHttp::get($off->address(), '/pic.png', ['Accept-Encoding' => 'gzip']);
+            $off->stop();
+            self::assertSame(\str_repeat("\x89PNG", 100), $response['body']);
+            self::assertArrayNotHasKey('content-encoding', $response['headers']);
+        } finally {
+            foreach (["$root/pic.png", "$root/pic.png.gz", "$root/linked.txt", "$root/linked.txt.gz", "$base/outside.gz"] as $file) {
+                @\unlink($file);
+            }
+        }
+    }
+
     public function testOptionsTurnItOffOrChangeWhatIsCompressed(): void
     {
         $off = new ServerProcess([self::APP, '--workers', '1', '--static', self::$docRoot->root, '--gzip', 'off']);
