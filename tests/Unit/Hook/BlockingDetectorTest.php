@@ -26,7 +26,9 @@ final class BlockingDetectorTest extends TestCase
 
     protected function tearDown(): void
     {
-        Watchdog::stop();
+        if (\class_exists(Watchdog::class, false)) {
+            Watchdog::stop();   // not there when setUp() skipped the test
+        }
         Loop::reset('select');
     }
 
