@@ -79,7 +79,7 @@ final class ServeCommand
             'static' => ['string', null, 'serve files from this directory before the application'],
             'static-symlinks' => ['bool', false, 'serve files reached through symlinks that leave the --static directory'],
             'static-dotfiles' => ['bool', false, 'serve names starting with "." under --static'],
-            'gzip' => ['string', 'on', 'gzip compressible responses for clients that accept it', ['on', 'off']],
+            'gzip' => ['string', 'on', 'gzip compressible responses for clients that accept it, and serve precompressed FILE.gz / FILE.br next to --static files', ['on', 'off']],
             'gzip-min-length' => ['bytes', GzipOptions::DEFAULT_MIN_LENGTH, 'smallest response body to compress'],
             'gzip-types' => ['list', GzipOptions::DEFAULT_TYPES, 'media types to compress (patterns like text/*)'],
             'gzip-level' => ['int', GzipOptions::DEFAULT_LEVEL, 'gzip compression level, 1 (fast) to 9 (small)'],
