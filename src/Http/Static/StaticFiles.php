@@ -260,9 +260,6 @@ final class StaticFiles
     }
 
     /**
-     * @param resource $handle
-     */
-    /**
      * @param resource $handle the file to send: $file itself, or its precompressed sibling ($encoding)
      * @param bool $vary whether the answer depends on Accept-Encoding (see the class comment)
      */
