@@ -2,7 +2,7 @@
 
 declare(strict_types=1);
 
-use Weft\Http\Compression\Gzip;
+use Weft\Http\Compression\{Gzip, GzipOptions};
 use Weft\Http\Message\{Request, Response};
 use Weft\Http\Static\{StaticFiles, StaticOptions};
 
@@ -11,6 +11,8 @@ $app = static fn (Request $request): Response => $request->path() === '/api/time
     ? Response::json(['time' => gmdate(DATE_ATOM)])
     : Response::text("Not Found\n", 404);
 
-// Files first, then the application; gzip around both. (`bin/weft serve APP --static DIR` builds the
-// same layers from its options; an app that wraps its own handler can pass `--gzip off`.)
-return new Gzip(new StaticFiles(new StaticOptions(__DIR__ . '/public'), $app));
+// Files first, then the application; gzip around both, and the files told about it (precompressed
+// FILE.gz / FILE.br siblings). (`bin/weft serve APP --static DIR` builds the same layers from its
+// options; an app that wraps its own handler can pass `--gzip off`.)
+$gzip = new GzipOptions();
+return new Gzip(new StaticFiles(new StaticOptions(__DIR__ . '/public'), $app, $gzip), $gzip);

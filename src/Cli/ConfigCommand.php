@@ -50,15 +50,20 @@ final class ConfigCommand
         echo 'app: ' . ($app ?? '(none given)') . "\n";
         \printf("%-18s %-28s %s\n", 'option', 'value', 'source');
         foreach ($rows as $name => $row) {
-            \printf("%-18s %-28s %s\n", $name, self::show($row['value']), $row['source']);
+            \printf("%-18s %-28s %s\n", $name, self::show($name, $row['value']), $row['source']);
         }
         return 0;
     }
 
-    private static function show(mixed $value): string
+    /**
+     * An unset option (null) is "(default)", whose meaning the option's help gives (a path under RUNDIR,
+     * stderr, off): never "-", which is a value of its own (--access-log - is stdout).
+     */
+    private static function show(string $name, mixed $value): string
     {
         return match (true) {
-            $value === null => '-',
+            $value === null => '(default)',
+            $value === '-' && $name === 'access-log' => '- (stdout)',
             $value === true => 'on',
             $value === false => 'off',
             \is_array($value) => \implode(',', $value),

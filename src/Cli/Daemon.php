@@ -43,6 +43,9 @@ final class Daemon
             return self::awaitOutcome($pid, $parentEnd, $logFile, $timeout);
         }
         \fclose($parentEnd);
+        // The realpath cache came with the fork: /proc/self in it is the foreground process, which is
+        // about to exit (error_log's /proc/self/fd/2 below would point at it).
+        \clearstatcache(true);
         \posix_setsid();
         self::redirectStdio($logFile);
         $report = static function (string $line) use (&$childEnd): void {

@@ -82,7 +82,7 @@ final class ServeCommand
             'static' => ['string', null, 'serve files from this directory before the application'],
             'static-symlinks' => ['bool', false, 'serve files reached through symlinks that leave the --static directory'],
             'static-dotfiles' => ['bool', false, 'serve names starting with "." under --static'],
-            'gzip' => ['string', 'on', 'gzip compressible responses for clients that accept it', ['on', 'off']],
+            'gzip' => ['string', 'on', 'gzip compressible responses for clients that accept it, and serve precompressed FILE.gz / FILE.br next to --static files', ['on', 'off']],
             'gzip-min-length' => ['bytes', GzipOptions::DEFAULT_MIN_LENGTH, 'smallest response body to compress'],
             'gzip-types' => ['list', GzipOptions::DEFAULT_TYPES, 'media types to compress (patterns like text/*)'],
             'gzip-level' => ['int', GzipOptions::DEFAULT_LEVEL, 'gzip compression level, 1 (fast) to 9 (small)'],
@@ -294,16 +294,23 @@ final class ServeCommand
             \fwrite(\STDERR, "weft: cannot listen for --metrics on {$options->get('metrics')}: " . $e->getMessage() . "\n");
             return 1;
         }
-        WorkerHooks::announce($config, $logger);
         if ($options->get('daemon')) {
-            return Daemon::start($pidFile, $logFile, static fn (\Closure $ready, \Closure $failed): int => $master->run($ready, $failed));
+            // Announced in the detached master: the first line of its log carries the pid of the rest.
+            return Daemon::start($pidFile, $logFile, static function (\Closure $ready, \Closure $failed) use ($master, $config, $logger): int {
+                WorkerHooks::announce($config, $logger);
+                return $master->run($ready, $failed);
+            });
         }
-        return $master->run(static function (string $address): void {
+        WorkerHooks::announce($config, $logger);
+        // With --access-log -, stdout is the access log's alone: a log shipper reading it must not meet
+        // a READY line, so that goes to stderr with the server log.
+        $readyTo = $options->get('access-log') === '-' ? \STDERR : \STDOUT;
+        return $master->run(static function (string $address) use ($readyTo): void {
             // A line the tests and scripts wait for; the port is the real one when --port 0 was given.
             // Written to the descriptor, not echoed: under the CLI SAPI an echo marks the headers as
             // sent, and every worker forked after it (--max-requests, a reload, a crash) would start
             // so, its session_start() and header() failing.
-            \fwrite(\STDOUT, 'READY ' . \substr($address, (int) \strrpos($address, ':') + 1) . "\n");
+            \fwrite($readyTo, 'READY ' . \substr($address, (int) \strrpos($address, ':') + 1) . "\n");
         });
     }
 

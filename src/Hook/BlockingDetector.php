@@ -136,6 +136,20 @@ final class BlockingDetector
         $line = $line > 0 ? $line : ($trace[0]['line'] ?? 0);
         $site = $file . ':' . $line;
         $now = \hrtime(true) / 1e9;
+        if (self::compressing($file)) {
+            // Weft's own gzip layer, deflating a large response without a pause: not "many requests at
+            // once", and not the application's call; say what it is and what avoids it.
+            $this->blocked++;
+            if (!isset($this->reported[$site]) || $now - $this->reported[$site] >= $this->interval) {
+                $this->reported[$site] = $now;
+                $this->logger->warning(
+                    'gzip compression of a response held the worker for {ms} ms (threshold {threshold} ms){request}: '
+                    . 'serve a precompressed copy (FILE.gz next to a --static file), lower --gzip-level, or leave the type out of --gzip-types',
+                    ['ms' => (int) \round($seconds * 1000), 'threshold' => (int) \round($this->threshold * 1000), 'request' => self::describeRequest($trace)],
+                );
+            }
+            return;
+        }
         if (self::inWeftCore($file)) {
             // The watchdog caught Weft's own code (the loop, a suspension, the connection core): no single
             // call held the worker; it was busy with many requests at once (a burst of connections, say).
@@ -174,6 +188,12 @@ final class BlockingDetector
                 'stack' => self::describeStack($trace),
             ],
         );
+    }
+
+    /** Whether the worker is held in Weft's gzip layer (zlib called from it: the site is its file). */
+    private static function compressing(string $file): bool
+    {
+        return \str_starts_with($file, \dirname(__DIR__) . \DIRECTORY_SEPARATOR . 'Http' . \DIRECTORY_SEPARATOR . 'Compression' . \DIRECTORY_SEPARATOR);
     }
 
     /**

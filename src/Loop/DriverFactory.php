@@ -22,6 +22,13 @@ final class DriverFactory
         };
     }
 
+    /** The backend create($backend) gives, by the name its driver reports (Driver::name()): "auto" resolved. */
+    public static function resolve(?string $backend = null): string
+    {
+        $backend ??= (\getenv('WEFT_LOOP') ?: 'auto');
+        return $backend === 'auto' ? (self::epollAvailable() ? 'epoll' : 'select') : $backend;
+    }
+
     public static function epollAvailable(): bool
     {
         return \class_exists(EpollDriver::class) && EpollDriver::isSupported();

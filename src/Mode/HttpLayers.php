@@ -21,7 +21,8 @@ final class HttpLayers
     {
         $handler = $application;
         if ($static !== null) {
-            $handler = new StaticFiles($static, $handler);
+            // Told about the gzip layer: precompressed FILE.gz / FILE.br siblings, and Vary on every answer that varies.
+            $handler = new StaticFiles($static, $handler, $gzip);
         }
         if ($gzip !== null) {
             $handler = new Gzip($handler, $gzip);

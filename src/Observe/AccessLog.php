@@ -106,12 +106,16 @@ final class AccessLog
             $this->time = $this->format === 'json' ? \date('Y-m-d\TH:i:sP', $now) : \date('d/M/Y:H:i:s O', $now);
         }
         if ($this->format === 'json') {
-            $line = \json_encode([
+            $flags = \JSON_UNESCAPED_SLASHES | \JSON_UNESCAPED_UNICODE | \JSON_INVALID_UTF8_SUBSTITUTE | \JSON_PARTIAL_OUTPUT_ON_ERROR;
+            $head = \json_encode([
                 'time' => $this->time, 'remote' => $remote, 'method' => $method, 'target' => $target,
                 'protocol' => 'HTTP/' . $version, 'status' => $status, 'bytes' => $bytes,
-                'duration' => \round($seconds, 6), 'worker' => $this->pid,
-                'referer' => $referer, 'user_agent' => $agent, 'complete' => $complete,
-            ], \JSON_UNESCAPED_SLASHES | \JSON_UNESCAPED_UNICODE | \JSON_INVALID_UTF8_SUBSTITUTE | \JSON_PARTIAL_OUTPUT_ON_ERROR) . "\n";
+            ], $flags);
+            $rest = \json_encode(['worker' => $this->pid, 'referer' => $referer, 'user_agent' => $agent, 'complete' => $complete], $flags);
+            // The duration written as the combined format writes it (0.000039), never as json_encode()
+            // writes a small float (3.9e-5), which log pipelines that expect a decimal choke on.
+            $duration = \sprintf('%.6f', \is_finite($seconds) ? \max(0.0, $seconds) : 0.0);
+            $line = \substr((string) $head, 0, -1) . ',"duration":' . $duration . ',' . \substr((string) $rest, 1) . "\n";
         } else {
             $request = $method === null ? '-' : $method . ' ' . $target . ' HTTP/' . $version;
             $line = ($remote ?? '-') . ' - - [' . $this->time . '] "' . self::escape($request) . '" ' . $status . ' '

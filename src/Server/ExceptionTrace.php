@@ -67,6 +67,27 @@ final class ExceptionTrace
         return $data;
     }
 
+    /**
+     * One line for an operator's terminal: "Class: message in FILE:LINE", the place being where it was
+     * thrown, or, when Weft threw it (an application file that returns no handler), the nearest
+     * frame of the application's.
+     */
+    public static function summary(\Throwable $e): string
+    {
+        $where = null;
+        if (!self::isOwn($e->getFile())) {
+            $where = $e->getFile() . ':' . $e->getLine();
+        } else {
+            foreach ($e->getTrace() as $frame) {
+                if (isset($frame['file']) && !self::isOwn($frame['file'])) {
+                    $where = $frame['file'] . ':' . ($frame['line'] ?? 0);
+                    break;
+                }
+            }
+        }
+        return $e::class . ': ' . $e->getMessage() . ($where === null ? '' : ' in ' . $where);
+    }
+
     private static function isOwn(string $file): bool
     {
         foreach ([\dirname(__DIR__) . '/', \dirname(__DIR__, 2) . '/bin/'] as $dir) {

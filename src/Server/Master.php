@@ -5,6 +5,7 @@ declare(strict_types=1);
 namespace Weft\Server;
 
 use Weft\Loop\Driver;
+use Weft\Loop\DriverFactory;
 use Weft\Loop\Loop;
 use Weft\Socket\Listener;
 use Weft\Socket\ListenOptions;
@@ -137,7 +138,7 @@ final class Master
         }
         $this->logger->info('Weft listening on {address}: {workers} {mode} worker(s), loop {loop}, master pid {pid}', [
             'address' => $this->listener->address(), 'workers' => $this->config->workers,
-            'mode' => $this->config->mode, 'loop' => $this->config->loop, 'pid' => \getmypid(),
+            'mode' => $this->config->mode, 'loop' => DriverFactory::resolve($this->config->loop), 'pid' => \getmypid(),
         ]);
         if ($onReady !== null || $this->config->masterHooks !== []) {
             $readyCheck = $this->driver->repeat(0.01, function (string $id) use ($onReady): void {
@@ -207,6 +208,10 @@ final class Master
     /** In the child: drop everything that is the master's, run the worker, never return. */
     private function becomeWorker(int $slot, mixed $masterEnd, mixed $workerEnd, ?WorkerOutput $output): never
     {
+        // PHP's realpath cache, inherited from the master, resolves /proc/self to the master's pid:
+        // without this, /proc/self/statm (the worker's rss in status and /metrics) and every
+        // /proc/self/* the application reads would describe the master (or nothing, under --daemon).
+        \clearstatcache(true);
         \fclose($masterEnd);
         foreach ($this->workers as $other) {
             $other->channel->closeInChild();
@@ -478,7 +483,7 @@ final class Master
                 'address' => $this->listener->address(),
                 'mode' => $this->config->mode,
                 // The backend the workers really run ("auto" resolves in each worker).
-                'loop' => ($workers[0]['loop'] ?? null) ?? $this->config->loop,
+                'loop' => ($workers[0]['loop'] ?? null) ?? DriverFactory::resolve($this->config->loop),
                 'workers' => $this->config->workers,
                 'uptime' => \round(\microtime(true) - $this->started, 1),
                 'restarts' => $this->restarts,

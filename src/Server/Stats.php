@@ -30,10 +30,13 @@ final class Stats
         ] + \Weft\Hook\WorkerHooks::stats();
     }
 
-    /** Resident set size of this process in bytes, from /proc (0 where there is no /proc). */
+    /**
+     * Resident set size of this process in bytes, from /proc (0 where there is no /proc). By pid, not
+     * through /proc/self: PHP's realpath cache keeps what /proc/self resolved to before a fork.
+     */
     public static function rss(int $pid = 0): int
     {
-        $statm = @\file_get_contents('/proc/' . ($pid ?: 'self') . '/statm');
+        $statm = @\file_get_contents('/proc/' . ($pid ?: \getmypid()) . '/statm');
         if ($statm === false) {
             return 0;
         }

@@ -92,7 +92,8 @@ final class Worker
             $protocol = ($this->config->handlerFactory)();
         } catch (\Throwable $e) {
             $this->logger->critical('Worker could not load the application: {message}', ['message' => $e->getMessage(), 'exception' => $e]);
-            $this->channel?->send(WorkerMessage::bootFailed($e->getMessage()));
+            // With where: this line is all a `serve --daemon` or a `reload` prints of the failure.
+            $this->channel?->send(WorkerMessage::bootFailed(ExceptionTrace::summary($e)));
             $this->channel?->flushNow();
             return self::EXIT_BOOT_FAILED;
         }

@@ -17,7 +17,8 @@ use Weft\Http\Psr\PsrHandlerAdapter;
  * Content-Encoding, Content-Range or Transfer-Encoding of its own, no "Cache-Control: no-transform",
  * its media type matches the type list and is not an already-compressed type, and its length (when
  * known) reaches the threshold. Every compressible response says "Vary: Accept-Encoding", whether or
- * not this client gets gzip, because a cache must not hand the other variant to the next client.
+ * not this client gets gzip, because a cache must not hand the other variant to the next client; so
+ * does a 206 of such a response (sent as identity bytes, never compressed).
  *
  * Only then is Accept-Encoding consulted (gzip or x-gzip, else "*", by q-value; q=0 refuses). The
  * compressed variant loses Content-Length (the encoder counts a string body; a stream goes chunked)
@@ -52,6 +53,11 @@ final class Gzip
         if ($response->status() === 304) {
             return self::revalidated($request, $response);
         }
+        if ($response->status() === 206) {
+            // A range is never compressed, but it is a range of a representation that varies: a cache
+            // must not combine it with parts of the other variant.
+            return $this->rangeOfCompressible($response) ? self::withVary($response) : $response;
+        }
         if (!$this->compressible($response)) {
             return $response;
         }
@@ -71,7 +77,7 @@ final class Gzip
         if (!$response->isStreamed() && $response->body() !== '') {
             // A HEAD too (an application's answer carries the body a GET would get): its head then
             // says the Content-Length the GET's compressed body has.
-            return $response->withBody((string) \gzencode($response->body(), $this->options->level));
+            return $response->withBody($this->encode($response->body()));
         }
         if ($request->method() === 'HEAD') {
             // No bytes to measure (a file's head, a stream): a head without a length, as a GET's
@@ -80,7 +86,7 @@ final class Gzip
             });
         }
         if (!$response->isStreamed()) {
-            return $response->withBody((string) \gzencode($response->body(), $this->options->level));
+            return $response->withBody($this->encode($response->body()));
         }
         $producer = $response->producer();
         $level = $this->options->level;
@@ -92,13 +98,30 @@ final class Gzip
         });
     }
 
+    /** A large body in slices that let the loop run between them (GzipBodyWriter::encode()), a small one in one call. */
+    private function encode(string $body): string
+    {
+        return \strlen($body) > GzipBodyWriter::SLICE
+            ? GzipBodyWriter::encode($body, $this->options->level)
+            : (string) \gzencode($body, $this->options->level);
+    }
+
     /**
      * Whether an Accept-Encoding value lets us send gzip: the q-value of gzip (or x-gzip), else that
      * of "*", must be above zero. Malformed q-values count as 0.
      */
     public static function acceptsGzip(string $acceptEncoding): bool
     {
-        $gzip = null;
+        return self::quality($acceptEncoding, 'gzip') > 0.0;
+    }
+
+    /**
+     * The q-value an Accept-Encoding value gives a content coding ("gzip" also matches "x-gzip"), else
+     * the value of "*", else 0. Malformed q-values count as 0.
+     */
+    public static function quality(string $acceptEncoding, string $wanted): float
+    {
+        $exact = null;
         $any = null;
         foreach (\explode(',', $acceptEncoding) as $item) {
             $parameters = \explode(';', $item);
@@ -116,13 +139,13 @@ final class Gzip
                     $q = \preg_match('/\A(?:0(?:\.\d{0,3})?|1(?:\.0{0,3})?)\z/', $value) === 1 ? (float) $value : 0.0;
                 }
             }
-            if ($coding === 'gzip' || $coding === 'x-gzip') {
-                $gzip = \max($gzip ?? 0.0, $q);
+            if ($coding === $wanted || ($wanted === 'gzip' && $coding === 'x-gzip')) {
+                $exact = \max($exact ?? 0.0, $q);
             } elseif ($coding === '*') {
                 $any = $q;
             }
         }
-        return ($gzip ?? $any ?? 0.0) > 0.0;
+        return $exact ?? $any ?? 0.0;
     }
 
     /**
@@ -176,28 +199,36 @@ final class Gzip
         return true;
     }
 
+    /**
+     * Whether a 206 is a part of what would be compressed whole: its type qualifies and the complete
+     * length its Content-Range names reaches the threshold. (A multipart/byteranges answer names its
+     * type per part: StaticFiles, which builds those, says Vary itself.)
+     */
+    private function rangeOfCompressible(Response $response): bool
+    {
+        $type = $response->header('content-type');
+        $range = $response->header('content-range');
+        if ($type === null || $range === null || $response->header('content-encoding') !== null
+            || \stripos((string) $response->header('cache-control'), 'no-transform') !== false
+            || !$this->compressibleType($type)) {
+            return false;
+        }
+        if (\preg_match('#/(\d+)\s*\z#', $range, $m) === 1) {
+            return (int) $m[1] >= $this->options->minLength;
+        }
+        return true;    // "bytes 0-99/*": the length is unknown, as a stream's is
+    }
+
     private function compressibleType(string $contentType): bool
     {
         if (isset($this->typeVerdicts[$contentType])) {
             return $this->typeVerdicts[$contentType];
         }
-        $type = \strtolower(\trim(\explode(';', $contentType, 2)[0]));
-        $verdict = self::matchesAny($type, $this->options->types) && !self::matchesAny($type, GzipOptions::NEVER);
+        $verdict = $this->options->compresses($contentType);
         if (\count($this->typeVerdicts) >= 256) {
             $this->typeVerdicts = [];   // a bound, against applications that put ids in their types
         }
         return $this->typeVerdicts[$contentType] = $verdict;
-    }
-
-    /** @param list<string> $patterns */
-    private static function matchesAny(string $type, array $patterns): bool
-    {
-        foreach ($patterns as $pattern) {
-            if ($pattern === $type || (\str_contains($pattern, '*') && \fnmatch($pattern, $type))) {
-                return true;
-            }
-        }
-        return false;
     }
 
     /**

@@ -57,4 +57,22 @@ final class GzipOptions
         }
         $this->types = $clean;
     }
+
+    /** Whether a Content-Type (parameters ignored) is one these options compress. */
+    public function compresses(string $contentType): bool
+    {
+        $type = \strtolower(\trim(\explode(';', $contentType, 2)[0]));
+        return self::matchesAny($type, $this->types) && !self::matchesAny($type, self::NEVER);
+    }
+
+    /** @param list<string> $patterns */
+    private static function matchesAny(string $type, array $patterns): bool
+    {
+        foreach ($patterns as $pattern) {
+            if ($pattern === $type || (\str_contains($pattern, '*') && \fnmatch($pattern, $type))) {
+                return true;
+            }
+        }
+        return false;
+    }
 }

@@ -5,6 +5,8 @@ declare(strict_types=1);
 namespace Weft\Http\Static;
 
 use Psr\Http\Server\RequestHandlerInterface;
+use Weft\Http\Compression\Gzip;
+use Weft\Http\Compression\GzipOptions;
 use Weft\Http\Message\Request;
 use Weft\Http\Message\Response;
 use Weft\Http\Message\ResponseEncoder;
@@ -40,6 +42,15 @@ use Weft\Http\Psr\PsrHandlerAdapter;
  *   (chunks shrink when many are in flight: a share of streamBudget). The next chunk is read only once
  *   the writer has room for it (the connection's bound and the worker's output budget). A file that
  *   shrinks while it is sent cuts the connection (the length is already promised).
+ * - Precompressed siblings, when the gzip layer is in front ($gzip): "app.js.br" or "app.js.gz" next
+ *   to "app.js", no older than it, is sent instead to a client whose Accept-Encoding takes br or gzip
+ *   (the higher q-value; br on a tie), as nginx's gzip_static does: Content-Encoding, the sibling's
+ *   own length, Last-Modified and a strong ETag of its own (never the identity one: "mtime-size-gz"),
+ *   the original's Content-Type. Nothing is compressed, so no brotli library is needed for .br. A Range
+ *   request is answered from the identity bytes (206), as for on-the-fly gzip, and the compressed
+ *   variant does not say Accept-Ranges (nginx answers such a request with the whole .gz, 200). Every
+ *   answer for a file that has such a sibling, or whose type and size the gzip layer compresses, says
+ *   "Vary: Accept-Encoding" (206 and 304 included).
  */
 final class StaticFiles
 {
@@ -52,9 +63,19 @@ final class StaticFiles
     /** Streamed transfers in flight in this worker, shared by their producers (see StaticOptions::$streamBudget). */
     private readonly Transfers $transfers;
 
-    /** @param (callable(Request): mixed)|RequestHandlerInterface|null $next the application; null: 404/405 */
-    public function __construct(StaticOptions|string $options, callable|RequestHandlerInterface|null $next = null)
-    {
+    /** Sibling suffix => Content-Encoding, most preferred first when the client weighs them alike. */
+    private const PRECOMPRESSED = ['br' => 'br', 'gz' => 'gzip'];
+
+    /**
+     * @param (callable(Request): mixed)|RequestHandlerInterface|null $next the application; null: 404/405
+     * @param ?GzipOptions $gzip the options of the gzip layer in front of these files (null: none): turns on
+     *        precompressed siblings and Vary (see the class comment)
+     */
+    public function __construct(
+        StaticOptions|string $options,
+        callable|RequestHandlerInterface|null $next = null,
+        private readonly ?GzipOptions $gzip = null,
+    ) {
         $this->options = \is_string($options) ? new StaticOptions($options) : $options;
         $this->mimeTypes = new MimeTypes($this->options->mimeTypes);
         $this->transfers = new Transfers();
@@ -110,7 +131,71 @@ final class StaticFiles
             \fclose($handle);
             return null;
         }
-        return $this->respond($request, $file, $handle, $stat['size'], $stat['mtime']);
+        if ($this->gzip === null) {
+            return $this->respond($request, $file, $handle, $stat['size'], $stat['mtime']);
+        }
+        $type = $this->mimeTypes->forPath($file);
+        $siblings = $this->siblings($file, $stat['mtime']);
+        $vary = $siblings !== [] || ($stat['size'] >= $this->gzip->minLength && $this->gzip->compresses($type));
+        $acceptEncoding = $request->header('accept-encoding');
+        if ($siblings !== [] && $acceptEncoding !== null && $request->header('range') === null) {
+            $chosen = self::choose($siblings, $acceptEncoding);
+            if ($chosen !== null) {
+                [$encoding, $path] = $chosen;
+                $compressed = @\fopen($path, 'rb');
+                $compressedStat = $compressed === false ? false : \fstat($compressed);
+                if ($compressedStat !== false) {
+                    \fclose($handle);
+                    return $this->respond($request, $file, $compressed, $compressedStat['size'], $compressedStat['mtime'], $encoding, true);
+                }
+                if ($compressed !== false) {
+                    \fclose($compressed);
+                }
+            }
+        }
+        return $this->respond($request, $file, $handle, $stat['size'], $stat['mtime'], null, $vary);
+    }
+
+    /**
+     * The precompressed siblings of a file that may be served for it: regular files no older than it,
+     * under the same rules as the file itself (inside the root unless symlinks may leave it, no dotfile).
+     *
+     * @return array<string, string> Content-Encoding => real path
+     */
+    private function siblings(string $file, int $mtime): array
+    {
+        $found = [];
+        foreach (self::PRECOMPRESSED as $suffix => $encoding) {
+            $stat = @\stat("$file.$suffix");
+            if ($stat === false || ($stat['mode'] & 0170000) !== 0100000 || $stat['mtime'] < $mtime) {
+                continue;
+            }
+            $real = \realpath("$file.$suffix");
+            if ($real !== false && $this->inside($real) && !$this->hidden($real)) {
+                $found[$encoding] = $real;
+            }
+        }
+        return $found;
+    }
+
+    /**
+     * The sibling the client takes with the highest q-value (br first on a tie), or null.
+     *
+     * @param array<string, string> $siblings Content-Encoding => path
+     * @return array{0: string, 1: string}|null [Content-Encoding, path]
+     */
+    private static function choose(array $siblings, string $acceptEncoding): ?array
+    {
+        $best = null;
+        $bestQ = 0.0;
+        foreach ($siblings as $encoding => $path) {
+            $q = Gzip::quality($acceptEncoding, $encoding);
+            if ($q > $bestQ) {
+                $best = [$encoding, $path];
+                $bestQ = $q;
+            }
+        }
+        return $best;
     }
 
     /**
@@ -175,24 +260,32 @@ final class StaticFiles
     }
 
     /**
-     * @param resource $handle
+     * @param resource $handle the file to send: $file itself, or its precompressed sibling ($encoding)
+     * @param bool $vary whether the answer depends on Accept-Encoding (see the class comment)
      */
-    private function respond(Request $request, string $file, mixed $handle, int $size, int $mtime): Response
+    private function respond(Request $request, string $file, mixed $handle, int $size, int $mtime, ?string $encoding = null, bool $vary = false): Response
     {
-        $etag = '"' . \dechex($mtime) . '-' . \dechex($size) . '"';
+        $etag = '"' . \dechex($mtime) . '-' . \dechex($size) . ($encoding === null ? '' : '-' . \array_search($encoding, self::PRECOMPRESSED, true)) . '"';
         $lastModified = ResponseEncoder::httpDate($mtime);
         $headers = [
             'Content-Type' => $this->mimeTypes->forPath($file),
             'Last-Modified' => $lastModified,
             'ETag' => $etag,
-            'Accept-Ranges' => 'bytes',
         ];
+        // The compressed variant is sent whole: its ranges would address bytes no other answer uses.
+        if ($encoding === null) {
+            $headers['Accept-Ranges'] = 'bytes';
+        } else {
+            $headers['Content-Encoding'] = $encoding;
+        }
+        $varyHeader = $vary ? ['Vary' => 'Accept-Encoding'] : [];
+        $headers += $varyHeader;
 
         $precondition = $this->preconditions($request, $etag, $mtime);
         if ($precondition !== 200) {
             \fclose($handle);
             if ($precondition === 304) {
-                return new Response(304, ['Last-Modified' => $lastModified, 'ETag' => $etag]);
+                return new Response(304, ['Last-Modified' => $lastModified, 'ETag' => $etag] + $varyHeader);
             }
             return new Response(412, ['Content-Type' => 'text/plain; charset=utf-8'], "Precondition Failed\n");
         }
@@ -202,7 +295,7 @@ final class StaticFiles
         // What is sent: [bytes written before, file offset, length] per piece, then $tail.
         $pieces = [['', 0, $size]];
         $tail = '';
-        $range = $isHead ? null : $request->header('range');
+        $range = $isHead || $encoding !== null ? null : $request->header('range');
         if ($range !== null && $this->ifRangeHolds($request, $etag, $lastModified)) {
             $ranges = ByteRange::parseSet($range, $size);
             if ($ranges === false) {

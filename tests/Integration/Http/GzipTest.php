@@ -31,6 +31,16 @@ final class GzipTest extends TestCase
         self::$docRoot->remove();
     }
 
+    private static function dechunk(string $body): string
+    {
+        $out = '';
+        while (($eol = \strpos($body, "\r\n")) !== false && ($size = (int) \hexdec(\substr($body, 0, $eol))) > 0) {
+            $out .= \substr($body, $eol + 2, $size);
+            $body = \substr($body, $eol + 2 + $size + 2);
+        }
+        return $out;
+    }
+
     private static function get(string $target, array $headers = []): array
     {
         return RawHttp::get(self::$server->address(), $target, $headers);
@@ -119,6 +129,60 @@ final class GzipTest extends TestCase
         self::assertStringStartsNotWith('W/', $range['headers']['etag']);
     }
 
+    public function testCompressingABigFileLeavesTheWorkerFreeToAnswerOthers(): void
+    {
+        // 24 MB that compress to ~100 KB: the client never makes the producer wait for room, so only
+        // the gzip layer's own turns let the worker's one loop answer anyone else meanwhile.
+        $file = self::$docRoot->root . '/repetitive.txt';
+        \file_put_contents($file, \str_repeat("a line of a large text file, compressed as it streams\n", 450_000));
+        try {
+            $download = \stream_socket_client('tcp://' . self::$server->address(), $errno, $error, 5);
+            \fwrite($download, "GET /repetitive.txt HTTP/1.1\r\nHost: t\r\nAccept-Encoding: gzip\r\nConnection: close\r\n\r\n");
+            $other = \stream_socket_client('tcp://' . self::$server->address(), $errno, $error, 5);
+            \fwrite($other, "GET /hello.txt HTTP/1.1\r\nHost: t\r\nConnection: close\r\n\r\n");
+            \stream_set_blocking($download, false);
+            \stream_set_blocking($other, false);
+            $downloaded = '';
+            $answer = '';
+            $deadline = \microtime(true) + 30;
+            while (!\feof($other) && \microtime(true) < $deadline) {
+                $read = [$download, $other];
+                $w = $e = null;
+                \stream_select($read, $w, $e, 1);
+                // All of the download that arrived before the other answer is taken first.
+                while (($chunk = \fread($download, 1 << 20)) !== false && $chunk !== '') {
+                    $downloaded .= $chunk;
+                }
+                $answer .= (string) \fread($other, 65536);
+            }
+            self::assertStringEndsWith("\r\n\r\nHello, static world\n", $answer);
+            self::assertFalse(\str_ends_with($downloaded, "\r\n0\r\n\r\n"), 'the other request was answered only once the whole file was compressed');
+            \stream_set_blocking($download, true);
+            $downloaded .= \stream_get_contents($download);
+            [, $body] = \explode("\r\n\r\n", $downloaded, 2);
+            self::assertSame(\file_get_contents($file), \gzdecode(self::dechunk($body)));
+        } finally {
+            @\unlink($file);
+        }
+    }
+
+    public function testARangeOfACompressibleFileSaysVaryToo(): void
+    {
+        // The 206 is a part of a representation that varies: with gzip asked for or not.
+        foreach ([[], ['Accept-Encoding' => 'gzip']] as $accept) {
+            foreach (['/large.txt', '/data.json'] as $target) {
+                $range = self::get($target, $accept + ['Range' => 'bytes=0-99']);
+                self::assertSame(206, $range['status'], $target);
+                self::assertArrayNotHasKey('content-encoding', $range['headers'], $target);
+                self::assertSame('Accept-Encoding', $range['headers']['vary'] ?? null, $target);
+            }
+        }
+        // Not for what is never compressed.
+        $range = self::get('/photo.jpg', ['Accept-Encoding' => 'gzip', 'Range' => 'bytes=0-99']);
+        self::assertSame(206, $range['status']);
+        self::assertArrayNotHasKey('vary', $range['headers']);
+    }
+
     public function testValidatorsOfTheCompressedVariant(): void
     {
         $accept = ['Accept-Encoding' => 'gzip'];
@@ -205,6 +269,104 @@ final class GzipTest extends TestCase
         $client->close();
         self::assertSame("data: first event\n\ndata: second event\n\n", $decoded);
         self::assertSame(\ZLIB_STREAM_END, \inflate_get_status($inflate), 'the gzip stream ends with its trailer');
+    }
+
+    public function testAPrecompressedSiblingIsServedAsNginxGzipStaticDoes(): void
+    {
+        $root = self::$docRoot->root;
+        $identity = \str_repeat("precompressed elsewhere, once, at the highest level\n", 200);
+        \file_put_contents("$root/pre.txt", $identity);
+        // Decodes to the same text, but not byte for byte what Weft would make: served as it is.
+        \file_put_contents("$root/pre.txt.gz", \gzencode($identity, 9, \FORCE_GZIP));
+        \file_put_contents("$root/pre.txt.br", 'pretend these are brotli bytes');
+        \touch("$root/pre.txt", \time() - 10);
+        try {
+            $gz = self::get('/pre.txt', ['Accept-Encoding' => 'gzip, deflate']);
+            self::assertSame(200, $gz['status']);
+            self::assertSame(\file_get_contents("$root/pre.txt.gz"), $gz['body'], 'the .gz file as it is on disk');
+            self::assertSame('gzip', $gz['headers']['content-encoding']);
+            self::assertSame((string) \filesize("$root/pre.txt.gz"), $gz['headers']['content-length']);
+            self::assertSame('text/plain; charset=utf-8', $gz['headers']['content-type']);
+            self::assertSame('Accept-Encoding', $gz['headers']['vary']);
+            self::assertArrayNotHasKey('accept-ranges', $gz['headers']);
+            self::assertArrayNotHasKey('transfer-encoding', $gz['headers']);
+
+            $plain = self::get('/pre.txt');
+            self::assertSame($identity, $plain['body']);
+            self::assertSame('Accept-Encoding', $plain['headers']['vary']);
+            self::assertSame('bytes', $plain['headers']['accept-ranges']);
+            self::assertStringStartsNotWith('W/', $gz['headers']['etag'], 'the sibling\'s bytes are fixed: a strong tag');
+            self::assertNotSame($plain['headers']['etag'], $gz['headers']['etag'], 'each variant its own tag');
+
+            // br where the client prefers it (or weighs it the same), gzip where it prefers gzip.
+            $br = self::get('/pre.txt', ['Accept-Encoding' => 'gzip, br']);
+            self::assertSame(['br', 'pretend these are brotli bytes'], [$br['headers']['content-encoding'], $br['body']]);
+            self::assertSame('gzip', self::get('/pre.txt', ['Accept-Encoding' => 'br;q=0.5, gzip'])['headers']['content-encoding']);
+            self::assertSame('gzip', self::get('/pre.txt', ['Accept-Encoding' => 'br;q=0, *'])['headers']['content-encoding']);
+
+            // Revalidation of the variant held, HEAD, and a Range (identity bytes, as for on-the-fly gzip).
+            $client = new RawHttp(self::$server->address());
+            $notModified = $client->send("GET /pre.txt HTTP/1.1\r\nHost: t\r\nAccept-Encoding: gzip\r\nIf-None-Match: {$gz['headers']['etag']}\r\n\r\n")->response();
+            self::assertSame([304, $gz['headers']['etag'], 'Accept-Encoding'], [$notModified['status'], $notModified['headers']['etag'], $notModified['headers']['vary']]);
+            $changed = $client->send("GET /pre.txt HTTP/1.1\r\nHost: t\r\nAccept-Encoding: gzip\r\nIf-None-Match: {$plain['headers']['etag']}\r\n\r\n")->response();
+            self::assertSame([200, $gz['body']], [$changed['status'], $changed['body']], 'the identity tag does not match the gzip variant');
+            $client->send("HEAD /pre.txt HTTP/1.1\r\nHost: t\r\nAccept-Encoding: gzip\r\nConnection: close\r\n\r\n");
+            $head = $client->rest();
+            $client->close();
+            self::assertStringContainsString("\r\nContent-Length: " . \filesize("$root/pre.txt.gz") . "\r\n", $head);
+            self::assertStringEndsWith("\r\n\r\n", $head);
+            $range = self::get('/pre.txt', ['Accept-Encoding' => 'gzip', 'Range' => 'bytes=0-9']);
+            self::assertSame([206, 'precompres', 'Accept-Encoding'], [$range['status'], $range['body'], $range['headers']['vary']]);
+            self::assertArrayNotHasKey('content-encoding', $range['headers']);
+            $parts = self::get('/pre.txt', ['Range' => 'bytes=0-9,20-29']);
+            self::assertSame(206, $parts['status']);
+            self::assertStringStartsWith('multipart/byteranges', $parts['headers']['content-type']);
+            self::assertSame('Accept-Encoding', $parts['headers']['vary'], 'parts of a representation that varies');
+
+            // A sibling older than the file is stale: never served (gzip on the fly instead).
+            \touch("$root/pre.txt.gz", \time() - 20);
+            \touch("$root/pre.txt.br", \time() - 20);
+            $stale = self::get('/pre.txt', ['Accept-Encoding' => 'gzip, br']);
+            self::assertSame('gzip', $stale['headers']['content-encoding']);
+            self::assertNotSame(\file_get_contents("$root/pre.txt.gz"), $stale['body']);
+            self::assertSame($identity, \gzdecode($stale['body']));
+        } finally {
+            @\unlink("$root/pre.txt");
+            @\unlink("$root/pre.txt.gz");
+            @\unlink("$root/pre.txt.br");
+        }
+    }
+
+    public function testPrecompressedSiblingsFollowTheFilesRules(): void
+    {
+        $root = self::$docRoot->root;
+        $base = self::$docRoot->base;
+        // A type never compressed on the fly still has its sibling served, and its answers vary.
+        \file_put_contents("$root/pic.png", \str_repeat("\x89PNG", 100));
+        \file_put_contents("$root/pic.png.gz", \gzencode(\str_repeat("\x89PNG", 100)));
+        // A sibling that is a symlink out of the root is not served (as the file itself would not be).
+        \file_put_contents("$root/linked.txt", \str_repeat("linked text\n", 200));
+        \file_put_contents("$base/outside.gz", \gzencode('OUTSIDE THE ROOT'));
+        \symlink("$base/outside.gz", "$root/linked.txt.gz");
+        try {
+            $png = self::get('/pic.png', ['Accept-Encoding' => 'gzip']);
+            self::assertSame(['gzip', 'Accept-Encoding'], [$png['headers']['content-encoding'], $png['headers']['vary']]);
+            self::assertSame('image/png', $png['headers']['content-type']);
+            self::assertSame('Accept-Encoding', self::get('/pic.png')['headers']['vary']);
+            $linked = self::get('/linked.txt', ['Accept-Encoding' => 'gzip']);
+            self::assertSame(\str_repeat("linked text\n", 200), \gzdecode($linked['body']), 'compressed on the fly, not the outside file');
+
+            // With --gzip off no sibling is looked at.
+            $off = new ServerProcess([self::APP, '--workers', '1', '--static', $root, '--gzip', 'off']);
+            $response = RawHttp::get($off->address(), '/pic.png', ['Accept-Encoding' => 'gzip']);
+            $off->stop();
+            self::assertSame(\str_repeat("\x89PNG", 100), $response['body']);
+            self::assertArrayNotHasKey('content-encoding', $response['headers']);
+        } finally {
+            foreach (["$root/pic.png", "$root/pic.png.gz", "$root/linked.txt", "$root/linked.txt.gz", "$base/outside.gz"] as $file) {
+                @\unlink($file);
+            }
+        }
     }
 
     public function testOptionsTurnItOffOrChangeWhatIsCompressed(): void

@@ -71,6 +71,7 @@ final class AccessLogTest extends TestCase
         ]);
         self::assertIsFloat($record['duration'] + 0.0);
         self::assertGreaterThanOrEqual(0, $record['duration']);
+        self::assertMatchesRegularExpression('/,"duration":\d+\.\d{6},/', $lines[0], 'a decimal as in the combined format, never 3.9e-5');
         self::assertNotFalse(\DateTimeImmutable::createFromFormat(\DATE_ATOM, $record['time']), $record['time']);
     }
 

@@ -113,6 +113,17 @@ final class ConfigurationTest extends TestCase
         self::assertStringContainsString("option 'workers' must be a scalar, got array", $out);
     }
 
+    public function testAnUnsetOptionIsNotPrintedLikeStdout(): void
+    {
+        [$code, $out] = self::weft(['config', self::APP]);
+        self::assertSame(0, $code, $out);
+        self::assertMatchesRegularExpression('/^access-log\s+\(default\)\s+default$/m', $out);
+        self::assertMatchesRegularExpression('/^pid-file\s+\(default\)\s+default$/m', $out);
+        [$code, $out] = self::weft(['config', self::APP, '--access-log', '-']);
+        self::assertSame(0, $code, $out);
+        self::assertMatchesRegularExpression('/^access-log\s+- \(stdout\)\s+command line$/m', $out);
+    }
+
     public function testChoicesAreAcceptedInCapitalsAsTheHelpSpellsThem(): void
     {
         // `serve --help` prints "--log-level DEBUG|INFO|...", and environments are often written in capitals.

@@ -159,6 +159,38 @@ final class BlockingDetectorTest extends TestCase
         self::assertSame([], \array_values($reports));
     }
 
+    public function testWeftsOwnGzipHoldingTheLoopIsNamedAsSuchNotAsLoad(): void
+    {
+        $logger = self::logger();
+        $detector = new BlockingDetector($logger, 0.05, 60.0);
+        $driver = Loop::get();
+        $detector->start($driver);
+        // One slice as big as the body: what the gzip layer did before it compressed in slices.
+        $sink = new class () implements \Weft\Http\Message\BodyWriter {
+            public function write(string $chunk): void
+            {
+            }
+        };
+        \mt_srand(7);
+        $text = '';
+        while (\strlen($text) < 6 * 1024 * 1024) {
+            $text .= \mt_rand() . ' words of a large text file ' . \mt_rand() . "\n";
+        }
+        run(static function () use ($sink, $text): void {
+            $writer = new \Weft\Http\Compression\GzipBodyWriter($sink, 9, null, \strlen($text));
+            $writer->write($text);
+            $writer->finish();
+        });
+        $detector->stop($driver);
+        $reports = \array_values(\array_filter($logger->lines, static fn ($l) => \str_contains($l, 'gzip compression of a response held the worker')));
+        self::assertCount(1, $reports, \implode("\n", $logger->lines));
+        self::assertStringStartsWith('warning: ', $reports[0]);
+        self::assertStringContainsString('precompressed copy (FILE.gz next to a --static file), lower --gzip-level', $reports[0]);
+        foreach ($logger->lines as $line) {
+            self::assertStringNotContainsString('many requests at once', $line);
+        }
+    }
+
     private static function logger(): AbstractLogger
     {
         return new class () extends AbstractLogger {

@@ -61,6 +61,18 @@ final class AccessLogTest extends TestCase
         ]);
     }
 
+    public function testJsonDurationsAreDecimalsWithSixPlacesNeverExponents(): void
+    {
+        $log = new AccessLog($this->file, 'json');
+        $log->record('127.0.0.1', 'GET', '/', '1.1', 200, 2, 3.9e-5);
+        $log->record('127.0.0.1', 'GET', '/', '1.1', 200, 2, 1.25);
+        $log->flush();
+        $lines = \file($this->file, \FILE_IGNORE_NEW_LINES);
+        self::assertStringContainsString('"bytes":2,"duration":0.000039,"worker":', $lines[0]);
+        self::assertStringContainsString('"duration":1.250000,', $lines[1]);
+        self::assertSame(0.000039, \json_decode($lines[0], true, 8, \JSON_THROW_ON_ERROR)['duration']);
+    }
+
     public function testAnUnknownFormatIsRefused(): void
     {
         $this->expectException(\InvalidArgumentException::class);

@@ -14,11 +14,12 @@ final class PrometheusTest extends TestCase
     public function testTotalsKeepTheFiguresOfRetiredWorkers(): void
     {
         $prometheus = new Prometheus();
-        $worker = self::worker(1, 101, ['2xx' => 5, '5xx' => 1], [4, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], 6);
+        $worker = self::worker(1, 101, ['2xx' => 5, '5xx' => 1], [0, 0, 0, 4, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], 6);
         $prometheus->retire($worker);
-        $text = $prometheus->render(self::serverStatus([self::worker(1, 102, ['2xx' => 2], [2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], 2)]));
+        $text = $prometheus->render(self::serverStatus([self::worker(1, 102, ['2xx' => 2], [0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], 2)]));
         self::assertStringContainsString('weft_http_responses_total{code="2xx"} 7', $text);
         self::assertStringContainsString('weft_http_responses_total{code="5xx"} 1', $text);
+        self::assertStringContainsString('weft_http_request_duration_seconds_bucket{le="0.0005"} 0', $text);
         self::assertStringContainsString('weft_http_request_duration_seconds_bucket{le="0.001"} 6', $text);
         self::assertStringContainsString('weft_http_request_duration_seconds_bucket{le="0.0025"} 8', $text);
         self::assertStringContainsString('weft_http_request_duration_seconds_bucket{le="+Inf"} 8', $text);
