@@ -61,6 +61,27 @@ final class WatchTest extends TestCase
     }
 
     #[DataProvider('backends')]
+    public function testAHalfSavedFileLeavesTheOldWorkersServingUntilTheNextSave(string $with): void
+    {
+        $server = $this->start($with);
+        if ($with !== 'polling') {
+            // The master reads the events; a worker holds no copy of its inotify descriptor.
+            self::assertContains('anon_inode:inotify', self::descriptors($server->masterPid()));
+            foreach ($server->workerPids() as $pid) {
+                self::assertNotContains('anon_inode:inotify', self::descriptors($pid));
+            }
+        }
+        \file_put_contents($this->dir . '/app.php', "<?php\nreturn static fn ( => ;\n");
+        ServerProcess::waitFor(static fn () => \str_contains($server->output(), 'Reload failed'), 15, 'the failed reload');
+        self::assertSame('app one', RawHttp::get($server->address())['body']);
+
+        $this->writeApp('two');
+        $this->waitForReload($server, 2, 'reloading: 1 file changed: app.php');
+        self::assertSame('app two', RawHttp::get($server->address())['body']);
+        $server->stop();
+    }
+
+    #[DataProvider('backends')]
     public function testABurstOfTwentyChangesMakesOneReload(string $with): void
     {
         $server = $this->start($with);
@@ -154,11 +175,22 @@ final class WatchTest extends TestCase
         ServerProcess::waitFor(static fn () => \substr_count($server->output(), 'reloading: ') >= $nth, 15, "reload $nth");
         \preg_match_all('/reloading: .*$/m', $server->output(), $m);
         self::assertStringStartsWith($line, $m[0][$nth - 1], $server->output());
-        ServerProcess::waitFor(static fn () => \substr_count($server->output(), 'new worker(s) ready') >= $nth, 15, "reload $nth to finish");
+        // The reload's outcome: ready (or failed, when the test saved code that cannot load).
+        ServerProcess::waitFor(static fn () => \substr_count($server->output(), 'new worker(s) ready') + \substr_count($server->output(), 'Reload failed') >= $nth, 15, "reload $nth to finish");
         ServerProcess::waitFor(static function () use ($server) {
             $workers = $server->status()['workers'];
             return \count($workers) === 2 && \array_filter($workers, static fn ($w) => $w['state'] !== 'ready') === [];
         }, 15, 'only the new workers');
+    }
+
+    /** @return list<string> what the process's descriptors point to */
+    private static function descriptors(int $pid): array
+    {
+        $targets = [];
+        foreach (\glob("/proc/$pid/fd/*") ?: [] as $fd) {
+            $targets[] = (string) @\readlink($fd);
+        }
+        return $targets;
     }
 
     private function writeApp(string $version): void
