@@ -126,6 +126,29 @@ final class SourcesTest extends TestCase
         $source->stop();
     }
 
+    public function testAPollingPassSpreadOverManySlicesStillNamesExactlyWhatChanged(): void
+    {
+        // Enough files that a pass takes several 5 ms slices of the loop.
+        for ($d = 0; $d < 40; $d++) {
+            \mkdir($this->dir . "/src/d$d");
+            for ($f = 0; $f < 100; $f++) {
+                \touch($this->dir . "/src/d$d/f$f.php", \time() - 60);
+            }
+        }
+        $source = new PollingSource(WatchList::build($this->dir . '/app.php'), 0.05);
+        $seen = [];
+        $source->start(Loop::get(), static function (array $paths) use (&$seen): void {
+            \array_push($seen, ...$paths);
+        });
+        \file_put_contents($this->dir . '/src/d39/f99.php', 'changed');
+        \unlink($this->dir . '/src/d0/f0.php');
+        $expected = ['src/d0/f0.php', 'src/d39/f99.php'];
+        $this->collect($source, $seen, $expected);
+        self::assertSame($expected, $this->relative($seen));
+        self::assertSame(4006, $source->watched());
+        $source->stop();
+    }
+
     private function source(string $kind, WatchList $list): ChangeSource
     {
         if ($kind === 'polling') {
