@@ -60,4 +60,7 @@ zend_result weft_deadline_minit(const zend_function_entry *methods);
 void weft_deadline_rshutdown(void);
 void weft_deadline_mshutdown(void);
 
+/* weft_inotify.c: Weft\Ext\Inotify, for serve --watch */
+zend_result weft_inotify_minit(const zend_function_entry *inotify_methods, const zend_function_entry *exception_methods);
+
 #endif /* PHP_WEFT_H */

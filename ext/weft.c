@@ -3,7 +3,7 @@
  * Weft\Ext\Epoll (weft_epoll.c), the event loop backend behind Weft\Loop\EpollDriver; the hooks that make
  * blocking PHP calls suspend the current coroutine (weft_hooks.c and the weft_hook_*.c files); the HTTP
  * request head fast path Weft\Ext\parseHead() (weft_http.c); --max-request-time for code that never
- * waits, Weft\Ext\Deadline (weft_deadline.c).
+ * waits, Weft\Ext\Deadline (weft_deadline.c); inotify for serve --watch, Weft\Ext\Inotify (weft_inotify.c).
  */
 
 #ifdef HAVE_CONFIG_H
@@ -55,7 +55,8 @@ static PHP_MINIT_FUNCTION(weft)
 		|| weft_hook_exit_minit() != SUCCESS
 		|| weft_hook_dns_minit() != SUCCESS
 		|| weft_watchdog_minit(class_Weft_Ext_Watchdog_methods) != SUCCESS
-		|| weft_deadline_minit(class_Weft_Ext_Deadline_methods) != SUCCESS) {
+		|| weft_deadline_minit(class_Weft_Ext_Deadline_methods) != SUCCESS
+		|| weft_inotify_minit(class_Weft_Ext_Inotify_methods, class_Weft_Ext_InotifyException_methods) != SUCCESS) {
 		return FAILURE;
 	}
 	return SUCCESS;

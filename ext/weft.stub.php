@@ -89,6 +89,75 @@ namespace Weft\Ext {
         public static function descriptorOf(mixed $stream): ?int {}
     }
 
+    /**
+     * inotify(7) for `serve --watch` (weft_inotify.c): one descriptor, created non-blocking and
+     * close-on-exec. add() watches one directory or file (the caller walks trees and keeps the
+     * wd => path map); read() drains what is queued without blocking. The descriptor is for the event
+     * loop (fd(), or a php://fd/N stream of it for the select loop); the object closes it on close() or
+     * when freed. After fork(), only close() and fd() work in the child: add(), remove() and read()
+     * throw, so a child never takes its parent's events.
+     *
+     * @strict-properties
+     * @not-serializable
+     */
+    final class Inotify
+    {
+        public const ACCESS = UNKNOWN;        // IN_ACCESS ... the kernel's bits
+        public const MODIFY = UNKNOWN;
+        public const ATTRIB = UNKNOWN;
+        public const CLOSE_WRITE = UNKNOWN;
+        public const CLOSE_NOWRITE = UNKNOWN;
+        public const OPEN = UNKNOWN;
+        public const MOVED_FROM = UNKNOWN;
+        public const MOVED_TO = UNKNOWN;
+        public const CREATE = UNKNOWN;
+        public const DELETE = UNKNOWN;
+        public const DELETE_SELF = UNKNOWN;
+        public const MOVE_SELF = UNKNOWN;
+        public const ALL_EVENTS = UNKNOWN;
+        public const ONLYDIR = UNKNOWN;       // add() flags
+        public const DONT_FOLLOW = UNKNOWN;
+        public const EXCL_UNLINK = UNKNOWN;
+        public const MASK_ADD = UNKNOWN;
+        public const ONESHOT = UNKNOWN;
+        public const UNMOUNT = UNKNOWN;       // reported only
+        public const Q_OVERFLOW = UNKNOWN;
+        public const IGNORED = UNKNOWN;
+        public const ISDIR = UNKNOWN;
+
+        /** @throws InotifyException EMFILE (too many instances: fs.inotify.max_user_instances) ... */
+        public function __construct() {}
+
+        /** The descriptor, or null once closed. */
+        public function fd(): ?int {}
+
+        /**
+         * @param int $mask events and add() flags only, at least one event (else ValueError)
+         * @return int the watch descriptor (the same one for a path watched twice)
+         * @throws InotifyException ENOENT, ENOTDIR (with ONLYDIR), EACCES, ENOSPC (no watches left:
+         *         fs.inotify.max_user_watches) ...
+         */
+        public function add(string $path, int $mask): int {}
+
+        /** @return bool false when the watch was already gone */
+        public function remove(int $wd): bool {}
+
+        /**
+         * What the kernel has queued, at most 64 KB of it per call (call again while it returns events):
+         * a list of [wd, mask, cookie, name]; name is "" for an event about the watched path itself.
+         *
+         * @return list<array{0: int, 1: int, 2: int, 3: string}> [] when nothing is queued (never blocks)
+         */
+        public function read(): array {}
+
+        /** Closes the descriptor (twice is harmless); in a forked child, only the child's copy. */
+        public function close(): void {}
+    }
+
+    final class InotifyException extends \RuntimeException
+    {
+    }
+
     final class EpollException extends \RuntimeException
     {
     }

@@ -124,6 +124,25 @@ ZEND_END_ARG_INFO()
 
 ZEND_FUNCTION(weft_version);
 ZEND_FUNCTION(weft_parse_head);
+#define arginfo_class_Weft_Ext_Inotify___construct arginfo_class_Weft_Ext_Epoll___construct
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_Inotify_fd, 0, 0, IS_LONG, 1)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_Inotify_add, 0, 2, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, path, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, mask, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_Inotify_remove, 0, 1, _IS_BOOL, 0)
+	ZEND_ARG_TYPE_INFO(0, wd, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_Inotify_read, 0, 0, IS_ARRAY, 0)
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Weft_Ext_Inotify_close arginfo_class_Weft_Ext_Hooks_uninstall
+
 ZEND_METHOD(Weft_Ext_Epoll, __construct);
 ZEND_METHOD(Weft_Ext_Epoll, add);
 ZEND_METHOD(Weft_Ext_Epoll, modify);
@@ -152,6 +171,12 @@ ZEND_METHOD(Weft_Ext_Deadline, thrown);
 ZEND_METHOD(Weft_Ext_Deadline, track);
 ZEND_METHOD(Weft_Ext_Deadline, lastWordsOn);
 ZEND_METHOD(Weft_Ext_Deadline, claimLastWords);
+ZEND_METHOD(Weft_Ext_Inotify, __construct);
+ZEND_METHOD(Weft_Ext_Inotify, fd);
+ZEND_METHOD(Weft_Ext_Inotify, add);
+ZEND_METHOD(Weft_Ext_Inotify, remove);
+ZEND_METHOD(Weft_Ext_Inotify, read);
+ZEND_METHOD(Weft_Ext_Inotify, close);
 
 static const zend_function_entry ext_functions[] = {
 	ZEND_NS_NAMED_FE("Weft\\Ext", version, ZEND_FN(weft_version), arginfo_Weft_Ext_version)
@@ -204,5 +229,19 @@ static const zend_function_entry class_Weft_Ext_Deadline_methods[] = {
 	ZEND_ME(Weft_Ext_Deadline, track, arginfo_class_Weft_Ext_Deadline_track, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
 	ZEND_ME(Weft_Ext_Deadline, lastWordsOn, arginfo_class_Weft_Ext_Deadline_lastWordsOn, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
 	ZEND_ME(Weft_Ext_Deadline, claimLastWords, arginfo_class_Weft_Ext_Deadline_claimLastWords, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
+	ZEND_FE_END
+};
+
+static const zend_function_entry class_Weft_Ext_Inotify_methods[] = {
+	ZEND_ME(Weft_Ext_Inotify, __construct, arginfo_class_Weft_Ext_Inotify___construct, ZEND_ACC_PUBLIC)
+	ZEND_ME(Weft_Ext_Inotify, fd, arginfo_class_Weft_Ext_Inotify_fd, ZEND_ACC_PUBLIC)
+	ZEND_ME(Weft_Ext_Inotify, add, arginfo_class_Weft_Ext_Inotify_add, ZEND_ACC_PUBLIC)
+	ZEND_ME(Weft_Ext_Inotify, remove, arginfo_class_Weft_Ext_Inotify_remove, ZEND_ACC_PUBLIC)
+	ZEND_ME(Weft_Ext_Inotify, read, arginfo_class_Weft_Ext_Inotify_read, ZEND_ACC_PUBLIC)
+	ZEND_ME(Weft_Ext_Inotify, close, arginfo_class_Weft_Ext_Inotify_close, ZEND_ACC_PUBLIC)
+	ZEND_FE_END
+};
+
+static const zend_function_entry class_Weft_Ext_InotifyException_methods[] = {
 	ZEND_FE_END
 };

@@ -92,6 +92,10 @@ final class ServeCommand
             'opcache' => ['string', 'on', 'opcache (and the JIT in the resident modes)', ['on', 'off']],
             'preload' => ['string', null, 'fpm mode: opcache.preload script (see bin/weft preload)'],
             'metrics' => ['string', null, 'serve /health and /metrics (Prometheus) from the master on HOST:PORT (default: off)'],
+            'watch' => ['bool', false, 'development: reload the workers when a PHP, .env or config file under the application\'s directory changes (refused with --daemon or APP_ENV=prod/production)'],
+            'watch-path' => ['list', [], '--watch: more files, directories or globs to watch (templates/**/*.twig)'],
+            'watch-with' => ['string', 'auto', '--watch: how changes are seen: inotify (needs the native extension), polling (every 0.5 s; network and container mounts), auto', ['auto', 'inotify', 'polling']],
+            'watch-force' => ['bool', false, 'allow --watch with --daemon or APP_ENV=prod/production'],
             'config' => ['string', null, 'configuration file: weft.php returning an array, or weft.ini (also WEFT_CONFIG)'],
             'help' => ['bool', false, 'show this help'],
         ];
@@ -168,6 +172,7 @@ final class ServeCommand
             // Workers report once a second: less than two would take a busy second for a stuck worker.
             throw new UsageError("option '--worker-timeout' must be 0 (off) or at least 2 seconds");
         }
+        self::checkWatch($options);
         if ($options->get('mode') === 'fpm') {
             // Usage errors first: a bad command line is exit 2 whatever runs on the port.
             if ($options->get('static') !== null) {
@@ -250,6 +255,7 @@ final class ServeCommand
         $masterHooks = \array_values(\array_filter([
             $metricsServer,
             SystemdNotifier::fromEnvironment($logger),
+            self::watcher($app, $options, $logger),
         ]));
 
         $config = new ServerConfig(
@@ -312,6 +318,61 @@ final class ServeCommand
             // so, its session_start() and header() failing.
             \fwrite($readyTo, 'READY ' . \substr($address, (int) \strrpos($address, ':') + 1) . "\n");
         });
+    }
+
+    /**
+     * --watch must never be on in production by accident (left in a config file, a WEFT_WATCH=1 in an
+     * environment copied from a laptop): it is refused for a daemon, which is how production runs
+     * without a supervisor, and when APP_ENV (Laravel's and Symfony's variable) says production, unless
+     * --watch-force says it is meant.
+     */
+    private static function checkWatch(Options $options): void
+    {
+        if (!$options->get('watch')) {
+            foreach (['watch-path', 'watch-force'] as $name) {
+                if ($options->get($name) !== [] && $options->get($name) !== false) {
+                    throw new UsageError("option '--$name' needs --watch");
+                }
+            }
+            return;
+        }
+        if ($options->get('mode') === 'fpm') {
+            throw new UsageError("option '--watch' is not available in fpm mode (php-fpm revalidates scripts itself)");
+        }
+        if ($options->get('watch-force')) {
+            return;
+        }
+        if ($options->get('daemon')) {
+            throw new UsageError("option '--watch' is for development and is refused with --daemon (add --watch-force if this is meant)");
+        }
+        $env = \strtolower((string) \getenv('APP_ENV'));
+        if ($env === 'prod' || $env === 'production') {
+            throw new UsageError("option '--watch' is for development and is refused with APP_ENV=$env (add --watch-force if this is meant)");
+        }
+    }
+
+    private static function watcher(string $app, Options $options, Logger $logger): ?\Weft\Server\Watch\ReloadOnChange
+    {
+        if (!$options->get('watch')) {
+            return null;
+        }
+        try {
+            $list = \Weft\Server\Watch\WatchList::build($app, $options->get('watch-path'));
+        } catch (\InvalidArgumentException $e) {
+            throw new UsageError($e->getMessage());
+        }
+        $with = $options->get('watch-with');
+        $source = null;
+        if ($with !== 'polling' && \Weft\Server\Watch\InotifySource::available()) {
+            $source = new \Weft\Server\Watch\InotifySource($list);
+        } elseif ($with === 'inotify') {
+            throw new UsageError("option '--watch-with inotify' needs the native extension (ext/modules/weft.so)");
+        }
+        return new \Weft\Server\Watch\ReloadOnChange(
+            $source ?? new \Weft\Server\Watch\PollingSource($list),
+            $logger,
+            \dirname($app),
+        );
     }
 
     /**
