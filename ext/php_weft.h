@@ -60,6 +60,9 @@ zend_result weft_deadline_minit(const zend_function_entry *methods);
 void weft_deadline_rshutdown(void);
 void weft_deadline_mshutdown(void);
 
+/* weft_output.c: Weft\Ext\OutputStack, a coroutine's output buffers across its waits */
+zend_result weft_output_minit(const zend_function_entry *methods);
+
 /* weft_inotify.c: Weft\Ext\Inotify, for serve --watch */
 zend_result weft_inotify_minit(const zend_function_entry *inotify_methods, const zend_function_entry *exception_methods);
 

@@ -154,6 +154,22 @@ namespace Weft\Ext {
         public function close(): void {}
     }
 
+    /**
+     * A coroutine's output buffers, off PHP's one buffer stack while it waits (Weft\Coroutine\OutputBuffers):
+     * the handlers themselves move, callbacks, flags and a handler that was running included.
+     */
+    final class OutputStack
+    {
+        /** Takes the buffers above $base off the stack; null when there are none. */
+        public static function detach(int $base): ?OutputStack {}
+
+        /** Pushes them back on top of the stack, as they were; once. */
+        public function attach(): void {}
+
+        /** How many buffers it holds (0 once put back). */
+        public function count(): int {}
+    }
+
     final class InotifyException extends \RuntimeException
     {
     }

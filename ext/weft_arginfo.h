@@ -124,6 +124,15 @@ ZEND_END_ARG_INFO()
 
 ZEND_FUNCTION(weft_version);
 ZEND_FUNCTION(weft_parse_head);
+ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Weft_Ext_OutputStack_detach, 0, 1, Weft\\Ext\\OutputStack, 1)
+	ZEND_ARG_TYPE_INFO(0, base, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Weft_Ext_OutputStack_attach arginfo_class_Weft_Ext_Hooks_uninstall
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_OutputStack_count, 0, 0, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
 #define arginfo_class_Weft_Ext_Inotify___construct arginfo_class_Weft_Ext_Epoll___construct
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_Inotify_fd, 0, 0, IS_LONG, 1)
@@ -171,6 +180,9 @@ ZEND_METHOD(Weft_Ext_Deadline, thrown);
 ZEND_METHOD(Weft_Ext_Deadline, track);
 ZEND_METHOD(Weft_Ext_Deadline, lastWordsOn);
 ZEND_METHOD(Weft_Ext_Deadline, claimLastWords);
+ZEND_METHOD(Weft_Ext_OutputStack, detach);
+ZEND_METHOD(Weft_Ext_OutputStack, attach);
+ZEND_METHOD(Weft_Ext_OutputStack, count);
 ZEND_METHOD(Weft_Ext_Inotify, __construct);
 ZEND_METHOD(Weft_Ext_Inotify, fd);
 ZEND_METHOD(Weft_Ext_Inotify, add);
@@ -231,6 +243,14 @@ static const zend_function_entry class_Weft_Ext_Deadline_methods[] = {
 	ZEND_ME(Weft_Ext_Deadline, claimLastWords, arginfo_class_Weft_Ext_Deadline_claimLastWords, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
 	ZEND_FE_END
 };
+
+static const zend_function_entry class_Weft_Ext_OutputStack_methods[] = {
+	ZEND_ME(Weft_Ext_OutputStack, detach, arginfo_class_Weft_Ext_OutputStack_detach, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
+	ZEND_ME(Weft_Ext_OutputStack, attach, arginfo_class_Weft_Ext_OutputStack_attach, ZEND_ACC_PUBLIC)
+	ZEND_ME(Weft_Ext_OutputStack, count, arginfo_class_Weft_Ext_OutputStack_count, ZEND_ACC_PUBLIC)
+	ZEND_FE_END
+};
+
 
 static const zend_function_entry class_Weft_Ext_Inotify_methods[] = {
 	ZEND_ME(Weft_Ext_Inotify, __construct, arginfo_class_Weft_Ext_Inotify___construct, ZEND_ACC_PUBLIC)

@@ -68,6 +68,53 @@ final class OutputBuffersTest extends CoroutineTestCase
         self::assertSame(['a' => '1a 2a', 'b' => '1b 2b'], $sinks);
     }
 
+    /**
+     * With the extension the handlers themselves move: a coroutine that waits inside its own buffer's
+     * handler (a streamed body writing to a slow client) while others echo into their own buffers, and a
+     * handler given to ob_start() directly, each keep working and nothing crosses.
+     */
+    public function testNativelyAHandlerThatWaitsWhileRunningAndAPlainCallbackKeepWorking(): void
+    {
+        if (!class_exists(\Weft\Ext\OutputStack::class)) {
+            self::markTestSkipped('needs the native extension (Weft\Ext\OutputStack)');
+        }
+        $sinks = run(static function (): array {
+            $sinks = ['a' => '', 'b' => '', 'c' => ''];
+            $wg = new \Weft\Coroutine\WaitGroup();
+            foreach (['a', 'b'] as $who) {
+                $wg->add();
+                go(static function () use ($who, &$sinks, $wg): void {
+                    ob_start(static function (string $chunk) use (&$sinks, $who): string {
+                        if ($chunk !== '') {
+                            sleep(0.002); // waits inside the handler, as a write to a slow client does
+                            $sinks[$who] .= $chunk;
+                        }
+                        return '';
+                    }, 1);
+                    echo "1$who ";
+                    echo "2$who";
+                    ob_end_flush();
+                    $wg->done();
+                });
+            }
+            $wg->add();
+            go(static function () use (&$sinks, $wg): void {
+                ob_start(static function (string $chunk) use (&$sinks): string {
+                    $sinks['c'] .= strtoupper($chunk);
+                    return '';
+                });
+                echo 'c';
+                sleep(0.003);
+                echo 'c';
+                ob_end_flush();
+                $wg->done();
+            });
+            $wg->wait();
+            return $sinks;
+        });
+        self::assertSame(['a' => '1a 2a', 'b' => '1b 2b', 'c' => 'CC'], $sinks);
+    }
+
     public function testWithoutItTheBuffersWouldCross(): void
     {
         // The same interleaving with the buffer opened outside the coroutines' own levels (below
