@@ -63,6 +63,72 @@ final class DeployFilesTest extends TestCase
         }
     }
 
+    /**
+     * Two instances run from the template's own ExecStart, Environment and directories (rooted in a
+     * temporary directory), each with its configuration file: both serve at once (own port, own metrics
+     * port), and stopping one as systemd does (SIGTERM to the main process, then its RuntimeDirectory
+     * removed) leaves the other's pid file, control socket and log alone.
+     */
+    public function testTwoInstancesServeSideBySideAndStopAlone(): void
+    {
+        $root = \sys_get_temp_dir() . '/weft-instances-' . \bin2hex(\random_bytes(4));
+        $unit = (string) \file_get_contents(self::UNIT);
+        $map = ['/opt/weft/bin/weft' => \realpath(__DIR__ . '/../../../bin/weft'), '/run/' => "$root/run/", '/var/log/' => "$root/log/", '/etc/weft/' => "$root/etc/weft/"];
+        $instances = [];
+        try {
+            \mkdir("$root/etc/weft", 0700, true);
+            foreach (['alpha', 'beta'] as $instance) {
+                $settings = self::settings(\strtr(\str_replace('%i', $instance, $unit), $map));
+                \mkdir("$root/run/{$settings['RuntimeDirectory']}", 0750, true);   // what systemd creates
+                \mkdir("$root/log/{$settings['LogsDirectory']}", 0750, true);
+                [$variable, $config] = \explode('=', $settings['Environment'], 2);
+                $port = self::freePort();
+                $metrics = self::freePort();
+                \file_put_contents($config, "<?php return ['app' => " . \var_export(\realpath(__DIR__ . '/../../../examples/hello.php'), true)
+                    . ", 'host' => '127.0.0.1', 'port' => $port, 'metrics' => '127.0.0.1:$metrics', 'workers' => 1];\n");
+                $process = \proc_open(\explode(' ', $settings['ExecStart']), [0 => ['file', '/dev/null', 'r'], 1 => ['pipe', 'w'], 2 => ['redirect', 1]], $pipes, null, [$variable => $config] + \getenv());
+                $instances[$instance] = ['process' => $process, 'out' => $pipes[1], 'port' => $port, 'metrics' => $metrics, 'settings' => $settings];
+            }
+            foreach ($instances as $instance => $i) {
+                $line = (string) \fgets($i['out']);
+                if ($line !== "READY {$i['port']}\n") {
+                    self::fail("$instance did not start: $line" . \stream_get_contents($i['out']));
+                }
+                self::assertSame('Hello World', \file_get_contents("http://127.0.0.1:{$i['port']}/"));
+                self::assertSame(200, self::statusOf("http://127.0.0.1:{$i['metrics']}/health"), "$instance: its own metrics port");
+            }
+            $beta = $instances['beta']['settings'];
+            \preg_match('~--pid-file (\S+) --log-file (\S+)$~', $beta['ExecStart'], $m);
+            [, $betaPid, $betaLog] = $m;
+
+            // systemctl stop weft@alpha: SIGTERM to the main process, then its runtime directory goes.
+            $alpha = $instances['alpha'];
+            \posix_kill(\proc_get_status($alpha['process'])['pid'], \SIGTERM);
+            ServerProcess::waitFor(fn () => !\proc_get_status($alpha['process'])['running'], 20, 'alpha to stop');
+            \exec('rm -rf ' . \escapeshellarg("$root/run/{$alpha['settings']['RuntimeDirectory']}"));
+
+            self::assertFileExists($betaPid);
+            self::assertFileExists("$betaPid.sock");
+            [$code, $out] = ServerProcess::cli(['status', '--pid-file', $betaPid], 20);
+            self::assertSame(0, $code, $out);
+            $reload = \explode(' ', $beta['ExecReload']);
+            [$code, $out] = ServerProcess::cli(\array_slice($reload, 1), 30);
+            self::assertSame(0, $code, $out);
+            self::assertSame('Hello World', \file_get_contents("http://127.0.0.1:{$instances['beta']['port']}/"));
+            self::assertStringContainsString('Weft listening', (string) \file_get_contents($betaLog));
+            self::assertStringNotContainsString('Weft stopped', (string) \file_get_contents($betaLog));
+        } finally {
+            foreach ($instances as $i) {
+                if (\proc_get_status($i['process'])['running']) {
+                    \posix_kill(\proc_get_status($i['process'])['pid'], \SIGTERM);
+                    ServerProcess::waitFor(fn () => !\proc_get_status($i['process'])['running'], 20, 'an instance to stop');
+                }
+                \proc_close($i['process']);
+            }
+            \exec('rm -rf ' . \escapeshellarg($root));
+        }
+    }
+
     /** `systemd-analyze security` scored the old unit 8.5 EXPOSED; the template must stay "OK" (at most 4.0). */
     public function testTheTemplateUnitIsHardened(): void
     {
@@ -81,6 +147,21 @@ final class DeployFilesTest extends TestCase
         \preg_match('/Overall exposure level for weft@alpha\.service: (\d+\.\d+) (\S+)/', $text, $m);
         self::assertLessThanOrEqual(4.0, (float) $m[1], $text);
         self::assertSame('OK', $m[2], $text);
+    }
+
+    private static function freePort(): int
+    {
+        $socket = \stream_socket_server('tcp://127.0.0.1:0');
+        $name = (string) \stream_socket_get_name($socket, false);
+        \fclose($socket);
+        return (int) \substr($name, (int) \strrpos($name, ':') + 1);
+    }
+
+    private static function statusOf(string $url): int
+    {
+        $http_response_header = [];
+        @\file_get_contents($url, false, \stream_context_create(['http' => ['timeout' => 5, 'ignore_errors' => true]]));
+        return \preg_match('~^HTTP/\S+ (\d{3})~', $http_response_header[0] ?? '', $m) === 1 ? (int) $m[1] : 0;
     }
 
     /** @return array<string, string> the last value of each setting */
