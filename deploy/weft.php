@@ -1,8 +1,9 @@
 <?php
 
-// /etc/weft/weft.php: the configuration of `bin/weft serve` (WEFT_CONFIG or --config). Keys are the
-// options of `bin/weft serve --help`; an unknown key is an error. WEFT_* variables and command-line
-// flags override what is here; `bin/weft config --config /etc/weft/weft.php` shows the result.
+// /etc/weft/NAME.php: the configuration of the instance weft@NAME (deploy/weft@.service sets
+// WEFT_CONFIG; or --config). Keys are the options of `bin/weft serve --help`; an unknown key is an
+// error. WEFT_* variables and command-line flags override what is here; `bin/weft config --config
+// /etc/weft/NAME.php` shows the result. Each instance needs its own `port` and `metrics` address.
 
 return [
     'app' => '/srv/app/public/index.php',   // relative paths are relative to this file

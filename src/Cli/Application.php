@@ -12,7 +12,7 @@ final class Application
     private const COMMANDS = [
         'serve' => 'Run an application: HTTP or line protocol, in coroutine, sync or fpm mode',
         'stop' => 'Stop a running server gracefully (SIGTERM to its master)',
-        'reload' => 'Reload a running server: new workers load the app afresh, old ones drain (SIGUSR1)',
+        'reload' => 'Reload a running server: new workers load the app afresh, old ones drain (SIGHUP)',
         'config' => 'Print the effective serve configuration and where each value comes from (file, WEFT_* env, command line)',
         'status' => "Show a running server's workers: pid, uptime, requests, connections, coroutines, memory",
         'bench' => 'Run the benchmark scenarios (bench --help), or measure your own app and get a mode, workers and concurrency (bench app APP.php)',

@@ -79,7 +79,7 @@ final class ControlCommand
     /**
      * Asks the master to reload over its control socket and waits for the outcome: the new workers all
      * ready (exit 0), or why they could not start (exit 1; the old workers keep serving). A master
-     * without that command (fpm mode) gets SIGUSR1.
+     * without that command (fpm mode) gets SIGHUP.
      */
     private function reload(PidFile $pidFile, int $pid, float $timeout): int
     {
@@ -89,7 +89,7 @@ final class ControlCommand
                 \fwrite(\STDERR, "weft: the master (pid $pid) did not answer the reload within {$timeout} s; see its log\n");
                 return 1;
             }
-            return $this->signal($pid, \SIGUSR1, 'reload requested: new workers start, old ones drain');
+            return $this->signal($pid, \SIGHUP, 'reload requested: new workers start, old ones drain');
         }
         if (($reply['ok'] ?? false) === true) {
             echo "reloaded: {$reply['workers']} new worker(s) serving, the old ones drain (master pid $pid)\n";

@@ -448,13 +448,13 @@ final class ServeCommand
             \ini_set('memory_limit', $memoryLimit > 0 ? (string) $memoryLimit : '-1');
             self::reportFatalErrors($logger, $memoryLimit);
             AppLoader::forgetChangedScripts();
-            // Before the application loads: SIGUSR2 reopens the log (the master forwards it).
+            // Before the application loads: SIGUSR1 reopens the log (the master forwards it).
             $loop = \Weft\Loop\Loop::get();
             $accessLog?->afterFork();
-            $loop->unreference($loop->onSignal(\SIGUSR2, static function () use ($logger, $accessLog): void {
+            $loop->unreference($loop->onSignal(\SIGUSR1, static function () use ($logger, $accessLog): void {
                 $logger->reopen();
                 $accessLog?->reopen();
-                $logger->info($accessLog === null ? 'Log file reopened (SIGUSR2)' : 'Log file and access log reopened (SIGUSR2)');
+                $logger->info($accessLog === null ? 'Log file reopened (SIGUSR1)' : 'Log file and access log reopened (SIGUSR1)');
             }));
             ServerLog::install($logger);
             $application = \Weft\Mode\HttpLayers::wrap(AppLoader::load($app), $static, $gzip);

@@ -20,7 +20,7 @@ use Weft\Server\UnsafePath;
  * seconds from the start of the request's handling to its last byte queued; `worker` is the process id.
  *
  * Lines are buffered and written once per loop tick (or at 64 KiB), so a pipelined burst costs one write.
- * The file follows the server log's rules (0640, never through a symlink) and is reopened on SIGUSR2.
+ * The file follows the server log's rules (0640, never through a symlink) and is reopened on SIGUSR1.
  */
 final class AccessLog
 {
@@ -64,7 +64,7 @@ final class AccessLog
         \register_shutdown_function($this->flush(...));
     }
 
-    /** SIGUSR2: what is buffered goes to the old file, what follows to the file at the path now. */
+    /** SIGUSR1: what is buffered goes to the old file, what follows to the file at the path now. */
     public function reopen(): void
     {
         $this->flush();

@@ -13,7 +13,7 @@ use Psr\Log\LogLevel;
  * text: "2026-11-21T10:00:00.123+00:00 [worker 1234] error: message"
  * json: {"time":"…","level":"error","role":"worker","pid":1234,"message":"…","context":{…},"exception":{…}}
  *
- * The file is reopened on reopen() (SIGUSR2, for logrotate) and after fork, so every process writes to
+ * The file is reopened on reopen() (SIGUSR1, for logrotate) and after fork, so every process writes to
  * the file that is at the path now, not to a renamed one.
  */
 final class Logger extends AbstractLogger

@@ -19,9 +19,12 @@ use function Weft\go;
  *   growing back-off (0.1 s doubling to 10 s), so a broken application does not fork-bomb the machine.
  * - SIGTERM / SIGINT: graceful stop. Workers stop accepting and finish in-flight work within --grace,
  *   then whatever is left is killed.
- * - SIGUSR1: rolling reload. A new generation of workers loads the application afresh; only when all of
- *   them are ready are the old ones told to drain. The listening socket never closes, so no connection
- *   is refused. If the new generation cannot boot, the old one keeps serving.
+ * - SIGHUP / SIGUSR2: rolling reload. A new generation of workers loads the application afresh; only
+ *   when all of them are ready are the old ones told to drain. The listening socket never closes, so no
+ *   connection is refused. If the new generation cannot boot, the old one keeps serving.
+ * - SIGUSR1: reopen the log files, in the master and every worker (logrotate's postrotate). The same
+ *   convention as nginx and php-fpm (USR1 reopens, HUP reloads, php-fpm's USR2 reloads), so a rotation
+ *   rule written for them never reloads Weft by mistake.
  * - Workers report their figures over a socket pair every second; `bin/weft status` reads them from
  *   the control socket beside the pid file.
  *
@@ -127,7 +130,7 @@ final class Master
             $hook->start(fn (): array => $this->status());
         }
 
-        foreach ([\SIGTERM => 'stop', \SIGINT => 'stop', \SIGUSR1 => 'reload', \SIGCHLD => 'reap', \SIGHUP => 'reload', \SIGUSR2 => 'reopenLogs'] as $signal => $action) {
+        foreach ([\SIGTERM => 'stop', \SIGINT => 'stop', \SIGHUP => 'reload', \SIGUSR2 => 'reload', \SIGCHLD => 'reap', \SIGUSR1 => 'reopenLogs'] as $signal => $action) {
             $this->signalWatchers[] = $this->driver->onSignal($signal, fn () => $this->{$action}());
         }
         for ($slot = 1; $slot <= $this->config->workers; $slot++) {
@@ -222,9 +225,12 @@ final class Master
         foreach ($this->config->masterHooks as $hook) {
             $hook->forked();
         }
-        foreach ([\SIGTERM, \SIGINT, \SIGUSR1, \SIGCHLD, \SIGHUP] as $signal) {
+        foreach ([\SIGTERM, \SIGINT, \SIGUSR2, \SIGCHLD, \SIGHUP] as $signal) {
             \pcntl_signal($signal, \SIG_DFL);
         }
+        // The master forwards SIGUSR1 (reopen the logs) to every worker, maybe before this one watches
+        // for it: ignored until then rather than fatal. This worker opens the log afresh below anyway.
+        \pcntl_signal(\SIGUSR1, \SIG_IGN);
         // Before the log is reopened for this process, which would take descriptor 1 or 2 if free.
         $notRedirected = $output?->redirect($this->logger) ?? [];
         $this->logger->setRole('worker', $this->config->logFile);
@@ -423,14 +429,14 @@ final class Master
         }
     }
 
-    /** SIGUSR2 (logrotate's postrotate): the master and every worker open the log file afresh. */
+    /** SIGUSR1 (logrotate's postrotate): the master and every worker open the log file afresh. */
     private function reopenLogs(): void
     {
         $this->logger->reopen();
         foreach ($this->workers as $worker) {
-            \posix_kill($worker->pid, \SIGUSR2);
+            \posix_kill($worker->pid, \SIGUSR1);
         }
-        $this->logger->info('Log file reopened (SIGUSR2), {n} worker(s) told', ['n' => \count($this->workers)]);
+        $this->logger->info('Log file reopened (SIGUSR1), {n} worker(s) told', ['n' => \count($this->workers)]);
     }
 
     private function stop(): void

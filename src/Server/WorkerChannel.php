@@ -24,7 +24,7 @@ use Weft\Socket\LineTooLong;
  * - The end of the stream (the other process is gone) is reported once.
  *
  * The workers' messages are the only kinds there are: the master tells its workers what to do with
- * signals (SIGTERM stop, SIGUSR2 reopen logs), which an operator can send as well.
+ * signals (SIGTERM stop, SIGUSR1 reopen logs), which an operator can send as well.
  *
  * @internal
  */

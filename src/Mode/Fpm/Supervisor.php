@@ -17,8 +17,9 @@ use Weft\Server\UnsafePath;
  * - SIGTERM/SIGINT: graceful stop, nginx first (SIGQUIT: in-flight requests finish), then php-fpm
  *   (SIGQUIT); after the grace period SIGTERM, then SIGKILL. The runtime folder goes with them.
  *   A second stop signal skips the rest of the grace period.
- * - SIGUSR1/SIGHUP: reload, SIGUSR2 to php-fpm: its workers are replaced, the app is loaded afresh,
- *   opcache starts empty (see reload()).
+ * - SIGHUP/SIGUSR2: reload, SIGUSR2 to php-fpm: its workers are replaced, the app is loaded afresh,
+ *   opcache starts empty (see reload()). SIGUSR1: reopen the logs (see reopenLogs()), the convention
+ *   of nginx and php-fpm, as in coroutine and sync mode.
  * - `status` on the control socket PIDFILE.sock: the same JSON shape as the Weft master's, the
  *   workers being php-fpm's, from its status page.
  * - A program that dies unexpectedly is logged and restarted, with back-off when it keeps dying.
@@ -359,7 +360,7 @@ final class Supervisor
     }
 
     /**
-     * SIGUSR2 (logrotate): the supervisor reopens --log-file and php-fpm its error_log (SIGUSR1); the
+     * SIGUSR1 (logrotate): the supervisor reopens --log-file and php-fpm its error_log (SIGUSR1); the
      * front controller opens the file per request anyway. nginx keeps its stderr, the old file, until
      * it restarts: it logs only its own errors there.
      */
@@ -381,7 +382,7 @@ final class Supervisor
             }
         }
         $this->processes['php-fpm']?->signal(\SIGUSR1);
-        $this->logger->info('Log file reopened (SIGUSR2)');
+        $this->logger->info('Log file reopened (SIGUSR1)');
     }
 
     private function shutdown(): void
@@ -429,9 +430,9 @@ final class Supervisor
         };
         \pcntl_signal(\SIGTERM, $stop);
         \pcntl_signal(\SIGINT, $stop);
-        \pcntl_signal(\SIGUSR1, $reload);
         \pcntl_signal(\SIGHUP, $reload);
-        \pcntl_signal(\SIGUSR2, function (): void {
+        \pcntl_signal(\SIGUSR2, $reload);
+        \pcntl_signal(\SIGUSR1, function (): void {
             $this->reopenRequested = true;
         });
         // Only to interrupt the wait in loop() at once when nginx or php-fpm dies.
@@ -505,7 +506,7 @@ final class Supervisor
         if (\is_resource($this->output) && $this->output !== \STDERR) {
             \fclose($this->output);
         }
-        foreach ([\SIGTERM, \SIGINT, \SIGUSR1, \SIGHUP, \SIGCHLD] as $signal) {
+        foreach ([\SIGTERM, \SIGINT, \SIGUSR1, \SIGUSR2, \SIGHUP, \SIGCHLD] as $signal) {
             \pcntl_signal($signal, \SIG_DFL);
         }
     }

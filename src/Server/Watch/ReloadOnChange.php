@@ -10,7 +10,7 @@ use Weft\Server\MasterHook;
 
 /**
  * `serve --watch`: beside the master's loop, waits for files of the watch list to change and then asks
- * for the same graceful reload as `bin/weft reload` (SIGUSR1 to the master): new workers load the code
+ * for the same graceful reload as `bin/weft reload` (SIGHUP to the master): new workers load the code
  * on disk, the old ones drain, no connection is refused, and code that cannot load leaves the old
  * workers serving.
  *
@@ -35,7 +35,7 @@ final class ReloadOnChange implements MasterHook
 
     /**
      * @param string $baseDir paths under it are logged relative to it (the application's directory)
-     * @param null|\Closure(): void $reload what a reload is (default: SIGUSR1 to this process, the master)
+     * @param null|\Closure(): void $reload what a reload is (default: SIGHUP to this process, the master)
      */
     public function __construct(
         private readonly ChangeSource $source,
@@ -44,7 +44,7 @@ final class ReloadOnChange implements MasterHook
         private readonly float $debounce = self::DEFAULT_DEBOUNCE,
         ?\Closure $reload = null,
     ) {
-        $this->reload = $reload ?? static fn () => \posix_kill((int) \getmypid(), \SIGUSR1);
+        $this->reload = $reload ?? static fn () => \posix_kill((int) \getmypid(), \SIGHUP);
     }
 
     public function start(\Closure $status): void

@@ -191,10 +191,10 @@ final class AccessLogTest extends TestCase
         $this->waitForLines(1);
 
         \rename($this->log, "$this->log.1");   // what logrotate does
-        \posix_kill($server->masterPid(), \SIGUSR2);
+        \posix_kill($server->masterPid(), \SIGUSR1);
         ServerProcess::waitFor(static function () use ($server, $workers) {
             foreach ($workers as $pid) {
-                if (!\str_contains($server->output(), "[worker $pid] info: Log file and access log reopened (SIGUSR2)")) {
+                if (!\str_contains($server->output(), "[worker $pid] info: Log file and access log reopened (SIGUSR1)")) {
                     return null;
                 }
             }

@@ -25,7 +25,7 @@ final class LoggingTest extends TestCase
         }
     }
 
-    public function testSigusr2ReopensTheLogInTheMasterAndEveryWorker(): void
+    public function testSigusr1ReopensTheLogInTheMasterAndEveryWorker(): void
     {
         $server = new ServerProcess([self::APP, '--workers', '2', '--log-file', $this->log]);
         $workers = $server->workerPids();
@@ -34,15 +34,15 @@ final class LoggingTest extends TestCase
         ServerProcess::waitFor(fn () => \str_contains((string) @\file_get_contents($this->log), 'from the application: before'), 5, 'the first line');
 
         \rename($this->log, "$this->log.1");   // what logrotate does
-        \posix_kill($server->masterPid(), \SIGUSR2);
+        \posix_kill($server->masterPid(), \SIGUSR1);
         $new = ServerProcess::waitFor(function () use ($workers) {
             $text = (string) @\file_get_contents($this->log);
             foreach ($workers as $pid) {
-                if (!\str_contains($text, "[worker $pid] info: Log file reopened (SIGUSR2)")) {
+                if (!\str_contains($text, "[worker $pid] info: Log file reopened (SIGUSR1)")) {
                     return null;
                 }
             }
-            return \str_contains($text, 'info: Log file reopened (SIGUSR2), 2 worker(s) told') ? $text : null;
+            return \str_contains($text, 'info: Log file reopened (SIGUSR1), 2 worker(s) told') ? $text : null;
         }, 10, 'the master and both workers in the new file');
         self::assertStringContainsString("[master {$server->masterPid()}]", $new);
 
@@ -216,7 +216,7 @@ final class LoggingTest extends TestCase
         }
     }
 
-    public function testFpmModeReopensItsLogOnSigusr2(): void
+    public function testFpmModeReopensItsLogOnSigusr1(): void
     {
         foreach (['/usr/sbin/nginx', '/usr/sbin/php-fpm8.2'] as $binary) {
             if (!\is_executable($binary)) {
@@ -227,8 +227,8 @@ final class LoggingTest extends TestCase
         self::get($server, '/log?m=before');
         ServerProcess::waitFor(fn () => \str_contains((string) @\file_get_contents($this->log), 'from the application: before'), 10, 'the first line');
         \rename($this->log, "$this->log.1");
-        \posix_kill($server->masterPid(), \SIGUSR2);
-        ServerProcess::waitFor(fn () => \str_contains((string) @\file_get_contents($this->log), 'Log file reopened (SIGUSR2)'), 10, 'the supervisor in the new file');
+        \posix_kill($server->masterPid(), \SIGUSR1);
+        ServerProcess::waitFor(fn () => \str_contains((string) @\file_get_contents($this->log), 'Log file reopened (SIGUSR1)'), 10, 'the supervisor in the new file');
         self::get($server, '/log?m=after');
         self::get($server, '/output?m=after2');
         $text = ServerProcess::waitFor(fn () => \str_contains($t = (string) @\file_get_contents($this->log), 'error_log after2') ? $t : null, 10, 'the fpm workers in the new file');
@@ -262,7 +262,7 @@ final class LoggingTest extends TestCase
         // Rotated, then a symlink planted at the path: nothing writes through it.
         \rename($this->log, "$this->log.1");
         \symlink($target, $this->log);
-        \posix_kill($server->masterPid(), \SIGUSR2);
+        \posix_kill($server->masterPid(), \SIGUSR1);
         ServerProcess::waitFor(fn () => \str_contains((string) \file_get_contents("$this->log.1"), 'Cannot reopen the log'), 10, 'the refusal in the old file');
         self::get($server, '/log?m=after');
         self::get($server, '/output?m=after');
