@@ -6,7 +6,11 @@ namespace Weft\Tests\Integration\Bench;
 
 use PHPUnit\Framework\TestCase;
 
-/** `bin/weft bench framework` end to end on a tiny matrix: both fixture apps, resident and under fpm. */
+/**
+ * `bin/weft bench framework` end to end on tiny matrices: both fixture apps, resident and under fpm on
+ * the hello route, and the database routes (/sleep, /sql3) in sync mode and in coroutine mode with a
+ * pool of framework instances (issue 22).
+ */
 final class FrameworkScenarioTest extends TestCase
 {
     private string $out;
@@ -30,7 +34,7 @@ final class FrameworkScenarioTest extends TestCase
     {
         $root = \dirname(__DIR__, 3);
         $command = [PHP_BINARY, "$root/bin/weft", 'bench', 'framework', '--duration', '2', '--workers', '1',
-            '--concurrency', '4', '--modes', 'fpm,coroutine', '--out', $this->out];
+            '--concurrency', '4', '--modes', 'fpm,coroutine', '--routes', 'hello', '--app-instances', '1', '--out', $this->out];
         $process = proc_open($command, [0 => ['file', '/dev/null', 'r'], 1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes, $root);
         self::assertIsResource($process);
         $output = stream_get_contents($pipes[1]) . stream_get_contents($pipes[2]);
@@ -54,7 +58,59 @@ final class FrameworkScenarioTest extends TestCase
         self::assertSame(['laravel coroutine', 'laravel fpm', 'symfony coroutine', 'symfony fpm'], $seen);
         $report = (string) file_get_contents("$this->out/report.md");
         self::assertStringContainsString('## framework', $report);
-        self::assertMatchesRegularExpression('/symfony c=4: fpm [\d,.]+ req\/s; coroutine [\d,.]+ req\/s \([\d.]+x fpm\)/', $report);
+        self::assertMatchesRegularExpression('/symfony c=4 \(route \/\): fpm [\d,.]+ req\/s; coroutine \(1 inst\.\) [\d,.]+ req\/s \([\d.]+x fpm\)/', $report);
         self::assertStringContainsString('resident several times fpm', $report);
+    }
+
+    public function testDatabaseRoutesWithAPoolOfInstancesAgainstSync(): void
+    {
+        $root = \dirname(__DIR__, 3);
+        $command = [PHP_BINARY, "$root/bin/weft", 'bench', 'framework', '--duration', '1', '--workers', '1',
+            '--concurrency', '4', '--modes', 'sync,coroutine', '--routes', 'sleep,sql3', '--app-instances', '2', '--out', $this->out];
+        $process = proc_open($command, [0 => ['file', '/dev/null', 'r'], 1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes, $root, ['WEFT_TEST_MYSQL_URL' => getenv('WEFT_TEST_MYSQL_URL') ?: 'mysql://weft:weft@127.0.0.1:13306/weft'] + getenv());
+        self::assertIsResource($process);
+        $output = stream_get_contents($pipes[1]) . stream_get_contents($pipes[2]);
+        self::assertSame(0, proc_close($process), $output);
+
+        $results = json_decode((string) file_get_contents("$this->out/results.json"), true);
+        $rows = $results['scenarios']['framework']['rows'];
+        $seen = [];
+        foreach ($rows as $row) {
+            $p = $row['params'];
+            $name = "{$p['app']} {$p['route']} {$p['mode']} " . ($p['instances'] ?? '-');
+            // Each row answered its check request (the body of /sleep, five rows from /sql3) before the load.
+            self::assertSame('ok', $row['status'], $name . ': ' . $row['reason']);
+            self::assertGreaterThan(0, $row['metrics']['rps'], $name);
+            self::assertSame(0, $row['metrics']['errors']['non2xx'], $name);
+            self::assertGreaterThan(0, $row['metrics']['worker_rss_bytes'], $name);
+            self::assertArrayHasKey('wait_pct', $row['metrics'], $name);
+            if ($p['mode'] === 'coroutine') {
+                // Four connections, a pool of two: both instances booted, and what the second cost is reported.
+                self::assertSame(2, $row['metrics']['instances_booted'], $name);
+                self::assertGreaterThanOrEqual(0, $row['metrics']['instance_bytes'], $name);
+            } else {
+                self::assertNull($p['instances'], $name);
+            }
+            $seen[] = $name;
+        }
+        sort($seen);
+        self::assertSame([
+            'laravel sleep coroutine 2', 'laravel sleep sync -', 'laravel sql3 coroutine 2', 'laravel sql3 sync -',
+            'symfony sleep coroutine 2', 'symfony sleep sync -', 'symfony sql3 coroutine 2', 'symfony sql3 sync -',
+        ], $seen);
+
+        // Every target of the run is judged from the figures (pass or fail is the machine's business).
+        $claims = array_column($results['scenarios']['framework']['checks'], 'verdict', 'claim');
+        foreach (['laravel', 'symfony'] as $app) {
+            foreach (["$app /sleep: coroutine with a pool at least 10x sync", "$app /sql3: coroutine (1 worker, a pool) at least as fast", "$app: memory per framework instance measured"] as $prefix) {
+                $found = array_filter($claims, static fn (string $verdict, string $claim): bool => str_starts_with($claim, $prefix), ARRAY_FILTER_USE_BOTH);
+                self::assertCount(1, $found, "$prefix: " . json_encode($claims));
+                self::assertContains(current($found), ['holds', 'does not hold'], $prefix);
+            }
+        }
+        $report = (string) file_get_contents("$this->out/report.md");
+        self::assertStringContainsString('| inst. |', $report);
+        self::assertStringContainsString('MB/inst.', $report);
+        self::assertMatchesRegularExpression('/laravel \/sql3: c=4: coroutine \(1 worker, 2 instances\) [\d,.]+ req\/s against the best sync \(1 worker\)/', $report);
     }
 }
