@@ -5,8 +5,10 @@ declare(strict_types=1);
 namespace Weft\Bench\Scenario;
 
 use Weft\Bench\Environment;
+use Weft\Bench\Load\Measurement;
 use Weft\Bench\Load\Probe;
 use Weft\Bench\Load\Wrk;
+use Weft\Bench\Load\WrkParser;
 use Weft\Bench\Process\ProcessTree;
 use Weft\Bench\Process\ProcessUsage;
 use Weft\Bench\Process\Service;
@@ -35,11 +37,14 @@ final class FrameworkScenario extends HttpScenario
      */
     public const POOL = 50;
     /**
-     * The pool of the sql3 rows. A request holds its instance for its three short queries; at c=100 and
-     * c=300 the worker's one core is the bound long before 64 requests wait on MariaDB at once, and every
-     * instance is one more database connection (MariaDB allows 151 by default, shared by everything).
+     * The pool of the sql3 rows (the full run also tries 8 and 64). A request holds its instance only
+     * for three short queries, so one worker's core is the bound long before many requests wait on
+     * MariaDB at once: measured on 2026-11-26, 16 was the best or within noise of it for both apps at
+     * c=100 and c=300, while 64 cost Laravel 30 % more CPU per request (more requests in flight, each
+     * switch between them swaps its instance's state) and was not flat for either app. Every instance
+     * is also one more database connection (MariaDB allows 151 by default, shared by everything).
      */
-    public const SQL3_POOL = 64;
+    public const SQL3_POOL = 16;
     /** What `/sleep` waits on MariaDB (SELECT SLEEP(0.05)). */
     public const WAIT = 0.05;
     /** The concurrency of the sleep rows (issue 22: c=50). */
@@ -54,6 +59,8 @@ final class FrameworkScenario extends HttpScenario
     private const HELLO_POOL_KEEPS = 0.95;
 
     private bool $seeded = false;
+    /** @var list<list<Row>> rows measured together, in alternating rounds (group()) */
+    private array $groups = [];
 
     public function name(): string
     {
@@ -123,7 +130,9 @@ final class FrameworkScenario extends HttpScenario
                 }
             }
         }
-        return $this->preSkipAll($rows, $env);
+        $rows = $this->preSkipAll($rows, $env);
+        $this->group($rows);
+        return $rows;
     }
 
     /**
@@ -153,7 +162,7 @@ final class FrameworkScenario extends HttpScenario
             // One worker with a pool against sync mode with the worker count that serves it best.
             'sql3' => [
                 ['sync', $s->axis([2, 8, 32], [8], null), [], $s->axis([100, 300], [100], null)],
-                ['coroutine', [1], $s->axis([8, 16, self::SQL3_POOL], [self::SQL3_POOL], null), [100, 300]],
+                ['coroutine', [1], $s->axis([8, self::SQL3_POOL, 64], [self::SQL3_POOL], null), [100, 300]],
             ],
             default => [],
         };
@@ -177,6 +186,10 @@ final class FrameworkScenario extends HttpScenario
             . 'instances and warms the caches. "MB/inst." is (worker RSS after the load − worker RSS with one instance) / (instances − 1), '
             . 'with min(pool, concurrency / workers) instances booted: an upper bound, as it includes what serving that many '
             . 'connections at once adds (compare the one-instance row of the same route).',
+            'The coroutine hello rows of one app, worker count and concurrency that differ only in the pool size run with both servers up, '
+            . 'in rounds of 1 s that alternate between them (as many rounds as the row\'s seconds): the target between them is 5 %, less '
+            . 'than the drift of a shared machine over a minute. Their requests and CPU add up over the rounds; their latency percentiles '
+            . 'are the median of the rounds\'.',
         ];
     }
 
@@ -187,8 +200,7 @@ final class FrameworkScenario extends HttpScenario
 
     public function run(Row $row, Environment $env): void
     {
-        $route = (string) $row->param('route');
-        if ($route === 'sql3' && !$this->seeded) {
+        if ($row->param('route') === 'sql3' && !$this->seeded) {
             try {
                 Sql3Scenario::seed();
             } catch (\Throwable $e) {
@@ -197,38 +209,23 @@ final class FrameworkScenario extends HttpScenario
             }
             $this->seeded = true;
         }
-        $dir = self::APPS[(string) $row->param('app')];
-        $mode = (string) $row->param('mode');
-        $arguments = ['--mode', $mode, '--workers', (string) $row->param('workers')];
-        if ($mode !== 'fpm') {
-            $arguments = [...$arguments, '--loop', self::defaultLoops($env)[0]];
+        $group = $this->pendingGroup($row);
+        if ($group !== null) {
+            $this->runInterleaved($group, $env);
+            return;
         }
-        if ($row->param('instances') !== null) {
-            $arguments = [...$arguments, '--app-instances', (string) $row->param('instances')];
-        }
-        $server = $this->startServer($row, $env, "$env->root/var/fixtures/$dir/weft.php", $arguments, self::serverEnv((string) $row->param('app')));
+        $server = $this->start($row, $env);
         if ($server === null) {
             return;
         }
-        $path = self::ROUTES[$route];
+        $path = self::ROUTES[(string) $row->param('route')];
+        $resident = $row->param('mode') !== 'fpm';
         try {
-            // A framework's first requests in each process compile its caches and warm opcache (every
-            // php-fpm child for itself): a row measures the steady state, not that.
-            for ($i = 0; $i < 4 * (int) $row->param('workers'); $i++) {
-                try {
-                    Probe::get('127.0.0.1', $server->port, $path, 15.0);
-                } catch (\RuntimeException) {
-                    break;   // loadServer()'s own check says what is wrong
-                }
-            }
-            $before = $mode === 'fpm' ? null : self::workerRss($server);
-            if ($mode !== 'fpm') {
-                $this->warmUp($env, $server, $row, $path);
-            }
-            $waitedBefore = self::runQueueWait($server);
+            $before = $this->prepare($row, $env, $server);
+            $waitedBefore = $resident ? self::runQueueWait($server) : null;
             $started = \hrtime(true);
-            $this->loadServer($row, $env, $server, self::check($route), $path);
-            if ($row->isOk() && $mode !== 'fpm' && $waitedBefore !== null && ($waited = self::runQueueWait($server)) !== null) {
+            $this->loadServer($row, $env, $server, self::check((string) $row->param('route')), $path);
+            if ($row->isOk() && $waitedBefore !== null && ($waited = self::runQueueWait($server)) !== null) {
                 $row->metrics['wait_pct'] = \round(($waited - $waitedBefore) / \max(1, \hrtime(true) - $started) * 100, 1);
             }
             if ($before !== null && $row->isOk()) {
@@ -240,6 +237,230 @@ final class FrameworkScenario extends HttpScenario
                 $row->notes[] = "server $note";
             }
         }
+    }
+
+    private function start(Row $row, Environment $env): ?Service
+    {
+        $mode = (string) $row->param('mode');
+        $arguments = ['--mode', $mode, '--workers', (string) $row->param('workers')];
+        if ($mode !== 'fpm') {
+            $arguments = [...$arguments, '--loop', self::defaultLoops($env)[0]];
+        }
+        if ($row->param('instances') !== null) {
+            $arguments = [...$arguments, '--app-instances', (string) $row->param('instances')];
+        }
+        $dir = self::APPS[(string) $row->param('app')];
+        return $this->startServer($row, $env, "$env->root/var/fixtures/$dir/weft.php", $arguments, self::serverEnv((string) $row->param('app')));
+    }
+
+    /**
+     * Brings a started server to its steady state before it is measured.
+     *
+     * @return ?int the worker RSS with one instance booted (resident modes), before the warm-up load
+     */
+    private function prepare(Row $row, Environment $env, Service $server): ?int
+    {
+        $path = self::ROUTES[(string) $row->param('route')];
+        // A framework's first requests in each process compile its caches and warm opcache (every
+        // php-fpm child for itself): a row measures the steady state, not that.
+        for ($i = 0; $i < 4 * (int) $row->param('workers'); $i++) {
+            try {
+                Probe::get('127.0.0.1', $server->port, $path, 15.0);
+            } catch (\RuntimeException) {
+                break;   // the check request says what is wrong
+            }
+        }
+        if ($row->param('mode') === 'fpm') {
+            return null;
+        }
+        $before = self::workerRss($server);
+        $this->warmUp($env, $server, $row, $path);
+        return $before;
+    }
+
+    /**
+     * The rows measured together: the hello rows of one app, worker count and concurrency that differ
+     * only in the pool size. The target between them is a 5 % difference, and on a machine shared with
+     * other loads the CPU left to the server drifts by more than that within a minute: short rounds
+     * that alternate between the servers give both the same share of the drift.
+     *
+     * @param list<Row> $rows
+     */
+    private function group(array $rows): void
+    {
+        $groups = [];
+        foreach ($rows as $row) {
+            if ($row->status === Row::PENDING && $row->param('route') === 'hello' && $row->param('mode') === 'coroutine') {
+                $groups[\implode('|', [$row->param('app'), $row->param('workers'), $row->param('concurrency')])][] = $row;
+            }
+        }
+        $this->groups = \array_values(\array_filter($groups, static fn (array $g): bool => \count($g) > 1));
+    }
+
+    /** @return ?list<Row> the group of a row when all of it is still to run */
+    private function pendingGroup(Row $row): ?array
+    {
+        foreach ($this->groups as $group) {
+            if (\in_array($row, $group, true)) {
+                return \array_filter($group, static fn (Row $r): bool => $r->status !== Row::PENDING) === [] ? $group : null;
+            }
+        }
+        return null;
+    }
+
+    /**
+     * Measures a group's rows with all their servers up at once, in rounds of one second each that
+     * alternate between the servers (the order reversed every round), for the run's duration per row.
+     * Requests, CPU and wait add up over the rounds; a latency percentile is the median of the rounds'.
+     *
+     * @param list<Row> $rows
+     */
+    private function runInterleaved(array $rows, Environment $env): void
+    {
+        $servers = [];
+        try {
+            foreach ($rows as $i => $row) {
+                $server = $this->start($row, $env);
+                if ($server !== null) {
+                    $servers[$i] = $server;
+                }
+            }
+            $before = [];
+            foreach ($servers as $i => $server) {
+                $row = $rows[$i];
+                $before[$i] = $this->prepare($row, $env, $server);
+                $problem = self::probe($server, $row);
+                if ($problem !== null) {
+                    $row->fail($problem);
+                    unset($servers[$i]);
+                }
+            }
+            $rounds = \max(2, (int) \round($env->settings->duration()));
+            $measured = [];
+            for ($round = 0; $round < $rounds && !$env->interrupted; $round++) {
+                $order = $round % 2 === 0 ? \array_keys($servers) : \array_reverse(\array_keys($servers));
+                foreach ($order as $i) {
+                    if (isset($measured[$i]) && $measured[$i] === false) {
+                        continue;
+                    }
+                    try {
+                        $measured[$i][] = $this->round($rows[$i], $env, $servers[$i]);
+                    } catch (\RuntimeException $e) {
+                        $rows[$i]->fail('load failed: ' . $e->getMessage());
+                        $measured[$i] = false;
+                    }
+                }
+            }
+            foreach ($measured as $i => $parts) {
+                if ($parts === false || $parts === []) {
+                    continue;
+                }
+                $row = $rows[$i];
+                $row->metrics = self::combine($parts);
+                $row->status = Row::OK;
+                $row->notes[] = \sprintf('interleaved with the other pool size(s): %d rounds of 1 s each', \count($parts));
+                if ($before[$i] !== null) {
+                    $this->recordMemory($row, $before[$i], self::workerRss($servers[$i]));
+                }
+            }
+        } finally {
+            foreach ($servers as $i => $server) {
+                $note = $server->stop();
+                if ($note !== null) {
+                    $rows[$i]->notes[] = "server $note";
+                }
+            }
+            foreach ($rows as $row) {
+                if ($row->status === Row::PENDING) {
+                    $row->fail($env->interrupted ? 'interrupted' : 'not measured');
+                }
+            }
+        }
+    }
+
+    /** What is wrong with a server's answer to the check request of its row, or null. */
+    private static function probe(Service $server, Row $row): ?string
+    {
+        $path = self::ROUTES[(string) $row->param('route')];
+        try {
+            $answer = Probe::get('127.0.0.1', $server->port, $path, 15.0);
+        } catch (\RuntimeException $e) {
+            return 'the server did not answer the check request: ' . $e->getMessage();
+        }
+        $problem = self::check((string) $row->param('route'))($answer);
+        return $problem === null ? null : "wrong answer to the check request (GET $path): $problem";
+    }
+
+    /** @return array{result: array<string, mixed>, usage: array<string, mixed>, wait_ns: ?int, wall_ns: int} one second of load */
+    private function round(Row $row, Environment $env, Service $server): array
+    {
+        $path = self::ROUTES[(string) $row->param('route')];
+        $waited = self::runQueueWait($server);
+        $started = \hrtime(true);
+        $run = Measurement::run(
+            $env,
+            $server->pid(),
+            Wrk::command((string) $env->tools->path('wrk'), "http://127.0.0.1:{$server->port}$path", (int) $row->param('concurrency'), 1.0),
+            'wrk-' . $this->name(),
+            1.0 + Wrk::TIMEOUT + 15,
+        );
+        $wall = \hrtime(true) - $started;
+        $after = self::runQueueWait($server);
+        return [
+            'result' => WrkParser::parse($run['output'])->metrics(),
+            'usage' => $run['usage'],
+            'wait_ns' => $waited === null || $after === null ? null : $after - $waited,
+            'wall_ns' => $wall,
+        ];
+    }
+
+    /**
+     * @param list<array{result: array<string, mixed>, usage: array<string, mixed>, wait_ns: ?int, wall_ns: int}> $parts
+     * @return array<string, mixed>
+     */
+    private static function combine(array $parts): array
+    {
+        $median = static function (string $key) use ($parts): ?float {
+            $values = \array_values(\array_filter(\array_map(static fn (array $p) => $p['result'][$key], $parts), static fn ($v) => $v !== null));
+            if ($values === []) {
+                return null;
+            }
+            \sort($values);
+            $n = \count($values);
+            return $n % 2 === 1 ? (float) $values[\intdiv($n, 2)] : ($values[$n / 2 - 1] + $values[$n / 2]) / 2;
+        };
+        $requests = \array_sum(\array_map(static fn (array $p): int => (int) $p['result']['requests'], $parts));
+        $seconds = \array_sum(\array_map(static fn (array $p): float => (float) $p['result']['duration_s'], $parts));
+        $errors = [];
+        foreach ($parts as $p) {
+            foreach ((array) $p['result']['errors'] as $kind => $count) {
+                $errors[$kind] = ($errors[$kind] ?? 0) + (int) $count;
+            }
+        }
+        $cpu = \array_sum(\array_map(static fn (array $p): float => (float) $p['usage']['cpu_s'], $parts));
+        $wall = \array_sum(\array_map(static fn (array $p): int => $p['wall_ns'], $parts)) / 1e9;
+        $pss = \array_map(static fn (array $p) => $p['usage']['pss_bytes'], $parts);
+        $usage = [
+            'cpu_s' => \round($cpu, 3),
+            'cpu_pct' => $wall > 0 ? \round($cpu / $wall * 100, 1) : null,
+            'rss_bytes' => \max(\array_map(static fn (array $p): int => (int) $p['usage']['rss_bytes'], $parts)),
+            'pss_bytes' => \in_array(null, $pss, true) ? null : \max($pss),
+            'processes' => \max(\array_map(static fn (array $p): int => (int) $p['usage']['processes'], $parts)),
+            'samples' => \array_sum(\array_map(static fn (array $p): int => (int) $p['usage']['samples'], $parts)),
+        ];
+        $waits = \array_map(static fn (array $p): ?int => $p['wait_ns'], $parts);
+        return [
+            'tool' => 'wrk',
+            'requests' => $requests,
+            'duration_s' => \round($seconds, 3),
+            'rps' => $seconds > 0 ? \round($requests / $seconds, 2) : 0.0,
+            'p50_ms' => $median('p50_ms'),
+            'p90_ms' => $median('p90_ms'),
+            'p99_ms' => $median('p99_ms'),
+            'max_ms' => ($max = \array_filter(\array_map(static fn (array $p) => $p['result']['max_ms'], $parts), static fn ($v) => $v !== null)) === [] ? null : (float) \max($max),
+            'errors' => $errors,
+            'rounds' => \count($parts),
+        ] + Measurement::serverMetrics($usage, $requests) + (\in_array(null, $waits, true) || $wall <= 0 ? [] : ['wait_pct' => \round(\array_sum($waits) / 1e9 / $wall * 100, 1)]);
     }
 
     /** @return array<string, string> */

@@ -34,7 +34,7 @@ final class FrameworkScenarioTest extends TestCase
     {
         $root = \dirname(__DIR__, 3);
         $command = [PHP_BINARY, "$root/bin/weft", 'bench', 'framework', '--duration', '2', '--workers', '1',
-            '--concurrency', '4', '--modes', 'fpm,coroutine', '--routes', 'hello', '--app-instances', '1', '--out', $this->out];
+            '--concurrency', '4', '--modes', 'fpm,coroutine', '--routes', 'hello', '--app-instances', '1,2', '--out', $this->out];
         $process = proc_open($command, [0 => ['file', '/dev/null', 'r'], 1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes, $root);
         self::assertIsResource($process);
         $output = stream_get_contents($pipes[1]) . stream_get_contents($pipes[2]);
@@ -42,7 +42,7 @@ final class FrameworkScenarioTest extends TestCase
 
         $results = json_decode((string) file_get_contents("$this->out/results.json"), true);
         $rows = $results['scenarios']['framework']['rows'];
-        self::assertCount(4, $rows);
+        self::assertCount(6, $rows);
         $seen = [];
         foreach ($rows as $row) {
             self::assertSame('ok', $row['status'], (string) $row['reason']);
@@ -52,14 +52,20 @@ final class FrameworkScenarioTest extends TestCase
             $errors = $row['metrics']['errors'];
             self::assertSame(0, $errors['non2xx'], json_encode($row['params']));
             self::assertLessThanOrEqual(max(1, intdiv((int) $row['metrics']['requests'], 100)), array_sum($errors), json_encode($row['params']) . ' ' . json_encode($errors));
-            $seen[] = $row['params']['app'] . ' ' . $row['params']['mode'];
+            $seen[] = $row['params']['app'] . ' ' . $row['params']['mode'] . ' ' . ($row['params']['instances'] ?? '-');
+            if ($row['params']['mode'] === 'coroutine') {
+                // The two pool sizes of one app are measured together, in alternating rounds.
+                self::assertSame(2, $row['metrics']['rounds'], json_encode($row['params']));
+                self::assertStringContainsString('interleaved', implode(' ', $row['notes']));
+            }
         }
         sort($seen);
-        self::assertSame(['laravel coroutine', 'laravel fpm', 'symfony coroutine', 'symfony fpm'], $seen);
+        self::assertSame(['laravel coroutine 1', 'laravel coroutine 2', 'laravel fpm -', 'symfony coroutine 1', 'symfony coroutine 2', 'symfony fpm -'], $seen);
         $report = (string) file_get_contents("$this->out/report.md");
         self::assertStringContainsString('## framework', $report);
         self::assertMatchesRegularExpression('/symfony c=4 \(route \/\): fpm [\d,.]+ req\/s; coroutine \(1 inst\.\) [\d,.]+ req\/s \([\d.]+x fpm\)/', $report);
         self::assertStringContainsString('resident several times fpm', $report);
+        self::assertMatchesRegularExpression('/symfony \/: coroutine with a pool of instances at least 0\.95x coroutine with one instance[^:]*: w=1 c=4: [\d,.]+ req\/s \(2 inst\.\) against [\d,.]+ \(1 inst\.\)/', $report);
     }
 
     public function testDatabaseRoutesWithAPoolOfInstancesAgainstSync(): void
