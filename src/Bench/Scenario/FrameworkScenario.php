@@ -643,7 +643,7 @@ final class FrameworkScenario extends HttpScenario
         foreach (Findings::ok($ok, ['app' => $app, 'route' => 'sleep']) as $row) {
             $parts[] = \sprintf('%s %s req/s (%s CPU, %s µs/req)', $row->label('app', 'route', 'concurrency'), Format::rate($row->number('rps')), Format::pct($row->number('cpu_pct')) . ' %', Format::number($row->number('cpu_us_per_req')));
         }
-        return $parts === [] ? null : \sprintf('%s /sleep (50 ms on MariaDB; a request at a time allows 20 req/s a worker): %s.', $app, \implode('; ', $parts));
+        return $parts === [] ? null : \sprintf('%s /sleep (%d ms on MariaDB; a request at a time allows %d req/s a worker): %s.', $app, (int) \round(self::WAIT * 1000), (int) \round(1 / self::WAIT), \implode('; ', $parts));
     }
 
     /** @param list<Row> $ok */

@@ -82,6 +82,14 @@ final class FrameworkChecksTest extends TestCase
         self::assertFalse($flat->holds, '500 of 650 is 77 %: ' . $flat->evidence);
     }
 
+    public function testFindingsNameTheBoundsAndTheMemory(): void
+    {
+        $findings = \implode(' ', \array_filter((new FrameworkScenario(new Settings(apps: ['laravel'])))->findings(self::rows())));
+        self::assertStringContainsString('laravel /sleep (50 ms on MariaDB; a request at a time allows 20 req/s a worker): sync w=1 19.5 req/s', $findings);
+        self::assertStringContainsString('laravel /sql3: c=100: coroutine (1 worker, 64 instances) 650 req/s against the best sync (8 workers) 600 (1.08x)', $findings);
+        self::assertStringContainsString('laravel, memory per framework instance (worker RSS growth / further instances): sleep coroutine w=1 50 inst. c=50: 0.5 MB each', $findings);
+    }
+
     public function testNothingRanMeansNotEvaluated(): void
     {
         foreach ((new FrameworkScenario(new Settings(apps: ['laravel'])))->checks([]) as $check) {
