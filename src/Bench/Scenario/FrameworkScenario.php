@@ -10,7 +10,6 @@ use Weft\Bench\Load\Probe;
 use Weft\Bench\Load\Wrk;
 use Weft\Bench\Load\WrkParser;
 use Weft\Bench\Process\ProcessTree;
-use Weft\Bench\Process\ProcessUsage;
 use Weft\Bench\Process\Service;
 use Weft\Bench\Report\Chart;
 use Weft\Bench\Report\Check;
@@ -502,27 +501,6 @@ final class FrameworkScenario extends HttpScenario
         $load->wait(1.0 + Wrk::TIMEOUT + 5);
         $load->terminate(1.0);
         $env->processes->forget($load);
-    }
-
-    /**
-     * The mean resident memory of the server's workers (every process of its tree but the master), in
-     * bytes, or null when there is none to read.
-     */
-    private static function workerRss(Service $server): ?int
-    {
-        $total = 0;
-        $count = 0;
-        foreach (ProcessTree::members($server->pid()) as $pid) {
-            if ($pid === $server->pid()) {
-                continue;
-            }
-            $usage = ProcessUsage::read($pid);
-            if ($usage !== null) {
-                $total += $usage->rssBytes;
-                $count++;
-            }
-        }
-        return $count === 0 ? null : \intdiv($total, $count);
     }
 
     /**

@@ -119,4 +119,37 @@ final class FrameworkScenarioTest extends TestCase
         self::assertStringContainsString('MB/inst.', $report);
         self::assertMatchesRegularExpression('/laravel \/sql3: c=4: coroutine \(1 worker, 2 instances\) [\d,.]+ req\/s against the best sync \(1 worker\)/', $report);
     }
+
+    public function testBenchAppSizesThePoolOfAFixtureApp(): void
+    {
+        $root = \dirname(__DIR__, 3);
+        $url = getenv('WEFT_TEST_MYSQL_URL') ?: 'mysql://weft:weft@127.0.0.1:13306/weft';
+        $base = [PHP_BINARY, "$root/bin/weft", 'bench', 'app', "$root/var/fixtures/laravel-app/weft.php", '--url', '/sleep', '--modes', 'coroutine',
+            '--workers', '1', '--concurrency', '1,8', '--duration', '1', '--p99', '2s', '--json',
+            '--env', 'DB_CONNECTION=mysql', '--env', "DB_URL=$url", '--env', 'APP_ENV=production', '--env', 'APP_DEBUG=0', '--env', 'WEFT_LEAK_WARNINGS=0', '--out', $this->out];
+
+        $refused = proc_open([...$base, '--app-instances', '2,4'], [0 => ['file', '/dev/null', 'r'], 1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes, $root);
+        $said = stream_get_contents($pipes[1]) . stream_get_contents($pipes[2]);
+        self::assertSame(2, proc_close($refused), $said);
+        self::assertStringContainsString("option '--app-instances' of bench app takes one number", $said);
+
+        $process = proc_open([...$base, '--app-instances', '4'], [0 => ['file', '/dev/null', 'r'], 1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes, $root);
+        $json = stream_get_contents($pipes[1]);
+        $log = stream_get_contents($pipes[2]);
+        self::assertSame(0, proc_close($process), $log);
+        $advice = json_decode($json, true)['recommendation'] ?? null;
+        self::assertIsArray($advice, $json);
+        $pool = $advice['app_instances'];
+        // Eight connections on one worker, a pool of four: all four in use while the requests wait on MariaDB.
+        self::assertSame(4, $pool['given']);
+        self::assertSame(4, $pool['instances_in_use']);
+        self::assertGreaterThan(0, $pool['worker_rss_start']);
+        self::assertGreaterThanOrEqual($pool['worker_rss_start'], $pool['worker_rss_peak']);
+        self::assertGreaterThanOrEqual(1, $pool['suggested']);
+        self::assertStringContainsString('with `--app-instances 4`, a coroutine worker went from', implode("\n", $advice['reasons']));
+        $results = json_decode((string) file_get_contents("$this->out/results.json"), true);
+        foreach ($results['scenarios']['app']['rows'] as $row) {
+            self::assertSame(4, $row['params']['instances'], json_encode($row['params']));
+        }
+    }
 }
