@@ -84,6 +84,7 @@ final class Row
                 'concurrency' => "c=$value",
                 'delay' => "delay {$value}s",
                 'hooks' => "hooks $value",
+                'instances' => "$value inst.",
                 default => (string) $value,
             };
         }

@@ -18,6 +18,8 @@ final class Settings
      * @param list<string>|null $apps the application variants of a scenario (`--app`), null: its default
      * @param array{0: int, 1: int}|null $portRange the only ports servers may listen on (null: any free one)
      * @param ?string $baseline the --baseline REF as given, when the run compares two builds
+     * @param list<string>|null $routes framework: the routes to run (`--routes`: hello, sleep, sql3), null: all
+     * @param list<int>|null $instances framework: the coroutine rows' pool sizes (`--app-instances`), null: the scenario's
      */
     public function __construct(
         public readonly bool $quick = false,
@@ -31,6 +33,8 @@ final class Settings
         public readonly ?array $apps = null,
         public readonly ?array $portRange = null,
         public readonly ?string $baseline = null,
+        public readonly ?array $routes = null,
+        public readonly ?array $instances = null,
     ) {
     }
 
@@ -67,6 +71,8 @@ final class Settings
             'apps' => $this->apps,
             'port_range' => $this->portRange,
             'baseline' => $this->baseline,
+            'routes' => $this->routes,
+            'app_instances' => $this->instances,
         ];
     }
 }

@@ -57,7 +57,9 @@ final class BenchCommand
             'loops' => ['list', null, "override the matrix's loop backends (select, epoll)"],
             'ab' => ['bool', false, 'also load every HTTP row with ab -k (apache2-utils)'],
             'varied' => ['bool', false, 'hello: add rows whose requests vary path, query and a header (wrk Lua script)'],
-            'app' => ['list', null, 'the handlers to run: upstream weft, curl, streams (default weft); sql3 weft, pdo (default weft); sleep weft, usleep (default weft)'],
+            'app' => ['list', null, 'the handlers to run: upstream weft, curl, streams (default weft); sql3 weft, pdo (default weft); sleep weft, usleep (default weft); framework laravel, symfony (default both)'],
+            'routes' => ['list', null, 'framework: the routes to run: hello, sleep, sql3 (default all)'],
+            'app-instances' => ['list', null, "framework: override the coroutine rows' framework instances per worker (serve --app-instances); app: one N for its coroutine rows"],
             'port-range' => ['string', null, 'servers listen only on ports in LOW-HIGH (default: any free port)'],
             'baseline' => ['string', null, 'also run every server row on another commit (or prepared checkout), interleaved, and report the ratios'],
             'help' => ['bool', false, 'show this help'],
@@ -80,7 +82,7 @@ final class BenchCommand
     }
 
     /** Common options that mean nothing to `bench app` (they choose rows of other scenarios). */
-    private const NOT_FOR_APP = ['varied', 'app'];
+    private const NOT_FOR_APP = ['varied', 'app', 'routes'];
 
     /** @param list<string> $args */
     public function run(array $args): int
@@ -358,6 +360,10 @@ final class BenchCommand
             }
             return $list;
         };
+        $instances = $ints('app-instances');
+        if ($app && $instances !== null && \count($instances) > 1) {
+            throw new UsageError("option '--app-instances' of bench app takes one number (the pool size of its coroutine rows), got '" . \implode(',', $instances) . "'");
+        }
         $duration = $options->get('duration');
         if ($duration !== null && ($duration < 1 || $duration > 3600)) {
             throw new UsageError("option '--duration' must be between 1 and 3600 seconds");
@@ -378,9 +384,11 @@ final class BenchCommand
             loops: $choices('loops', ['select', 'epoll']),
             ab: $options->get('ab'),
             varied: !$app && $options->get('varied'),
-            apps: $app ? null : $choices('app', ['weft', 'curl', 'streams', 'pdo', 'usleep']),
+            apps: $app ? null : $choices('app', ['weft', 'curl', 'streams', 'pdo', 'usleep', 'laravel', 'symfony']),
             portRange: $portRange,
             baseline: $options->get('baseline'),
+            routes: $app ? null : $choices('routes', ['hello', 'sleep', 'sql3']),
+            instances: $instances,
         );
     }
 }

@@ -58,7 +58,7 @@ final class Recommendation
      * @param array<string, mixed> $request what was sent (AppTarget::toArray()), carried into the JSON so
      *        a CI job can tell which requests the advice is for
      */
-    public static function compute(array $rows, float $p99Target, int $serverCores, string $app, array $request = []): self
+    public static function compute(array $rows, float $p99Target, int $serverCores, string $app, array $request = [], ?int $memoryLimit = null): self
     {
         $ok = Findings::ok($rows);
         $eligible = \array_values(\array_filter($ok, static fn (Row $r): bool => self::eligible($r, $p99Target)));
@@ -75,6 +75,7 @@ final class Recommendation
             'alone' => null,
             'cpu_bound' => false,
             'blocking' => ['suspected' => false, 'evidence' => [], 'calls' => []],
+            'app_instances' => null,
             'modes' => [],
         ];
         $reasons = [];
@@ -236,6 +237,11 @@ final class Recommendation
                 $reasons[] = $line;
             }
         }
+        $pool = self::pool($ok, $best, $blocking['suspected'], $memoryLimit, $alone['latency_ms'] ?? null);
+        if ($pool !== null) {
+            $data['app_instances'] = $pool['data'];
+            $reasons[] = $pool['line'];
+        }
         if ($blocking['suspected']) {
             $evidence = $blocking['evidence'];
             $reasons[] = 'Coroutine mode blocks: ' . \implode(' ', [\array_shift($evidence), ...\array_map('ucfirst', $evidence)])
@@ -247,6 +253,87 @@ final class Recommendation
             $reasons[] = 'No sign that the app blocks in coroutine mode (throughput rose with concurrency or the CPU was busy, and no "blocked" line in the server logs).';
         }
         return new self($data + ['headline' => $headline, 'reasons' => $reasons], $headline, $reasons);
+    }
+
+    /**
+     * The framework instances per coroutine worker (`--app-instances`, Weft's Laravel and Symfony
+     * bridges): what a pool cost in memory at the recommended load and how large one fits under PHP's
+     * memory_limit, when the run gave the coroutine rows a pool; a hint to give them one when coroutine
+     * mode ran one request at a time per worker without.
+     *
+     * @param list<Row> $ok
+     * @param ?float $aloneMs the time a request takes alone: how long it holds an instance
+     * @return ?array{data: array<string, mixed>, line: string}
+     */
+    public static function pool(array $ok, ?Row $best, bool $oneAtATime, ?int $memoryLimit, ?float $aloneMs = null): ?array
+    {
+        $coroutine = Findings::ok($ok, ['mode' => 'coroutine']);
+        $given = (int) \max([0, ...\array_map(static fn (Row $r): int => (int) ($r->param('instances') ?? 0), $coroutine)]);
+        if ($given <= 1) {
+            return $oneAtATime && $coroutine !== [] ? [
+                'data' => ['given' => $given === 0 ? null : 1, 'suggested' => null],
+                'line' => 'If the app runs through Weft\'s Laravel or Symfony bridge, each worker holds one framework instance unless `--app-instances N` gives it more, and one instance serves one request at a time: measure again with `bench app ... --app-instances N` (N about the concurrency each worker serves), which also reports what an instance costs in memory.',
+            ] : null;
+        }
+        $measured = \array_values(\array_filter($coroutine, static fn (Row $r): bool => $r->number('worker_rss_start') !== null && $r->number('worker_rss_bytes') !== null));
+        if ($measured === []) {
+            return null;
+        }
+        // Requests that wait (the reason for a pool) each hold an instance: up to min(pool, connections
+        // per worker) booted. The memory of an instance is read where the most were in use; the pool the
+        // advice suggests is what the recommended row's connections per worker need.
+        $inUse = static fn (Row $r): int => \min($given, (int) \ceil((int) $r->param('concurrency') / \max(1, (int) $r->param('workers'))));
+        \usort($measured, static fn (Row $a, Row $b): int => [$inUse($b), $b->number('worker_rss_bytes')] <=> [$inUse($a), $a->number('worker_rss_bytes')]);
+        $row = $measured[0];
+        $target = $best !== null && $best->param('mode') === 'coroutine' ? $best : $row;
+        $targetWorkers = \max(1, (int) $target->param('workers'));
+        $perWorker = (int) \ceil((int) $target->param('concurrency') / $targetWorkers);
+        if ($aloneMs !== null && $aloneMs > 0 && $target->number('rps') !== null) {
+            // Little's law: the requests inside the framework at once are the throughput times the time
+            // each holds an instance (about what it takes alone); the others wait for the CPU, not an instance.
+            $perWorker = \max(1, \min($perWorker, (int) \ceil($target->number('rps') / $targetWorkers * $aloneMs / 1000)));
+        }
+        $workers = \max(1, (int) $row->param('workers'));
+        $start = (int) $row->number('worker_rss_start');
+        $grown = \max(0, (int) $row->number('worker_rss_bytes') - $start);
+        $each = $inUse($row) > 1 ? (int) \round($grown / ($inUse($row) - 1)) : null;
+        $fits = $memoryLimit !== null && $memoryLimit > 0 && $each !== null && $each > 0 ? \max(1, \intdiv(\max(0, $memoryLimit - $start), $each)) : null;
+        $suggested = \max(1, $fits === null ? $perWorker : \min($perWorker, $fits));
+        $line = \sprintf(
+            'Framework instances: with `--app-instances %d`, a coroutine worker went from %s (one instance, at its start) to %s at %s (concurrency %d over %d worker%s: up to %d instance%s in use when requests wait)',
+            $given, Format::bytes($start), Format::bytes($start + $grown), $row->label('mode'), (int) $row->param('concurrency'), $workers, $workers === 1 ? '' : 's', $inUse($row), $inUse($row) === 1 ? '' : 's',
+        );
+        if ($each !== null) {
+            $line .= \sprintf(', at most %s an instance (if all booted)', Format::bytes($each));
+        }
+        $load = $target === $best ? 'at the recommended load' : 'at that load';
+        $line .= match (true) {
+            $fits !== null => \sprintf('. PHP\'s memory_limit (%s, each worker) leaves room for about %d; `--app-instances %d` covers the %d request(s) each worker has in the framework at once %s%s.',
+                Format::bytes($memoryLimit), $fits, $suggested, $perWorker, $load, $suggested < $perWorker ? ' as far as the memory allows' : ''),
+            $memoryLimit === -1 => \sprintf('. PHP\'s memory_limit is off (-1): only the machine\'s memory bounds the pool; `--app-instances %d` covers the %d request(s) each worker has in the framework at once %s.', $suggested, $perWorker, $load),
+            default => \sprintf('; `--app-instances %d` covers the %d request(s) each worker has in the framework at once %s.', $suggested, $perWorker, $load),
+        };
+        return [
+            'data' => [
+                'given' => $given, 'label' => $row->label(), 'worker_rss_start' => $start, 'worker_rss_peak' => $start + $grown,
+                'instances_in_use' => $inUse($row), 'per_instance_bytes' => $each, 'memory_limit' => $memoryLimit, 'fit_by_memory' => $fits, 'suggested' => $suggested,
+            ],
+            'line' => $line,
+        ];
+    }
+
+    /** PHP's shorthand for a size (memory_limit: 128M, 1G, 512K, -1), in bytes; null when it is not one. */
+    public static function bytes(string $value): ?int
+    {
+        if (!\preg_match('/^(-?\d+)\s*([KMG]?)$/i', \trim($value), $m)) {
+            return null;
+        }
+        return (int) $m[1] * match (\strtoupper($m[2])) {
+            'K' => 1024,
+            'M' => 1024 ** 2,
+            'G' => 1024 ** 3,
+            default => 1,
+        };
     }
 
     /**

@@ -44,6 +44,9 @@ final class AppScenario extends HttpScenario implements Adaptive, Recommending
     private const WORKER_ROUNDS = 2;
 
     private ?string $script = null;
+    /** @var int|null|false the servers' memory_limit in bytes (false: not read yet) */
+    private int|null|false $memoryLimit = false;
+    private ?Environment $env = null;
     /** @var array<string, int> mode => rounds of extra workers added */
     private array $workerRounds = [];
 
@@ -140,7 +143,26 @@ final class AppScenario extends HttpScenario implements Adaptive, Recommending
 
     private function row(string $mode, string $loop, int $workers, int $concurrency): Row
     {
-        return new Row($this->name(), ['mode' => $mode, 'loop' => $mode === 'fpm' ? null : $loop, 'workers' => $workers, 'concurrency' => $concurrency]);
+        $params = ['mode' => $mode, 'loop' => $mode === 'fpm' ? null : $loop, 'workers' => $workers, 'concurrency' => $concurrency];
+        // `--app-instances N`: the framework instances of each coroutine worker (serve --app-instances).
+        if ($mode === 'coroutine' && $this->settings->instances !== null) {
+            $params['instances'] = $this->settings->instances[0];
+        }
+        return new Row($this->name(), $params);
+    }
+
+    /**
+     * PHP's memory_limit in the servers' PHP, in bytes (-1: none), or null when it cannot be read: a
+     * worker's framework instances must fit under it.
+     */
+    private function memoryLimit(Environment $env): ?int
+    {
+        if ($this->memoryLimit === false) {
+            $output = [];
+            \exec(\implode(' ', \array_map('escapeshellarg', [$env->php(), ...$env->phpFlags(), '-r', 'echo ini_get("memory_limit");'])) . ' 2>/dev/null', $output, $status);
+            $this->memoryLimit = $status === 0 ? Recommendation::bytes(\trim(\implode('', $output))) : null;
+        }
+        return $this->memoryLimit;
     }
 
     public function next(array $rows, Environment $env): array
@@ -289,13 +311,24 @@ final class AppScenario extends HttpScenario implements Adaptive, Recommending
             $probeSeconds = \microtime(true) - $started;
             return $answer;
         };
-        $server = $this->startServer($row, $env, $t->app, self::serveArguments($row), $t->env);
+        $arguments = self::serveArguments($row);
+        if ($row->param('instances') !== null) {
+            $arguments = [...$arguments, '--app-instances', (string) $row->param('instances')];
+        }
+        $this->env = $env;
+        $server = $this->startServer($row, $env, $t->app, $arguments, $t->env);
         if ($server === null) {
             return;
         }
         $log = $server->process->stderrFile;
+        // A worker boots its first framework instance as it starts; the others boot under the load.
+        $rssBefore = $row->param('instances') !== null ? self::workerRss($server) : null;
         try {
             $this->loadServer($row, $env, $server, $check, $t->paths[0], $script, null, \Weft\Bench\Load\Wrk::TIMEOUT, $probe);
+            if ($rssBefore !== null && $row->isOk() && ($rssAfter = self::workerRss($server)) !== null) {
+                $row->metrics['worker_rss_start'] = $rssBefore;
+                $row->metrics['worker_rss_bytes'] = $rssAfter;
+            }
             if ($env->interrupted && !$row->isOk()) {
                 $row->skip('interrupted');
             }
@@ -383,8 +416,10 @@ final class AppScenario extends HttpScenario implements Adaptive, Recommending
             Column::param('mode', 'mode'),
             Column::param('loop', 'loop'),
             Column::param('workers', 'workers'),
+            ...($this->settings->instances !== null ? [Column::param('inst.', 'instances')] : []),
             Column::param('conc.', 'concurrency'),
             ...Column::http(),
+            ...($this->settings->instances !== null ? [new Column('worker RSS', static fn (Row $r): string => Format::bytes($r->number('worker_rss_bytes')))] : []),
             // Whether the recommendation may pick the row, and if not why: a fast row that failed requests is out too.
             new Column('candidate', fn (Row $r): string => match (true) {
                 !$r->isOk() => Format::NONE,
@@ -425,7 +460,7 @@ final class AppScenario extends HttpScenario implements Adaptive, Recommending
     {
         $request = $this->target->toArray();
         unset($request['app'], $request['p99_target_ms']);
-        return Recommendation::compute($rows, $this->target->p99Ms, $this->serverCores, $this->target->app, $request + ['env' => \array_keys($this->target->env)]);
+        return Recommendation::compute($rows, $this->target->p99Ms, $this->serverCores, $this->target->app, $request + ['env' => \array_keys($this->target->env)], $this->env === null ? null : $this->memoryLimit($this->env));
     }
 
     public function checks(array $rows): array

@@ -236,6 +236,27 @@ abstract class HttpScenario extends AbstractScenario
         return $parts === [] ? null : 'Against the Java Netty reference: ' . \implode('; ', $parts) . '.';
     }
 
+    /**
+     * The mean resident memory of a server's workers (every process of its tree but the master), in
+     * bytes, or null when there is none to read.
+     */
+    protected static function workerRss(Service $server): ?int
+    {
+        $total = 0;
+        $count = 0;
+        foreach (\Weft\Bench\Process\ProcessTree::members($server->pid()) as $pid) {
+            if ($pid === $server->pid()) {
+                continue;
+            }
+            $usage = \Weft\Bench\Process\ProcessUsage::read($pid);
+            if ($usage !== null) {
+                $total += $usage->rssBytes;
+                $count++;
+            }
+        }
+        return $count === 0 ? null : \intdiv($total, $count);
+    }
+
     /** A check for an exact body. */
     protected static function expectBody(string $expected): \Closure
     {

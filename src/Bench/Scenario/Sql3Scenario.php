@@ -111,8 +111,8 @@ final class Sql3Scenario extends HttpScenario
         $this->measureHttp($row, $env, self::exampleFile($env, self::APPS[(string) ($row->param('app') ?? 'weft')]), self::serveArguments($row), $check, '/', ['DATABASE_URL' => self::url()]);
     }
 
-    /** Creates and fills the table with Weft's own fixtures helper when there is one, else with PDO. */
-    private static function seed(): void
+    /** Creates and fills the table with Weft's own fixtures helper when there is one, else with PDO (the framework scenario's /sql3 reads it too). */
+    public static function seed(): void
     {
         if (\class_exists('Weft\\Client\\Mysql\\Fixtures') && \class_exists('Weft\\Client\\Mysql\\Connection')) {
             $connection = \Weft\Client\Mysql\Connection::connect(self::url());

@@ -102,6 +102,34 @@ final class RecommendationTest extends TestCase
         self::assertStringContainsString('2,500', $advice->headline);
     }
 
+    public function testAPoolOfFrameworkInstancesIsSizedByItsMemoryAndTheLoad(): void
+    {
+        // `bench app --app-instances 50`: a coroutine worker at 56 MB with its first instance grows to
+        // 81 MB at c=64 (50 instances in use): 0.5 MB each; a 128 MB memory_limit leaves room for 143.
+        $rows = [];
+        foreach ([[1, 45.0, 25.0, 56], [16, 700.0, 30.0, 64], [64, 900.0, 80.0, 81]] as [$c, $rps, $p99, $mb]) {
+            $row = self::row('coroutine', 1, $c, ['rps' => $rps, 'p50_ms' => 22.0, 'p99_ms' => $p99, 'cpu_pct' => 60.0, 'worker_rss_start' => 56 << 20, 'worker_rss_bytes' => $mb << 20]);
+            $rows[] = new Row('app', $row->params + ['instances' => 50]);
+            \end($rows)->metrics = $row->metrics;
+            \end($rows)->status = Row::OK;
+        }
+        $advice = Recommendation::compute($rows, 100.0, 1, 'weft.php', [], 128 << 20);
+        $pool = $advice->toArray()['app_instances'];
+        self::assertSame(50, $pool['given']);
+        self::assertSame(50, $pool['instances_in_use']);
+        self::assertSame((int) \round((25 << 20) / 49), $pool['per_instance_bytes']);
+        self::assertSame(\intdiv((128 - 56) << 20, $pool['per_instance_bytes']), $pool['fit_by_memory']);
+        // 900 req/s x 22 ms (a request alone: 1 / 45 req/s) = 20 requests in the framework at once, not all 64 connections.
+        self::assertSame(20, $pool['suggested']);
+        self::assertStringContainsString('with `--app-instances 50`, a coroutine worker went from 56.0 MB (one instance, at its start) to 81.0 MB', \implode("\n", $advice->reasons));
+
+        // A tight memory_limit bounds the pool below the load.
+        self::assertSame(15, Recommendation::pool($rows, $rows[2], false, 64 << 20)['data']['suggested'], '8 MB left under the limit, 0.51 MB an instance');
+        self::assertSame(128 << 20, Recommendation::bytes('128M'));
+        self::assertSame(-1, Recommendation::bytes('-1'));
+        self::assertNull(Recommendation::bytes('lots'));
+    }
+
     public function testBlockingInCoroutineModeIsDetectedFromTheRows(): void
     {
         // 20 ms per request alone; at c=64 one worker still serves ~50 req/s with the CPU idle: one at a time.
@@ -118,6 +146,8 @@ final class RecommendationTest extends TestCase
         self::assertStringContainsString('never served more than 49.6 req/s', $data['blocking']['evidence'][0]);
         self::assertSame('sync', $data['recommended']['mode']);
         self::assertStringContainsString('Coroutine mode blocks', \implode("\n", $advice->reasons));
+        // A bridge app with one framework instance per worker looks the same: the advice says how to give it more.
+        self::assertStringContainsString('measure again with `bench app ... --app-instances N`', \implode("\n", $advice->reasons));
 
         // The same figures with the CPU saturated are a CPU-bound app, not a blocking one.
         foreach ($rows as $row) {

@@ -1,0 +1,99 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Tests\Unit\Bench;
+
+use PHPUnit\Framework\TestCase;
+use Weft\Bench\Row;
+use Weft\Bench\Scenario\FrameworkScenario;
+use Weft\Bench\Settings;
+
+/** The framework scenario's targets (issue 22) judged from synthetic figures: the verdicts follow the numbers. */
+final class FrameworkChecksTest extends TestCase
+{
+    /** @param array<string, mixed> $metrics */
+    private static function row(string $route, string $mode, int $workers, ?int $instances, int $c, array $metrics): Row
+    {
+        $row = new Row('framework', ['app' => 'laravel', 'route' => $route, 'mode' => $mode, 'workers' => $workers, 'instances' => $instances, 'concurrency' => $c]);
+        $row->metrics = $metrics + ['errors' => ['connect' => 0, 'read' => 0, 'write' => 0, 'timeout' => 0, 'non2xx' => 0]];
+        $row->status = Row::OK;
+        return $row;
+    }
+
+    /** @return list<Row> */
+    private static function rows(float $sleepRps = 400.0, float $sleepCpu = 60.0, float $sleepWait = 10.0, float $helloPool = 980.0, float $sql3At300 = 620.0): array
+    {
+        return [
+            self::row('hello', 'fpm', 1, null, 32, ['rps' => 80.0]),
+            self::row('hello', 'coroutine', 1, 1, 32, ['rps' => 1000.0, 'cpu_us_per_req' => 950.0]),
+            self::row('hello', 'coroutine', 1, 50, 32, ['rps' => $helloPool, 'cpu_us_per_req' => 960.0]),
+            self::row('sleep', 'sync', 1, null, 50, ['rps' => 19.5, 'cpu_pct' => 5.0]),
+            self::row('sleep', 'coroutine', 1, 50, 50, ['rps' => $sleepRps, 'cpu_pct' => $sleepCpu, 'wait_pct' => $sleepWait, 'cpu_us_per_req' => 1500.0,
+                'worker_rss_start' => 56 << 20, 'worker_rss_bytes' => 81 << 20, 'instances_booted' => 50, 'instance_bytes' => (25 << 20) / 49]),
+            self::row('sql3', 'sync', 8, null, 100, ['rps' => 600.0]),
+            self::row('sql3', 'sync', 2, null, 300, ['rps' => 640.0]),
+            self::row('sql3', 'coroutine', 1, 64, 100, ['rps' => 650.0]),
+            self::row('sql3', 'coroutine', 1, 64, 300, ['rps' => $sql3At300]),
+        ];
+    }
+
+    /** @return array<string, \Weft\Bench\Report\Check> the checks by their first words */
+    private static function checks(array $rows): array
+    {
+        $named = [];
+        foreach ((new FrameworkScenario(new Settings(apps: ['laravel'])))->checks($rows) as $check) {
+            $named[\implode(' ', \array_slice(\explode(' ', $check->claim), 0, 2))] = $check;
+        }
+        return $named;
+    }
+
+    public function testTargetsHoldWithTheFiguresOfAGoodRun(): void
+    {
+        $all = (new FrameworkScenario(new Settings(apps: ['laravel'])))->checks(self::rows());
+        self::assertCount(6, $all, 'resident, the pool on /, /sleep, /sql3 fast and flat, memory');
+        foreach ($all as $check) {
+            self::assertTrue($check->holds, $check->claim . ': ' . $check->evidence);
+        }
+        $checks = self::checks(self::rows());
+        self::assertSame(['laravel: resident', 'laravel /:', 'laravel /sleep:', 'laravel /sql3:', 'laravel: memory'], \array_keys($checks));
+        self::assertStringContainsString('coroutine (50 inst.) 400 req/s against sync 19.5: 21x', $checks['laravel /sleep:']->evidence);
+        self::assertStringContainsString('0.5 MB per instance', $checks['laravel: memory']->evidence);
+        self::assertStringContainsString('0.98x', $checks['laravel /:']->evidence);
+    }
+
+    public function testSleepHoldsAtTheCpuLimitAndFailsBelowBoth(): void
+    {
+        // 150 req/s is under 10x sync, but the worker ran or waited for its core 95 % of the time.
+        self::assertTrue(self::checks(self::rows(sleepRps: 150.0, sleepCpu: 70.0, sleepWait: 25.0))['laravel /sleep:']->holds);
+        $idle = self::checks(self::rows(sleepRps: 150.0, sleepCpu: 40.0, sleepWait: 10.0))['laravel /sleep:'];
+        self::assertFalse($idle->holds);
+        self::assertStringContainsString('neither bound reached', $idle->evidence);
+    }
+
+    public function testHelloPoolAndSql3FailWhenTheFiguresDo(): void
+    {
+        self::assertFalse(self::checks(self::rows(helloPool: 900.0))['laravel /:']->holds, '0.90x of one instance is below 0.95x');
+        $checks = (new FrameworkScenario(new Settings(apps: ['laravel'])))->checks(self::rows(sql3At300: 500.0));
+        $sql3 = \array_values(\array_filter($checks, static fn ($c): bool => \str_starts_with($c->claim, 'laravel /sql3:')));
+        self::assertCount(2, $sql3);
+        [$fast, $flat] = $sql3;
+        self::assertFalse($fast->holds, '500 req/s at c=300 against the best sync 640: ' . $fast->evidence);
+        self::assertFalse($flat->holds, '500 of 650 is 77 %: ' . $flat->evidence);
+    }
+
+    public function testFindingsNameTheBoundsAndTheMemory(): void
+    {
+        $findings = \implode(' ', \array_filter((new FrameworkScenario(new Settings(apps: ['laravel'])))->findings(self::rows())));
+        self::assertStringContainsString('laravel /sleep (50 ms on MariaDB; a request at a time allows 20 req/s a worker): sync w=1 19.5 req/s', $findings);
+        self::assertStringContainsString('laravel /sql3: c=100: coroutine (1 worker, 64 instances) 650 req/s against the best sync (8 workers) 600 (1.08x)', $findings);
+        self::assertStringContainsString('laravel, memory per framework instance (worker RSS growth / further instances): sleep coroutine w=1 50 inst. c=50: 0.5 MB each', $findings);
+    }
+
+    public function testNothingRanMeansNotEvaluated(): void
+    {
+        foreach ((new FrameworkScenario(new Settings(apps: ['laravel'])))->checks([]) as $check) {
+            self::assertNull($check->holds, $check->claim);
+        }
+    }
+}
