@@ -6,6 +6,7 @@ namespace Weft\WebSocket;
 
 use Psr\Log\LoggerInterface;
 use Weft\Client\Redis\Config;
+use Weft\Client\Redis\Connection;
 use Weft\Client\Redis\ConnectionLost;
 use Weft\Client\Redis\Message as RedisMessage;
 use Weft\Client\Redis\Pipeline;
@@ -132,13 +133,24 @@ final class RedisBackend implements HubBackend
 
     public function publish(string $room, string $data, bool $binary, int $local): Published
     {
-        $payload = $this->encode($binary ? self::BINARY : self::TEXT, ++$this->seq, $room, $data);
+        $kind = $binary ? self::BINARY : self::TEXT;
+        $seq = null;
         try {
-            $receivers = (int) $this->pool->publish($this->channel(), $payload);
-        } catch (ConnectionLost|RedisError|PoolExhausted|PoolClosed|Timeout $e) {
+            if ($this->downSince !== null) {
+                // Known down: say so at once rather than hold the sender up to the connect timeout.
+                throw HubUnavailable::down($this->downSince);
+            }
+            // Numbered while the one publishing connection is held, so numbers reach Redis in order.
+            $receivers = (int) $this->pool->use(function (Connection $connection) use (&$seq, $kind, $room, $data): mixed {
+                $seq ??= ++$this->seq;
+                return $connection->publish($this->channel(), $this->encode($kind, $seq, $room, $data));
+            });
+        } catch (HubUnavailable|ConnectionLost|RedisError|PoolExhausted|PoolClosed|Timeout $e) {
             if ($e instanceof Timeout && $e->token !== null) {
                 throw $e; // an enclosing Weft\timeout()'s
             }
+            // Its number is taken all the same: the other workers see the gap and count it.
+            $seq ??= ++$this->seq;
             $uncertain = ($e instanceof ConnectionLost && !$e->isSafeToRetry()) || $e instanceof Timeout;
             $uncertain ? $this->uncertain++ : $this->unsent++;
             if ($this->unsentInOutage++ === 0) {
@@ -164,6 +176,9 @@ final class RedisBackend implements HubBackend
             unset($this->local[$room]);
         }
         $this->dirty[$room] = true;
+        if ($this->downSince !== null) {
+            return; // the first heartbeat that reaches Redis writes it
+        }
         try {
             $this->writeCounts([$room]);
         } catch (ConnectionLost|RedisError|PoolExhausted|PoolClosed $e) {
@@ -173,6 +188,9 @@ final class RedisBackend implements HubBackend
 
     public function presence(string $room, int $local): int
     {
+        if ($this->downSince !== null) {
+            throw HubUnavailable::presence($room, HubUnavailable::down($this->downSince));
+        }
         $key = $this->roomKey($room);
         try {
             $counts = $this->pool->hgetall($key);
@@ -268,7 +286,9 @@ final class RedisBackend implements HubBackend
                     }
                     $this->handle($message);
                 }
-            } catch (ConnectionLost|RedisError $e) {
+            } catch (\Exception $e) {
+                // Whatever broke the subscription, it is reopened: a worker that stopped listening
+                // would miss every message from now on without a word.
                 $this->subscribed = false;
                 $this->subscriber?->close();
                 if ($this->closed) {
