@@ -20,6 +20,9 @@ use Weft\Client\Redis\Config;
  * slow client: see WebSocket::broadcast()), then handed to the backend for the others. The Published it
  * returns says whether that second step happened.
  *
+ * A member whose connection has closed is dropped at the next publish to its room; leave($ws) in
+ * onClose (or a finally) drops it at once, from every room.
+ *
  * Create one Hub per application (in the file the server loads: each worker gets its own, after fork)
  * and let it live as long as the worker. Works with both handler forms.
  */
@@ -147,7 +150,20 @@ final class Hub
         if ($except !== null) {
             unset($members[$except->id]);
         }
-        return $members === [] ? 0 : WebSocket::broadcast($members, $data, $binary);
+        if ($members === []) {
+            return 0;
+        }
+        $sent = WebSocket::broadcast($members, $data, $binary);
+        if ($sent < \count($members)) {
+            // A member that has gone without a leave() (a handler that forgot it in onClose) would
+            // otherwise be held, and counted in presence, for the worker's life.
+            foreach ($members as $member) {
+                if (!$member->isOpen()) {
+                    $this->leave($member);
+                }
+            }
+        }
+        return $sent;
     }
 
     /** Late, so that the backend starts its background work in the worker, never in a process that forks. */

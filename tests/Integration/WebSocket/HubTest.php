@@ -88,6 +88,19 @@ final class HubTest extends TestCase
         self::assertSame(['redis', 0, 0, 0], [$stats['backend'], $stats['unsent'], $stats['uncertain'], $stats['missed']]);
     }
 
+    public function testOneInstancesWorkersShareRoomsThroughRedis(): void
+    {
+        // Which worker takes which client is the kernel's choice: the outcome must not depend on it.
+        $server = $this->serve($this->redisUrl(), 2);
+        $result = $this->client('cross', $server->port, $server->port);
+        self::assertSame('* b1 joined r (2 here)', $result['b1_joined']);
+        self::assertSame('b1: hello from B', $result['a1_got']);
+        self::assertSame('a1: hello from A', $result['b1_got']);
+        self::assertSame('* 3 here', $result['a1_who']);
+        self::assertSame('* 2 here', $result['b1_who_after_leave']);
+        self::assertSame([1, 1, 1], [$result['a1_copies_of_own'], $result['a1_copies_of_b1'], $result['b1_copies_of_a1']]);
+    }
+
     public function testAKilledRedisConnectionIsReopenedAndDeliveryGoesOn(): void
     {
         $redis = $this->redisUrl();
@@ -154,11 +167,11 @@ final class HubTest extends TestCase
         return $url;
     }
 
-    private function serve(?string $redis): ServerProcess
+    private function serve(?string $redis, int $workers = 1): ServerProcess
     {
         $env = ['WEFT_HUB_PREFIX' => $this->prefix, 'WEFT_HUB_REDIS' => $redis ?? ''];
         $phpOptions = \extension_loaded('weft') ? ['-d', 'extension=' . \dirname(__DIR__, 3) . '/ext/modules/weft.so'] : [];
-        return $this->servers[] = new ServerProcess([self::EXAMPLE, '--workers', '1'], $env, 20.0, $phpOptions);
+        return $this->servers[] = new ServerProcess([self::EXAMPLE, '--workers', (string) $workers], $env, 20.0, $phpOptions);
     }
 
     /** @return array<string, mixed> */
