@@ -181,7 +181,10 @@ final class RedisBackend implements HubBackend
         }
         try {
             $this->writeCounts([$room]);
-        } catch (ConnectionLost|RedisError|PoolExhausted|PoolClosed $e) {
+        } catch (ConnectionLost|RedisError|PoolExhausted|PoolClosed|Timeout $e) {
+            if ($e instanceof Timeout && $e->token !== null) {
+                throw $e; // an enclosing Weft\timeout()'s
+            }
             // Stays dirty: the next heartbeat that reaches Redis writes it.
         }
     }
@@ -214,7 +217,10 @@ final class RedisBackend implements HubBackend
                 $this->pool->hdel($key, ...$dead);
             }
             return $total;
-        } catch (ConnectionLost|RedisError|PoolExhausted|PoolClosed $e) {
+        } catch (ConnectionLost|RedisError|PoolExhausted|PoolClosed|Timeout $e) {
+            if ($e instanceof Timeout && $e->token !== null) {
+                throw $e;
+            }
             throw HubUnavailable::presence($room, $e);
         }
     }
@@ -250,7 +256,7 @@ final class RedisBackend implements HubBackend
             $this->local = [];
             try {
                 $this->writeCounts(\array_map('strval', $rooms), true);
-            } catch (ConnectionLost|RedisError|PoolExhausted|PoolClosed $e) {
+            } catch (ConnectionLost|RedisError|PoolExhausted|PoolClosed|Timeout $e) {
                 // The counts expire with this worker's alive key.
             }
         }
@@ -348,7 +354,7 @@ final class RedisBackend implements HubBackend
         try {
             $rooms = \array_map('strval', \array_keys($this->local + $this->dirty));
             $this->writeCounts($rooms, false, true);
-        } catch (ConnectionLost|RedisError|PoolExhausted|PoolClosed) {
+        } catch (ConnectionLost|RedisError|PoolExhausted|PoolClosed|Timeout) {
             // Retried at the next beat; the subscription's own loop reports the outage.
         } finally {
             $this->beating = false;
