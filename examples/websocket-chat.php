@@ -3,7 +3,7 @@
 declare(strict_types=1);
 
 // A chat room: every text message goes to everyone connected to this worker. Rooms are per worker;
-// across workers (or servers) the messages would go through Redis pub/sub or similar (see the README).
+// for rooms across workers and servers, see examples/websocket-hub-chat.php (Weft\WebSocket\Hub).
 
 use Weft\Http\Message\{Request, Response};
 use Weft\WebSocket\WebSocket;
