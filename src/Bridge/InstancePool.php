@@ -15,8 +15,8 @@ use Weft\Pool\PoolOptions;
  *
  * A request borrows an instance for its whole life (until its response is written and the instance
  * reset) and gives it back; when all are busy it waits its turn, first come first served. Instances
- * are booted on demand, up to the pool's size, and kept: the most recently released one is reused
- * first, so a worker whose requests never wait keeps serving from one instance.
+ * are booted when the worker starts and kept: the most recently released one is reused first, so a
+ * worker whose requests never wait keeps serving from one instance.
  *
  * Each instance has its own copy of the process-wide values that follow the coroutine (ProcessState):
  * it boots with the values the worker had before any framework booted, and whatever its boot and its
@@ -60,16 +60,22 @@ final class InstancePool
     }
 
     /**
-     * Boots the first instance now, in the worker's start, so that a broken application fails the
-     * worker and not a request, and the first request does not pay for it.
+     * Boots every instance now, in the worker's start: a broken application fails the worker and not a
+     * request, and no request pays for a boot, which holds the whole worker while it runs (tens of
+     * milliseconds for a Laravel application).
      *
-     * @return Instance<T>
+     * @return Instance<T> the first instance
      */
     public function warm(): Instance
     {
-        $instance = $this->pool->borrow();
-        $this->pool->release($instance);
-        return $instance;
+        $booted = [];
+        for ($i = 0; $i < $this->size; $i++) {
+            $booted[] = $this->pool->borrow();
+        }
+        foreach (\array_reverse($booted) as $instance) {
+            $this->pool->release($instance);
+        }
+        return $booted[0];
     }
 
     /**
