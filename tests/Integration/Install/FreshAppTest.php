@@ -46,7 +46,7 @@ final class FreshAppTest extends TestCase
             \proc_close($process);
         }
         if ($this->dir !== '' && \is_dir($this->dir)) {
-            $this->run(['rm', '-rf', $this->dir]);
+            $this->exec(['rm', '-rf', $this->dir]);
         }
     }
 
@@ -72,8 +72,8 @@ final class FreshAppTest extends TestCase
             self::markTestSkipped('phpize is missing (php' . \PHP_MAJOR_VERSION . '.' . \PHP_MINOR_VERSION . '-dev)');
         }
         // A bare clone stands for the published repository; its branch holds this checkout's HEAD.
-        $this->run(['git', 'clone', '--quiet', '--bare', (string) \realpath(self::ROOT), $this->dir . '/weft.git']);
-        $this->run(['git', '-C', $this->dir . '/weft.git', 'branch', '--force', 'weft-test', \trim($this->run(['git', '-C', self::ROOT, 'rev-parse', 'HEAD']))]);
+        $this->exec(['git', 'clone', '--quiet', '--bare', (string) \realpath(self::ROOT), $this->dir . '/weft.git']);
+        $this->exec(['git', '-C', $this->dir . '/weft.git', 'branch', '--force', 'weft-test', \trim($this->exec(['git', '-C', self::ROOT, 'rev-parse', 'HEAD']))]);
         $this->composer(['config', 'repositories.weft', 'vcs', $this->dir . '/weft.git']);
         $this->composer(['require', 'weft/weft:dev-weft-test']);
         $weft = $this->dir . '/app/vendor/weft/weft';
@@ -92,7 +92,7 @@ final class FreshAppTest extends TestCase
 
         $conf = $this->dir . '/conf.d';
         \mkdir($conf);
-        $out = $this->run([\PHP_BINARY, 'vendor/bin/weft', 'ext:install', '--ini-dir', $conf], timeout: 300);
+        $out = $this->exec([\PHP_BINARY, 'vendor/bin/weft', 'ext:install', '--ini-dir', $conf], timeout: 300);
         $so = (string) \realpath("$weft/ext/modules/weft.so");
         self::assertFileExists($so);
         self::assertStringContainsString("Built the weft extension: $so", $out);
@@ -107,7 +107,7 @@ final class FreshAppTest extends TestCase
         $this->stopServers();
 
         // ... and any PHP through the ini file, which `serve` then does not load a second time.
-        self::assertSame('1', $this->run([\PHP_BINARY, '-r', 'echo (int) extension_loaded("weft");'], ['PHP_INI_SCAN_DIR' => ":$conf"]));
+        self::assertSame('1', $this->exec([\PHP_BINARY, '-r', 'echo (int) extension_loaded("weft");'], ['PHP_INI_SCAN_DIR' => ":$conf"]));
         [$port, $log] = $this->serve(['PHP_INI_SCAN_DIR' => ":$conf"]);
         self::assertSame('fresh app on ' . \PHP_VERSION, $this->curl($port));
         self::assertStringContainsString('loop epoll', $log);
@@ -125,7 +125,7 @@ final class FreshAppTest extends TestCase
         // The package's files as a release carries them: what git tracks in ext/, no build output.
         $package = $this->dir . '/weft-ext';
         \mkdir($package);
-        foreach (\explode("\0", \trim($this->run(['git', '-C', self::ROOT, 'ls-files', '-z', 'ext']), "\0")) as $file) {
+        foreach (\explode("\0", \trim($this->exec(['git', '-C', self::ROOT, 'ls-files', '-z', 'ext']), "\0")) as $file) {
             \copy(self::ROOT . '/' . $file, $package . '/' . \basename($file));
         }
         $manifest = \json_decode((string) \file_get_contents("$package/composer.json"), true, 512, \JSON_THROW_ON_ERROR);
@@ -141,16 +141,16 @@ final class FreshAppTest extends TestCase
         $this->composer(['config', 'repositories.weft-ext', '{"type": "path", "url": "' . $package . '", "options": {"symlink": false}}']);
         $this->composer(['require', 'weft/weft-ext:@dev']);
         $dir = $this->dir . '/app/vendor/weft/weft-ext';
-        $this->run([$phpize], cwd: $dir, timeout: 120);
-        $this->run(['./configure', '--enable-weft', "--with-php-config=$phpConfig"], cwd: $dir, timeout: 120);
-        $this->run(['make', '-j2'], cwd: $dir, timeout: 300);
-        self::assertSame('1', $this->run([\PHP_BINARY, '-n', '-d', "extension=$dir/modules/weft.so", '-r', 'echo (int) class_exists("Weft\\\\Ext\\\\Epoll");']));
+        $this->exec([$phpize], cwd: $dir, timeout: 120);
+        $this->exec(['./configure', '--enable-weft', "--with-php-config=$phpConfig"], cwd: $dir, timeout: 120);
+        $this->exec(['make', '-j2'], cwd: $dir, timeout: 300);
+        self::assertSame('1', $this->exec([\PHP_BINARY, '-n', '-d', "extension=$dir/modules/weft.so", '-r', 'echo (int) class_exists("Weft\\\\Ext\\\\Epoll");']));
     }
 
     /** @param list<string> $args */
     private function composer(array $args): string
     {
-        return $this->run(\array_merge(['composer', '--no-interaction', '--no-progress'], $args), timeout: 300);
+        return $this->exec(\array_merge(['composer', '--no-interaction'], $args), timeout: 300);
     }
 
     /**
@@ -202,7 +202,7 @@ final class FreshAppTest extends TestCase
 
     private function curl(int $port): string
     {
-        return $this->run(['curl', '--silent', '--show-error', '--fail', '--max-time', '10', "http://127.0.0.1:$port/"]);
+        return $this->exec(['curl', '--silent', '--show-error', '--fail', '--max-time', '10', "http://127.0.0.1:$port/"]);
     }
 
     /**
@@ -210,7 +210,7 @@ final class FreshAppTest extends TestCase
      *
      * @param list<string> $command @param array<string, string> $env
      */
-    private function run(array $command, array $env = [], ?string $cwd = null, float $timeout = 60): string
+    private function exec(array $command, array $env = [], ?string $cwd = null, float $timeout = 60): string
     {
         $process = \proc_open(
             \array_merge(['timeout', (string) (int) $timeout], $command),
