@@ -114,6 +114,19 @@ final class FreshAppTest extends TestCase
         self::assertStringNotContainsString('already loaded', $log);
     }
 
+    public function testAReleaseArchiveCarriesTheExtensionSources(): void
+    {
+        if (!\is_dir(self::ROOT . '/.git') && !\is_file(self::ROOT . '/.git')) {
+            self::markTestSkipped('this copy of Weft is not a git checkout');
+        }
+        // The registry's dist archive of a release is `git archive` of its tag: .gitattributes
+        // export-ignore must leave what `weft ext:install` builds from.
+        $files = \explode("\n", \trim($this->exec(['sh', '-c', 'git archive --format=tar HEAD | tar -t'], cwd: self::ROOT)));
+        foreach (['bin/weft', 'composer.json', 'scripts/build-ext.sh', 'ext/config.m4', 'ext/composer.json', 'ext/weft.c', 'ext/php_weft.h', 'ext/weft_arginfo.h', 'src/Cli/ExtInstallCommand.php'] as $file) {
+            self::assertContains($file, $files);
+        }
+    }
+
     public function testTheExtensionPackageBuildsTheWayPieBuildsIt(): void
     {
         $version = \PHP_MAJOR_VERSION . '.' . \PHP_MINOR_VERSION;
