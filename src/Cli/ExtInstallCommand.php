@@ -99,8 +99,8 @@ final class ExtInstallCommand
             \fwrite(\STDERR, "weft: this PHP scans no directory for ini files (php --ini): pass one with --ini-dir DIR\n");
             return 1;
         }
-        if (!\is_dir($dir)) {
-            \fwrite(\STDERR, "weft: '$dir' is not a directory\n");
+        if (!\is_dir($dir) && ($iniDir === null || !@\mkdir($dir, 0o755, true))) {
+            \fwrite(\STDERR, "weft: '$dir' is not a directory and cannot be created\n");
             return 1;
         }
         $ini = \rtrim($dir, '/') . '/' . self::INI_FILE;

@@ -90,8 +90,7 @@ final class FreshAppTest extends TestCase
         self::assertStringContainsString('loop select', $log);
         $this->stopServers();
 
-        $conf = $this->dir . '/conf.d';
-        \mkdir($conf);
+        $conf = $this->dir . '/conf.d';   // created by ext:install
         $out = $this->exec([\PHP_BINARY, 'vendor/bin/weft', 'ext:install', '--ini-dir', $conf], timeout: 300);
         $so = (string) \realpath("$weft/ext/modules/weft.so");
         self::assertFileExists($so);
@@ -112,6 +111,14 @@ final class FreshAppTest extends TestCase
         self::assertSame('fresh app on ' . \PHP_VERSION, $this->curl($port));
         self::assertStringContainsString('loop epoll', $log);
         self::assertStringNotContainsString('already loaded', $log);
+        $this->stopServers();
+
+        // --enable writes into the directory PHP scans (here one given by PHP_INI_SCAN_DIR, so that
+        // the test leaves /etc/php alone); the module is up to date, so nothing is rebuilt.
+        \mkdir($this->dir . '/scanned');
+        $out = $this->exec([\PHP_BINARY, 'vendor/bin/weft', 'ext:install', '--enable'], ['PHP_INI_SCAN_DIR' => ':' . $this->dir . '/scanned']);
+        self::assertStringContainsString('Enabled: wrote ' . $this->dir . '/scanned/30-weft.ini', $out);
+        self::assertStringContainsString('is true', $out);
     }
 
     public function testAReleaseArchiveCarriesTheExtensionSources(): void
@@ -158,6 +165,9 @@ final class FreshAppTest extends TestCase
         $this->exec(['./configure', '--enable-weft', "--with-php-config=$phpConfig"], cwd: $dir, timeout: 120);
         $this->exec(['make', '-j2'], cwd: $dir, timeout: 300);
         self::assertSame('1', $this->exec([\PHP_BINARY, '-n', '-d', "extension=$dir/modules/weft.so", '-r', 'echo (int) class_exists("Weft\\\\Ext\\\\Epoll");']));
+        // `make install` puts it into PHP's extension_dir (under a staging root here, not the real one).
+        $this->exec(['make', 'install', 'INSTALL_ROOT=' . $this->dir . '/root'], cwd: $dir);
+        self::assertFileExists($this->dir . '/root' . \trim($this->exec([$phpConfig, '--extension-dir'])) . '/weft.so');
     }
 
     /** @param list<string> $args */
