@@ -151,6 +151,14 @@ final class FreshAppTest extends TestCase
         $manifest = \json_decode((string) \file_get_contents("$package/composer.json"), true, 512, \JSON_THROW_ON_ERROR);
         self::assertSame('php-ext', $manifest['type']);
         self::assertSame('weft', $manifest['php-ext']['extension-name']);
+        // Composer accepts the manifest; the only remark an older Composer (before its schema knew PIE's
+        // section) makes is that it does not know php-ext.
+        $out = $this->exec(['composer', 'validate', '--no-check-publish', "$package/composer.json"]);
+        foreach (\preg_split('/\R/', $out) ?: [] as $line) {
+            if (\str_starts_with($line, '- ')) {
+                self::assertStringContainsString('The property php-ext is not defined', $line);
+            }
+        }
         // Every configure option PIE may pass is one config.m4 declares.
         \preg_match_all('/PHP_ARG_ENABLE\(\[?(\w+)/', (string) \file_get_contents("$package/config.m4"), $m);
         foreach ($manifest['php-ext']['configure-options'] as $option) {
