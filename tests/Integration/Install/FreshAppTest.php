@@ -71,6 +71,9 @@ final class FreshAppTest extends TestCase
         if (\trim((string) \shell_exec('command -v phpize' . \PHP_MAJOR_VERSION . '.' . \PHP_MINOR_VERSION . ' phpize')) === '') {
             self::markTestSkipped('phpize is missing (php' . \PHP_MAJOR_VERSION . '.' . \PHP_MINOR_VERSION . '-dev)');
         }
+        if ($this->exec([\PHP_BINARY, '-r', 'echo (int) extension_loaded("weft");']) === '1') {
+            self::markTestSkipped("this machine's PHP loads a weft extension from its own ini files");
+        }
         // A bare clone stands for the published repository; its branch holds this checkout's HEAD.
         $this->exec(['git', 'clone', '--quiet', '--bare', (string) \realpath(self::ROOT), $this->dir . '/weft.git']);
         $this->exec(['git', '-C', $this->dir . '/weft.git', 'branch', '--force', 'weft-test', \trim($this->exec(['git', '-C', self::ROOT, 'rev-parse', 'HEAD']))]);
