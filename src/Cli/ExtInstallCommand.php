@@ -29,7 +29,7 @@ final class ExtInstallCommand
     public function run(array $args): int
     {
         $options = Options::parse($args, self::spec());
-        $self = self::selfCommand();
+        $self = PhpRuntime::command();
         if ($options->get('help')) {
             echo "Usage: $self ext:install [--enable | --ini-dir DIR]\n\n"
                 . "Builds Weft's native extension (epoll loop, hooks of blocking calls) from this copy of Weft\n"
@@ -160,12 +160,5 @@ final class ExtInstallCommand
         }
         $dirs = \array_values(\array_filter(\explode(':', \trim($m[1])), static fn (string $d): bool => $d !== ''));
         return $dirs;
-    }
-
-    /** How the user runs this command: vendor/bin/weft in an application, bin/weft in Weft's checkout. */
-    private static function selfCommand(): string
-    {
-        $vendor = PhpRuntime::vendorDir();
-        return $vendor === null ? 'bin/weft' : \basename($vendor) . '/bin/weft';
     }
 }

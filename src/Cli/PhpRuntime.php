@@ -124,8 +124,14 @@ final class PhpRuntime
     /** The command that builds the extension for this copy of Weft, as the user should type it. */
     public static function buildCommand(): string
     {
+        return self::vendorDir() === null ? 'bash scripts/build-ext.sh' : self::command() . ' ext:install';
+    }
+
+    /** How the user runs Weft: vendor/bin/weft in an application, bin/weft in Weft's checkout. */
+    public static function command(): string
+    {
         $vendor = self::vendorDir();
-        return $vendor === null ? 'bash scripts/build-ext.sh' : \basename($vendor) . '/bin/weft ext:install';
+        return $vendor === null ? 'bin/weft' : \basename($vendor) . '/bin/weft';
     }
 
     /**

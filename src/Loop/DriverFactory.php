@@ -46,6 +46,6 @@ final class DriverFactory
         $built = \is_file($so);
         return 'The epoll loop needs the weft native extension, which is not loaded. '
             . ($built ? "It is built ($so); " : 'Build it with `' . \Weft\Cli\PhpRuntime::buildCommand() . '` (needs php8.2-dev and a C compiler), then ')
-            . "run PHP with it: `php -d extension=$so bin/weft ...`. Or use --loop select.";
+            . "run PHP with it: `php -d extension=$so " . \Weft\Cli\PhpRuntime::command() . ' ...`. Or use --loop select.';
     }
 }
