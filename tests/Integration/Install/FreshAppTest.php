@@ -92,6 +92,10 @@ final class FreshAppTest extends TestCase
         self::assertStringContainsString('Build it with: vendor/bin/weft ext:install', $log);
         self::assertStringContainsString('loop select', $log);
         $this->stopServers();
+        $epoll = \proc_open(['vendor/bin/weft', 'serve', 'app.php', '--port', '0', '--loop', 'epoll'], [0 => ['file', '/dev/null', 'r'], 1 => ['pipe', 'w'], 2 => ['redirect', 1]], $pipes, $this->dir . '/app', self::env());
+        $out = (string) \stream_get_contents($pipes[1]);
+        self::assertNotSame(0, \proc_close($epoll), $out);
+        self::assertStringContainsString('Build it with `vendor/bin/weft ext:install`', $out);
 
         $conf = $this->dir . '/conf.d';   // created by ext:install
         $out = $this->exec([\PHP_BINARY, 'vendor/bin/weft', 'ext:install', '--ini-dir', $conf], timeout: 300);
