@@ -61,6 +61,8 @@ final class FreshAppTest extends TestCase
 
         [$port] = $this->serve();
         self::assertSame('fresh app on ' . \PHP_VERSION, $this->curl($port));
+        // The symlinked checkout is Weft's own: its extension builds there, with its own script.
+        self::assertStringContainsString('Usage: bin/weft ext:install', $this->exec([\PHP_BINARY, 'vendor/bin/weft', 'ext:install', '--help']));
     }
 
     public function testAVcsRepositoryInstallBuildsAndEnablesTheExtension(): void
