@@ -18,6 +18,7 @@ final class Application
         'bench' => 'Run the benchmark scenarios (bench --help), or measure your own app and get a mode, workers and concurrency (bench app APP.php)',
         'preload' => 'Write an opcache.preload script for an application (for fpm mode)',
         'fuzz' => 'Fuzz the HTTP request parser (and a live server with --live); deterministic by --seed',
+        'ext:install' => 'Build the native extension (epoll loop, hooks) from this copy of Weft, vendor/ included; --enable writes its ini file',
     ];
 
     /** @param list<string> $argv */
@@ -33,6 +34,7 @@ final class Application
                 'bench' => (new BenchCommand())->run($args),
                 'preload' => (new PreloadCommand())->run($args),
                 'fuzz' => (new FuzzCommand())->run($args),
+                'ext:install' => (new ExtInstallCommand())->run($args),
                 'help', '--help', '-h' => $this->help(),
                 '--version', '-V' => $this->version(),
                 default => throw new UsageError("unknown command '$command' (try: bin/weft help)"),
@@ -48,7 +50,7 @@ final class Application
         echo "Weft " . self::VERSION . " — a high-performance application server for PHP\n\n";
         echo "Usage: bin/weft COMMAND [options]   (bin/weft COMMAND --help for its options)\n\n";
         foreach (self::COMMANDS as $name => $text) {
-            \printf("  %-9s %s\n", $name, $text);
+            \printf("  %-11s %s\n", $name, $text);
         }
         return 0;
     }

@@ -47,7 +47,7 @@ final class PhpRuntime
         } elseif ($wantOpcache) {
             $flags = self::OPCACHE_FLAGS;
         }
-        if ($extension !== null) {
+        if ($extension !== null && !self::extensionInIni()) {
             \array_push($flags, '-d', 'extension=' . $extension);
         }
         return $flags === [] ? ['-d', 'opcache.enable_cli=0'] : $flags;
@@ -93,11 +93,64 @@ final class PhpRuntime
         return ['/bin/bash', \array_merge(['-c', $script, 'weft'], $php)];
     }
 
-    /** The native extension built in this checkout by scripts/build-ext.sh, if any. */
+    /**
+     * The native extension built in this copy of Weft (by scripts/build-ext.sh, or `weft ext:install` in
+     * an application's vendor/), if any.
+     */
     public static function builtExtension(): ?string
     {
-        $path = \dirname(__DIR__, 2) . '/ext/modules/weft.so';
+        $path = self::root() . '/ext/modules/weft.so';
         return \is_file($path) ? $path : null;
+    }
+
+    /** The directory of this copy of Weft: a checkout, or vendor/weft/weft in an application. */
+    public static function root(): string
+    {
+        return \dirname(__DIR__, 2);
+    }
+
+    /**
+     * The vendor directory when this Weft is a Composer dependency of an application, null in Weft's own
+     * checkout. Composer puts autoload.php two levels above every package (vendor/weft/weft), whatever
+     * the vendor directory is called; a path repository's symlink resolves to the checkout, which is
+     * then the copy to build in.
+     */
+    public static function vendorDir(): ?string
+    {
+        $vendor = \dirname(self::root(), 2);
+        return \is_file($vendor . '/autoload.php') && \is_dir($vendor . '/composer') ? $vendor : null;
+    }
+
+    /** The command that builds the extension for this copy of Weft, as the user should type it. */
+    public static function buildCommand(): string
+    {
+        return self::vendorDir() === null ? 'bash scripts/build-ext.sh' : self::command() . ' ext:install';
+    }
+
+    /** How the user runs Weft: vendor/bin/weft in an application, bin/weft in Weft's checkout. */
+    public static function command(): string
+    {
+        $vendor = self::vendorDir();
+        return $vendor === null ? 'bin/weft' : \basename($vendor) . '/bin/weft';
+    }
+
+    /**
+     * Whether PHP's ini files load the extension (`weft ext:install --enable` writes one): the restarted
+     * PHP reads them again, and a second `-d extension=` would warn that the module is already loaded.
+     */
+    public static function extensionInIni(): bool
+    {
+        $files = \array_filter(\array_map('trim', \explode(',', (string) \php_ini_scanned_files())));
+        if (($main = \php_ini_loaded_file()) !== false) {
+            $files[] = $main;
+        }
+        foreach ($files as $file) {
+            $text = @\file_get_contents($file);
+            if (\is_string($text) && \preg_match('/^\s*extension\s*=\s*["\']?(?:\S*\/)?weft(?:\.so)?["\']?\s*$/m', $text)) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** @return array{opcache: bool, jit: string, extension: bool} */

@@ -5,6 +5,7 @@ declare(strict_types=1);
 namespace Weft\Hook;
 
 use Psr\Log\LoggerInterface;
+use Weft\Cli\PhpRuntime;
 use Weft\Loop\Loop;
 use Weft\Server\ServerConfig;
 
@@ -55,7 +56,8 @@ final class WorkerHooks
             $logger->warning(
                 'The weft extension is not loaded: ordinary blocking calls (PDO, mysqli, phpredis, file_get_contents, curl, sleep) '
                 . 'block the whole worker and every request on it; Weft\'s own clients and Weft\\sleep() do not. '
-                . 'Build it with: bash scripts/build-ext.sh',
+                . 'Build it with: {build}',
+                ['build' => PhpRuntime::buildCommand()],
             );
             return;
         }

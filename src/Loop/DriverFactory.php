@@ -42,10 +42,10 @@ final class DriverFactory
     /** How to get the epoll loop: the extension is optional and PHP does not load it by itself. */
     private static function epollMissing(): string
     {
-        $root = \dirname(__DIR__, 2);
-        $built = \is_file("$root/ext/modules/weft.so");
+        $so = \Weft\Cli\PhpRuntime::root() . '/ext/modules/weft.so';
+        $built = \is_file($so);
         return 'The epoll loop needs the weft native extension, which is not loaded. '
-            . ($built ? "It is built ($root/ext/modules/weft.so); " : "Build it with `bash $root/scripts/build-ext.sh` (needs php8.2-dev), then ")
-            . "run PHP with it: `php -d extension=$root/ext/modules/weft.so bin/weft ...`. Or use --loop select.";
+            . ($built ? "It is built ($so); " : 'Build it with `' . \Weft\Cli\PhpRuntime::buildCommand() . '` (needs php8.2-dev and a C compiler), then ')
+            . "run PHP with it: `php -d extension=$so " . \Weft\Cli\PhpRuntime::command() . ' ...`. Or use --loop select.';
     }
 }

@@ -1,0 +1,71 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Tests\Unit\Cli;
+
+use PHPUnit\Framework\TestCase;
+use Weft\Cli\PhpRuntime;
+
+/**
+ * Where this copy of Weft is (a checkout or an application's vendor/) and how the extension gets
+ * loaded: in a fresh PHP process each, since both depend on the files PHP started with.
+ */
+final class PhpRuntimeInstallTest extends TestCase
+{
+    private const ROOT = __DIR__ . '/../../..';
+
+    private string $tmp = '';
+
+    protected function tearDown(): void
+    {
+        if ($this->tmp !== '') {
+            \exec('rm -rf ' . \escapeshellarg($this->tmp));
+        }
+    }
+
+    public function testWeftsOwnCheckoutBuildsWithItsScript(): void
+    {
+        self::assertNull(PhpRuntime::vendorDir());
+        self::assertSame('bash scripts/build-ext.sh', PhpRuntime::buildCommand());
+        self::assertSame(\realpath(self::ROOT), \realpath(PhpRuntime::root()));
+    }
+
+    public function testAVendorCopyBuildsWithExtInstall(): void
+    {
+        // A copy of src/ laid out as Composer lays out a package: APP/vendor/weft/weft.
+        $this->tmp = \sys_get_temp_dir() . '/weft-vendor-' . \bin2hex(\random_bytes(4));
+        \mkdir($this->tmp . '/vendor/composer', 0o755, true);
+        \mkdir($this->tmp . '/vendor/weft/weft', 0o755, true);
+        \file_put_contents($this->tmp . '/vendor/autoload.php', '<?php');
+        \exec('cp -r ' . \escapeshellarg(self::ROOT . '/src') . ' ' . \escapeshellarg($this->tmp . '/vendor/weft/weft/'));
+        $code = 'require $argv[1] . "/src/Cli/PhpRuntime.php"; echo Weft\Cli\PhpRuntime::vendorDir(), "|", Weft\Cli\PhpRuntime::buildCommand();';
+        self::assertSame($this->tmp . '/vendor|vendor/bin/weft ext:install', $this->php(['-r', $code, $this->tmp . '/vendor/weft/weft']));
+    }
+
+    public function testAnExtensionLoadedByAnIniFileIsNotLoadedTwiceOnRestart(): void
+    {
+        $so = PhpRuntime::builtExtension();
+        if ($so === null) {
+            self::markTestSkipped('the weft extension is not built (bash scripts/build-ext.sh)');
+        }
+        $this->tmp = \sys_get_temp_dir() . '/weft-ini-' . \bin2hex(\random_bytes(4));
+        \mkdir($this->tmp);
+        \file_put_contents($this->tmp . '/30-weft.ini', "extension=$so\n");
+        $code = 'require $argv[1] . "/vendor/autoload.php"; var_export([extension_loaded("weft"), Weft\Cli\PhpRuntime::extensionInIni(), in_array("extension=' . $so . '", Weft\Cli\PhpRuntime::reexecFlags(["weft", "serve", "app.php"]), true)]);';
+        self::assertSame('array ( 0 => true, 1 => true, 2 => false, )', \preg_replace('/\s+/', ' ', $this->php(['-r', $code, self::ROOT], ['PHP_INI_SCAN_DIR' => ':' . $this->tmp])));
+        // Without the ini file, the restart is what loads it.
+        self::assertSame('array ( 0 => false, 1 => false, 2 => true, )', \preg_replace('/\s+/', ' ', $this->php(['-r', $code, self::ROOT])));
+    }
+
+    /** @param list<string> $args @param array<string, string> $env */
+    private function php(array $args, array $env = []): string
+    {
+        $base = \getenv();
+        unset($base['PHP_INI_SCAN_DIR'], $base['WEFT_NO_REEXEC']);
+        $process = \proc_open(\array_merge([\PHP_BINARY], $args), [0 => ['file', '/dev/null', 'r'], 1 => ['pipe', 'w'], 2 => ['redirect', 1]], $pipes, null, $env + $base);
+        $out = (string) \stream_get_contents($pipes[1]);
+        self::assertSame(0, \proc_close($process), $out);
+        return $out;
+    }
+}
