@@ -37,6 +37,15 @@ PACKAGES=(
     prometheus   # promtool and a Prometheus server check and scrape /metrics in the tests (19 MB; its service stays off)
 )
 
+# The offline checks of deploy/kubernetes/ (tests/Integration/Ops/KubernetesManifestsTest.php): kubectl,
+# Debian's kubernetes-client unless a kubectl is already installed (another package's kubectl owns
+# /usr/bin/kubectl, and the two cannot be installed together), and Node.js with npm for the schema
+# validator in scripts/kubernetes-validate/, unless they are already there (a Node.js of another origin
+# ships its own npm).
+command -v kubectl >/dev/null 2>&1 || PACKAGES+=(kubernetes-client)
+command -v node >/dev/null 2>&1 || PACKAGES+=(nodejs)
+command -v npm >/dev/null 2>&1 || PACKAGES+=(npm)
+
 WITH_JAVA=0
 for arg in "$@"; do
     case "$arg" in
@@ -197,6 +206,18 @@ fi
 log "composer done in $((SECONDS - t0))s"
 # The native extension (epoll loop, hooks): without it the default loop is select and its tests skip.
 # Fast when it is already built and up to date.
+# The schema validator of deploy/kubernetes/, from the npm registry into its own folder, at the versions
+# of its package-lock.json. Skipped when it was installed from this very lock (a copy of which is kept
+# in node_modules/ as the stamp).
+validator=scripts/kubernetes-validate
+if ! cmp -s "$validator/package-lock.json" "$validator/node_modules/.weft-installed-lock.json" 2>/dev/null; then
+    log "npm ci in $validator"
+    if ! (cd "$validator" && npm ci --no-audit --no-fund) >var/npm-kubernetes-validate.log 2>&1; then
+        tail -n 30 var/npm-kubernetes-validate.log >&2
+        die "npm ci in $validator failed (log: var/npm-kubernetes-validate.log)"
+    fi
+    cp "$validator/package-lock.json" "$validator/node_modules/.weft-installed-lock.json"
+fi
 module="$(bash scripts/build-ext.sh)" || die "building the native extension failed (log: ext/build.log)"
 log "native extension: $module"
 log "ok"
