@@ -61,6 +61,34 @@ final class AvailableCpusTest extends TestCase
         self::assertSame(2, (new AvailableCpus("$this->root/proc", "$this->root/cg"))->detect());
     }
 
+    /**
+     * Kubernetes: a limit of 1500m becomes "150000 100000" in the container's own cgroup, which a cgroup
+     * namespace shows as "/" (containerd on cgroup v2).
+     */
+    public function testKubernetesCpuLimitOnCgroupV2(): void
+    {
+        $this->write('proc/self/status', "Cpus_allowed_list:\t0-15\n");
+        $this->write('proc/self/cgroup', "0::/\n");
+        $this->write('cg/cpu.max', "150000 100000\n");
+        self::assertSame(2, (new AvailableCpus("$this->root/proc", "$this->root/cg"))->detect());
+        $this->write('cg/cpu.max', "50000 100000\n");
+        self::assertSame(1, (new AvailableCpus("$this->root/proc", "$this->root/cg"))->detect(), '500m: one worker, never zero');
+    }
+
+    /**
+     * Kubernetes on cgroup v1 (no cgroup namespace): /proc/self/cgroup names the host's path
+     * (/kubepods/burstable/pod.../CONTAINER), but the container's mount of the hierarchy is its own cgroup,
+     * where that path does not exist: the quota is found at the mount's root.
+     */
+    public function testKubernetesCpuLimitOnCgroupV1WhoseHostPathIsNotMounted(): void
+    {
+        $this->write('proc/self/status', "Cpus_allowed_list:\t0-15\n");
+        $this->write('proc/self/cgroup', "12:memory:/kubepods/burstable/pod1234/abcd\n3:cpu,cpuacct:/kubepods/burstable/pod1234/abcd\n");
+        $this->write('cg/cpu,cpuacct/cpu.cfs_quota_us', "200000\n");
+        $this->write('cg/cpu,cpuacct/cpu.cfs_period_us', "100000\n");
+        self::assertSame(2, (new AvailableCpus("$this->root/proc", "$this->root/cg"))->detect());
+    }
+
     public function testWithoutProcItFallsBackToOne(): void
     {
         self::assertSame(1, (new AvailableCpus("$this->root/none", "$this->root/none"))->detect());
