@@ -155,6 +155,21 @@ final class KubernetesManifestsTest extends TestCase
         }
     }
 
+    /** Under the read-only root, /tmp is a volume: PHP's opcache lock file, the pid file and the control socket. */
+    public function testTmpIsWritableUnderTheReadOnlyRoot(): void
+    {
+        $deployment = self::object('deployment.yaml');
+        $container = self::container($deployment);
+        self::assertTrue($container['securityContext']['readOnlyRootFilesystem']);
+        $mounts = \array_column($container['volumeMounts'], 'name', 'mountPath');
+        self::assertArrayHasKey('/tmp', $mounts);
+        $volumes = \array_column($deployment['spec']['template']['spec']['volumes'], null, 'name');
+        self::assertArrayHasKey('emptyDir', $volumes[$mounts['/tmp']]);
+        self::assertStringStartsWith('/tmp/', self::environment()['WEFT_PID_FILE']);
+        self::assertTrue($deployment['spec']['template']['spec']['securityContext']['runAsNonRoot']);
+        self::assertIsInt($deployment['spec']['template']['spec']['securityContext']['runAsUser'], 'a numeric uid: runAsNonRoot cannot check the image\'s user name');
+    }
+
     /** Every variable the manifests set is an option Weft knows, with a value it accepts. */
     public function testWeftAcceptsTheManifestsConfiguration(): void
     {
