@@ -176,6 +176,11 @@ final class Runner
         if ($this->env->interrupted && $row->status === Row::OK) {
             $row->notes[] = 'interrupted during the run';
         }
+        // The table keeps the figures of a row too short to judge, with the reason next to them.
+        $short = RunLength::tooShort($row);
+        if ($short !== null) {
+            $row->notes[] = $short;
+        }
     }
 
     /** Estimated seconds for the rows from $current on. */
