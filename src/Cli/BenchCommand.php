@@ -48,7 +48,7 @@ final class BenchCommand
     public static function spec(): array
     {
         return [
-            'quick' => ['bool', false, 'reduced matrix (all scenarios in under 3 minutes on 2 cores)'],
+            'quick' => ['bool', false, 'a smaller matrix (fewer worker counts, concurrency levels and variants per scenario) and shorter rows (see --duration); a row too short to judge at that length is marked so and left out of the verdicts'],
             'out' => ['string', null, 'output folder (default: var/bench/<timestamp>)'],
             'duration' => ['float', null, 'seconds of load per row (default: 10, quick: 2)'],
             'workers' => ['list', null, "override the matrix's worker counts (app: auto, the default, adapts them)"],
