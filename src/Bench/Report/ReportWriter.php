@@ -226,7 +226,9 @@ final class ReportWriter
                 null => '➖',
             };
             $failing = $check->holds === false && $check->failing !== [] ? ' (failing: ' . \implode('; ', $check->failing) . ')' : '';
-            $out .= "- $mark **{$check->verdict()}**$failing — {$check->claim}: {$check->evidence}.\n";
+            // "No such row ran" would hide that one did, too short to be judged.
+            $evidence = $check->holds === null && $short !== [] ? $check->evidence . ' (rows too short to judge are left out: see below)' : $check->evidence;
+            $out .= "- $mark **{$check->verdict()}**$failing — {$check->claim}: {$evidence}.\n";
         }
         if ($short !== []) {
             $out .= '- ➖ Left out of these verdicts, too short to judge (' . RunLength::MIN_ANSWERS_PER_CONNECTION . '+ answers per connection and a p99 under a third of the run are needed): '
