@@ -101,6 +101,7 @@ final class Row
             'metrics' => $this->metrics,
             'seconds' => \round($this->seconds, 2),
             'notes' => $this->notes,
+            'too_short' => RunLength::tooShort($this),
         ];
     }
 }

@@ -33,6 +33,7 @@ final class Runner
         private readonly ReportWriter $writer,
         private readonly ?Progress $progress = null,
         private readonly ?Build $baseline = null,
+        private readonly ?Terminal $terminal = null,
     ) {
         $this->startedAt = \microtime(true);
     }
@@ -136,6 +137,7 @@ final class Runner
                     $this->env->useBuild(null);
                 }
                 $progress->finished($row, $estimate);
+                $this->terminal?->row($scenario, $row);
                 $this->write(false);
             }
             try {
@@ -147,6 +149,7 @@ final class Runner
         $this->env->processes->terminateAll();
         $progress->done();
         $this->write(true);
+        $this->terminal?->tables($this->scenarios, $this->rows, $this->baseline !== null);
         return $this->env->interrupted ? 130 : 0;
     }
 
@@ -175,6 +178,11 @@ final class Runner
         }
         if ($this->env->interrupted && $row->status === Row::OK) {
             $row->notes[] = 'interrupted during the run';
+        }
+        // The table keeps the figures of a row too short to judge, with the reason next to them.
+        $short = RunLength::tooShort($row);
+        if ($short !== null) {
+            $row->notes[] = $short;
         }
     }
 

@@ -48,7 +48,7 @@ final class BenchCommand
     public static function spec(): array
     {
         return [
-            'quick' => ['bool', false, 'reduced matrix (all scenarios in under 3 minutes on 2 cores)'],
+            'quick' => ['bool', false, 'a smaller matrix (fewer worker counts, concurrency levels and variants per scenario) and shorter rows (see --duration); a row too short to judge at that length is marked so and left out of the verdicts'],
             'out' => ['string', null, 'output folder (default: var/bench/<timestamp>)'],
             'duration' => ['float', null, 'seconds of load per row (default: 10, quick: 2)'],
             'workers' => ['list', null, "override the matrix's worker counts (app: auto, the default, adapts them)"],
@@ -181,7 +181,8 @@ final class BenchCommand
         }
         $scenario = new AppScenario($settings, $target);
         $json = $options->get('json');
-        [$code, $runner, $writer] = $this->runScenarios([$scenario], $settings, $options, ['bin/weft', 'bench', ...$argv]);
+        // stdout carries only the JSON then: the row figures and tables go to stderr with the progress.
+        [$code, $runner, $writer] = $this->runScenarios([$scenario], $settings, $options, ['bin/weft', 'bench', ...$argv], $json ? \STDERR : \STDOUT);
         $rows = Runner::thisBuild($runner->rows()[$scenario->name()] ?? []);
         $advice = $scenario->recommendation($rows);
         if ($json) {
@@ -197,9 +198,10 @@ final class BenchCommand
     /**
      * @param list<Scenario> $scenarios
      * @param list<string> $argv
+     * @param resource $results where each row's figures and the final tables go
      * @return array{0: int, 1: Runner, 2: ReportWriter}
      */
-    private function runScenarios(array $scenarios, Settings $settings, Options $options, array $argv): array
+    private function runScenarios(array $scenarios, Settings $settings, Options $options, array $argv, mixed $results = \STDOUT): array
     {
         $started = \microtime(true);
         $progress = new Progress(\STDERR, $started);
@@ -234,9 +236,9 @@ final class BenchCommand
         $progress->message("weft bench: " . \implode(', ', \array_map(static fn (Scenario $s) => $s->name(), $scenarios)) . ($settings->quick ? ' (quick)' : '')
             . ($baseline !== null ? " against {$baseline->label}" : '') . " -> $out");
         $writer = new ReportWriter($env, $argv);
-        $runner = new Runner($env, $scenarios, $writer, $progress, $baseline);
+        $runner = new Runner($env, $scenarios, $writer, $progress, $baseline, new \Weft\Bench\Terminal($results));
         $code = $runner->run();
-        $progress->message(\sprintf('weft bench: done in %s: %s/report.md', \Weft\Bench\Report\Format::seconds(\microtime(true) - $started), $out));
+        $progress->message(\sprintf('weft bench: done in %s: %s/report.md, results.json and charts', \Weft\Bench\Report\Format::seconds(\microtime(true) - $started), $out));
         return [$code, $runner, $writer];
     }
 

@@ -6,7 +6,8 @@ namespace Weft\Bench\Load;
 
 /**
  * What one load generator run measured. Latencies are in seconds (null when the tool did not report
- * them); error counts are keyed by kind: connect, read, write, timeout, non2xx, mismatch, closed.
+ * them); error counts are keyed by kind: connect, read, write, timeout, non2xx, mismatch, closed, and
+ * no_answer (connections that waited the whole run without an answer, see WrkParser::noAnswer()).
  */
 final class LoadResult
 {
@@ -21,6 +22,8 @@ final class LoadResult
         public readonly ?float $p99,
         public readonly ?float $max,
         public readonly array $errors,
+        /** Connections the tool kept open (wrk -c), when it says. */
+        public readonly ?int $connections = null,
     ) {
     }
 
@@ -52,6 +55,7 @@ final class LoadResult
             'p99_ms' => $ms($this->p99),
             'max_ms' => $ms($this->max),
             'errors' => $this->errors,
+            'connections' => $this->connections,
         ];
     }
 }

@@ -368,7 +368,7 @@ final class Recommendation
         $parts = [];
         foreach ((array) ($row->metric('errors') ?? []) as $kind => $count) {
             if (\is_int($count) && $count > 0) {
-                $parts[] = ($kind === 'non2xx' ? 'answers outside 2xx/3xx' : $kind) . ' ' . Format::number($count, 0);
+                $parts[] = (match ($kind) { 'non2xx' => 'answers outside 2xx/3xx', 'no_answer' => 'connections never answered', default => $kind }) . ' ' . Format::number($count, 0);
             }
         }
         return $parts === [] ? 'errors' : \implode(', ', $parts);

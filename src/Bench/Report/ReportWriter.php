@@ -8,6 +8,7 @@ use Weft\Bench\Build;
 use Weft\Bench\Environment;
 use Weft\Bench\Recommending;
 use Weft\Bench\Row;
+use Weft\Bench\RunLength;
 use Weft\Bench\Runner;
 use Weft\Bench\Scenario;
 
@@ -69,7 +70,9 @@ final class ReportWriter
                 $charts[] = $chart;
             }
             $findings = Findings::tidy($this->safely(fn () => $scenario->findings($own), []));
-            $checks = $this->safely(fn () => $scenario->checks($own), []);
+            // A verdict judges only rows that ran long enough; the others are named under the verdicts.
+            $checks = $this->safely(fn () => $scenario->checks(RunLength::judgeable($own)), []);
+            $short = RunLength::tooShortRows($own);
             $notes = $this->safely(fn () => $scenario->notes($this->env), []);
             if ($scenario instanceof Recommending) {
                 $advice = $this->safely(fn () => $scenario->recommendation($own), null);
@@ -86,10 +89,11 @@ final class ReportWriter
                 'rows' => \array_map(static fn (Row $r) => $r->toArray(), $scenarioRows),
                 'findings' => $findings,
                 'checks' => \array_map(static fn (Check $c) => $c->toArray(), $checks),
+                'too_short' => \array_map(static fn (Row $r): array => ['row' => $r->label(), 'reason' => RunLength::tooShort($r)], $short),
                 'charts' => \array_map(static fn (Chart $c) => $c->file, $charts),
                 'comparison' => $compared ? Comparison::pairs($scenarioRows, $baseline->label) : null,
             ];
-            $markdown .= $this->section($scenario, $scenarioRows, $unavailable[$name] ?? null, $charts, $findings, $checks, $notes, $compared ? $baseline : null);
+            $markdown .= $this->section($scenario, $scenarioRows, $unavailable[$name] ?? null, $charts, $findings, $checks, $notes, $compared ? $baseline : null, $short);
         }
         $markdown = $this->header($elapsed, $final, $interrupted, $baseline) . $recommendations . $markdown;
         self::atomicWrite($this->env->outDir . '/results.json', \json_encode($results, \JSON_PRETTY_PRINT | \JSON_UNESCAPED_SLASHES | \JSON_UNESCAPED_UNICODE | \JSON_PRESERVE_ZERO_FRACTION | \JSON_INVALID_UTF8_SUBSTITUTE) . "\n");
@@ -161,8 +165,9 @@ final class ReportWriter
      * @param list<string> $findings
      * @param list<Check> $checks
      * @param list<string> $notes
+     * @param list<Row> $short the rows left out of the verdicts
      */
-    private function section(Scenario $scenario, array $rows, ?string $unavailable, array $charts, array $findings, array $checks, array $notes, ?Build $baseline): string
+    private function section(Scenario $scenario, array $rows, ?string $unavailable, array $charts, array $findings, array $checks, array $notes, ?Build $baseline, array $short = []): string
     {
         $out = '## ' . $scenario->title() . "\n\n" . $scenario->description() . "\n\n";
         if ($unavailable !== null) {
@@ -199,15 +204,35 @@ final class ReportWriter
             $out .= $scenario instanceof \Weft\Bench\Scenario\CoreScenario
                 ? "**Targets, evaluated from the figures above:**\n\n"
                 : "**What the experiment must show, evaluated from the figures above:**\n\n";
-            foreach ($checks as $check) {
-                $mark = match ($check->holds) {
-                    true => '✅',
-                    false => '❌',
-                    null => '➖',
-                };
-                $out .= "- $mark **{$check->verdict()}** — {$check->claim}: {$check->evidence}.\n";
-            }
-            $out .= "\n";
+            $out .= self::verdicts($checks, $short) . "\n";
+        }
+        return $out;
+    }
+
+    /**
+     * The verdict lines: each claim, its verdict, the rows that make it fail, and the rows left out of
+     * every verdict because they ran too short to judge.
+     *
+     * @param list<Check> $checks
+     * @param list<Row> $short
+     */
+    public static function verdicts(array $checks, array $short = []): string
+    {
+        $out = '';
+        foreach ($checks as $check) {
+            $mark = match ($check->holds) {
+                true => '✅',
+                false => '❌',
+                null => '➖',
+            };
+            $failing = $check->holds === false && $check->failing !== [] ? ' (failing: ' . \implode('; ', $check->failing) . ')' : '';
+            // "No such row ran" would hide that one did, too short to be judged.
+            $evidence = $check->holds === null && $short !== [] ? $check->evidence . ' (rows too short to judge are left out: see below)' : $check->evidence;
+            $out .= "- $mark **{$check->verdict()}**$failing — {$check->claim}: {$evidence}.\n";
+        }
+        if ($short !== []) {
+            $out .= '- ➖ Left out of these verdicts, too short to judge (' . RunLength::MIN_ANSWERS_PER_CONNECTION . '+ answers per connection and a p99 under a third of the run are needed): '
+                . \implode('; ', \array_map(static fn (Row $r): string => $r->label() . ' (' . \substr((string) RunLength::tooShort($r), \strlen('too short to judge: ')) . ')', $short)) . ".\n";
         }
         return $out;
     }

@@ -728,14 +728,16 @@ final class FrameworkScenario extends HttpScenario
         if ($pairs === []) {
             return Check::unknown($claim, 'no coroutine hello row with a pool ran next to a one-instance row of the same configuration');
         }
-        $holds = true;
+        $failing = [];
         $parts = [];
         foreach ($pairs as [$pool, $one]) {
             $ratio = $pool->number('rps') / \max(1e-9, $one->number('rps'));
-            $holds = $holds && $ratio >= self::HELLO_POOL_KEEPS;
+            if ($ratio < self::HELLO_POOL_KEEPS) {
+                $failing[] = $pool->label();
+            }
             $parts[] = \sprintf('w=%s c=%s: %s req/s (%s inst.) against %s (1 inst.): %sx; CPU %s against %s µs/req', $pool->param('workers'), $pool->param('concurrency'), Format::rate($pool->number('rps')), $pool->param('instances'), Format::rate($one->number('rps')), \number_format($ratio, 2), Format::number($pool->number('cpu_us_per_req')), Format::number($one->number('cpu_us_per_req')));
         }
-        return new Check($claim, $holds, \implode('; ', $parts));
+        return new Check($claim, $failing === [], \implode('; ', $parts), $failing);
     }
 
     /** @param list<Row> $ok */
@@ -743,6 +745,7 @@ final class FrameworkScenario extends HttpScenario
     {
         $claim = \sprintf('%s /sleep: coroutine with a pool at least %dx sync mode (same workers and concurrency), or at the CPU limit of its core(s) (CPU + time waiting for a CPU ≥ %d %%)', $app, (int) self::SLEEP_TIMES_SYNC, (int) (self::SATURATED * 100));
         $holds = null;
+        $failing = [];
         $parts = [];
         foreach (Findings::ok($ok, ['app' => $app, 'route' => 'sleep', 'mode' => 'coroutine']) as $co) {
             if ((int) $co->param('instances') <= 1) {
@@ -755,6 +758,9 @@ final class FrameworkScenario extends HttpScenario
             $ratio = $co->number('rps') / \max(1e-9, $sync[0]->number('rps'));
             $pass = $ratio >= self::SLEEP_TIMES_SYNC || $this->saturated($co);
             $holds = ($holds ?? true) && $pass;
+            if (!$pass) {
+                $failing[] = $co->label();
+            }
             $parts[] = \sprintf(
                 'w=%s c=%s: coroutine (%s inst.) %s req/s against sync %s: %s; coroutine CPU %s %% + %s %% waiting for a CPU, %s µs/req (one core allows %s req/s)%s',
                 $co->param('workers'), $co->param('concurrency'), $co->param('instances'), Format::rate($co->number('rps')), Format::rate($sync[0]->number('rps')), Format::times($ratio),
@@ -764,7 +770,7 @@ final class FrameworkScenario extends HttpScenario
         }
         return $holds === null
             ? Check::unknown($claim, 'no coroutine sleep row with a pool ran next to a sync row of the same workers and concurrency')
-            : new Check($claim, $holds, \implode('; ', $parts));
+            : new Check($claim, $holds, \implode('; ', $parts), $failing);
     }
 
     /** @param list<Row> $ok */
@@ -777,15 +783,17 @@ final class FrameworkScenario extends HttpScenario
         if ($levels === []) {
             return Check::unknown($claim, 'coroutine (1 worker) and sync rows did not both run at one concurrency');
         }
-        $holds = true;
+        $failing = [];
         $parts = [];
         foreach ($levels as $c) {
             $bestCo = Findings::best(Findings::ok($co, ['concurrency' => $c]));
             $bestSync = Findings::best(Findings::ok($sync, ['concurrency' => $c]));
-            $holds = $holds && $bestCo->number('rps') >= $bestSync->number('rps') * (1 - self::SQL3_NOISE);
+            if ($bestCo->number('rps') < $bestSync->number('rps') * (1 - self::SQL3_NOISE)) {
+                $failing[] = $bestCo->label() . ' (slower than ' . $bestSync->label() . ')';
+            }
             $parts[] = \sprintf('c=%d: coroutine %s req/s (%s inst., %s µs/req) against sync %s (w=%s, %s µs/req), %s', $c, Format::rate($bestCo->number('rps')), $bestCo->param('instances'), Format::number($bestCo->number('cpu_us_per_req')), Format::rate($bestSync->number('rps')), $bestSync->param('workers'), Format::number($bestSync->number('cpu_us_per_req')), Format::change($bestSync->number('rps'), $bestCo->number('rps')));
         }
-        return new Check($claim, $holds, \implode('; ', $parts));
+        return new Check($claim, $failing === [], \implode('; ', $parts), $failing);
     }
 
     /** @param list<Row> $ok */

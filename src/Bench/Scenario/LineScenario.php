@@ -237,7 +237,8 @@ final class LineScenario extends AbstractScenario
         $withErrors = \array_filter($ok, static fn (Row $r) => $r->errorTotal() > 0);
         $checks[] = new Check('errors must be 0', $withErrors === [], $withErrors === []
             ? 'no error in ' . \count($ok) . ' rows'
-            : \implode('; ', \array_map(static fn (Row $r) => $r->label() . ': ' . Format::errors($r->metric('errors')), $withErrors)));
+            : \implode('; ', \array_map(static fn (Row $r) => $r->label() . ': ' . Format::errors($r->metric('errors')), $withErrors)),
+            \array_values(\array_map(static fn (Row $r): string => $r->label(), $withErrors)));
         $measured = \array_filter($ok, static fn (Row $r) => $r->number('rps') > 0 && $r->number('pss_per_process') !== null);
         $checks[] = new Check('messages/s and memory per process for every row', \count($measured) === \count($ok), \count($measured) . ' of ' . \count($ok) . ' rows that ran have both');
         $claim = 'which backend wins where';

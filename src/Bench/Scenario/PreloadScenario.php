@@ -258,13 +258,15 @@ final class PreloadScenario extends HttpScenario
         if ($fpm === null || $resident === []) {
             $checks[] = Check::unknown($claim, 'fpm and resident rows did not both run');
         } else {
-            $holds = true;
+            $failing = [];
             $parts = [];
             foreach ($resident as $config => $row) {
-                $holds = $holds && $row->number('rps') > $fpm->number('rps');
+                if ($row->number('rps') <= $fpm->number('rps')) {
+                    $failing[] = (string) $config;
+                }
                 $parts[] = \sprintf('%s %s (%s)', $config, Format::rate($row->number('rps')), Format::times($row->number('rps') / \max(1e-9, $fpm->number('rps'))));
             }
-            $checks[] = new Check($claim, $holds, \sprintf('best fpm (%s) %s req/s; ', $fpm->param('config'), Format::rate($fpm->number('rps'))) . \implode(', ', $parts));
+            $checks[] = new Check($claim, $failing === [], \sprintf('best fpm (%s) %s req/s; ', $fpm->param('config'), Format::rate($fpm->number('rps'))) . \implode(', ', $parts), $failing);
         }
         return $checks;
     }

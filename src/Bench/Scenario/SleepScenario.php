@@ -203,12 +203,14 @@ final class SleepScenario extends HttpScenario
         if ($this->settings->apps !== null && \in_array('usleep', $this->settings->apps, true)) {
             $claim = \sprintf('usleep() in coroutine mode (sleep hook) within %d %% of Weft\\sleep() in the same configuration', (int) (self::HOOKED_WITHIN * 100));
             $pairs = $this->hookedPairs(Findings::ok($rows));
+            $slow = \array_values(\array_map(static fn (array $p): string => $p[0]->label(), \array_filter($pairs, static fn (array $p): bool => $p[0]->number('rps') < (1 - self::HOOKED_WITHIN) * $p[1]->number('rps'))));
             $checks[] = $pairs === []
                 ? Check::unknown($claim, 'no coroutine usleep row ran next to a Weft\\sleep row (run with --app weft,usleep)')
                 : new Check(
                     $claim,
-                    \array_reduce($pairs, static fn (bool $all, array $p): bool => $all && $p[0]->number('rps') >= (1 - self::HOOKED_WITHIN) * $p[1]->number('rps'), true),
+                    $slow === [],
                     \implode('; ', \array_map(static fn (array $p): string => \sprintf('w=%s c=%s: usleep %s vs Weft\\sleep %s req/s (%s)', $p[0]->param('workers'), $p[0]->param('concurrency'), Format::rate($p[0]->number('rps')), Format::rate($p[1]->number('rps')), Format::change($p[1]->number('rps'), $p[0]->number('rps'))), $pairs)),
+                    $slow,
                 );
         }
         return [
@@ -233,7 +235,7 @@ final class SleepScenario extends HttpScenario
             return Check::unknown($claim, 'no such row ran');
         }
         $claim .= \sprintf(' ("near": at least %d %% of the bound%s)', (int) (self::NEAR * 100), $cpuLimitCounts ? \sprintf(', or the server CPU at %d %%+ of its %d core(s)', (int) (self::SATURATED * 100), $this->serverCores) : '');
-        $holds = true;
+        $failing = [];
         $parts = [];
         foreach ($rows as $row) {
             $bound = $this->bound($row);
@@ -243,9 +245,11 @@ final class SleepScenario extends HttpScenario
             if (!$cpuLimitCounts && $share > 1.05) {
                 $near = false;
             }
-            $holds = $holds && $near;
+            if (!$near) {
+                $failing[] = $row->label();
+            }
             $parts[] = \sprintf('w=%s c=%s %s of %s (%d %%%s)', $row->param('workers'), $row->param('concurrency'), Format::rate($row->number('rps')), Format::rate($bound), (int) \round($share * 100), $this->saturated($row) ? ', CPU-bound' : '');
         }
-        return new Check($claim, $holds, \implode('; ', $parts));
+        return new Check($claim, $failing === [], \implode('; ', $parts), $failing);
     }
 }

@@ -259,14 +259,16 @@ final class UpstreamScenario extends HttpScenario
         if ($co === []) {
             return [Check::unknown($claim, 'no coroutine row ran')];
         }
-        $holds = true;
+        $failing = [];
         $parts = [];
         foreach ($co as $row) {
             $bound = (float) $row->number('bound_rps');
             $timeouts = (int) ($row->metric('errors')['timeout'] ?? 0);
-            $holds = $holds && $row->number('rps') >= $bound * (1 - self::WITHIN) && $timeouts === 0;
+            if ($row->number('rps') < $bound * (1 - self::WITHIN) || $timeouts > 0) {
+                $failing[] = $row->label();
+            }
             $parts[] = \sprintf('%s: %s of %s req/s (%d %%), %d timeouts', $row->label(), Format::rate($row->number('rps')), Format::rate($bound), $bound > 0 ? (int) \round($row->number('rps') / $bound * 100) : 0, $timeouts);
         }
-        return [new Check($claim, $holds, \implode('; ', $parts))];
+        return [new Check($claim, $failing === [], \implode('; ', $parts), $failing)];
     }
 }

@@ -39,6 +39,10 @@ final class BenchCommandTest extends TestCase
             }
             \rmdir($this->out);
         }
+        if (isset($this->out)) {
+            @\unlink($this->out . '.stdout');
+            @\unlink($this->out . '.stderr');
+        }
     }
 
     private static function which(string $tool): bool
@@ -57,7 +61,7 @@ final class BenchCommandTest extends TestCase
         $root = \dirname(__DIR__, 3);
         $this->process = \proc_open(
             [\PHP_BINARY, "$root/bin/weft", 'bench', ...$args, '--out', $this->out],
-            [0 => ['file', '/dev/null', 'r'], 1 => ['file', '/dev/null', 'w'], 2 => ['file', $this->out . '.stderr', 'w']],
+            [0 => ['file', '/dev/null', 'r'], 1 => ['file', $this->out . '.stdout', 'w'], 2 => ['file', $this->out . '.stderr', 'w']],
             $pipes,
             $root,
         );
@@ -122,6 +126,48 @@ final class BenchCommandTest extends TestCase
             self::assertTrue(@$dom->loadXML((string) \file_get_contents("$this->out/$svg")), "$svg is well-formed");
             self::assertStringContainsString("]($svg)", $report);
         }
+    }
+
+    /**
+     * The terminal gets the results, not only the report's path: each row's figures as the row ends and
+     * the table with its verdicts at the end. One sync worker sleeping 10 ms per request answers at most
+     * 100 requests a second, so its 1 s row at 100 connections cannot reach two answers per connection:
+     * it is marked too short to judge and left out of the verdicts, whatever the machine's speed.
+     */
+    public function testTerminalShowsEachRowAndTheTableAndMarksShortRows(): void
+    {
+        \mkdir($this->out);
+        $this->start(['sleep', '--quick', '--duration', '1', '--workers', '1', '--concurrency', '100', '--modes', 'sync,coroutine', '--loops', 'select']);
+        $code = $this->wait(90);
+        $stderr = (string) @\file_get_contents($this->out . '.stderr');
+        self::assertSame(0, $code, $stderr);
+        $stdout = (string) \file_get_contents($this->out . '.stdout');
+
+        // One line of figures per row, in the order they ran, before the table.
+        self::assertSame(1, \preg_match('/^sleep sync select w=1 c=100: bound req\/s 100, req\/s [\d.,]+, p50 ms [\d.,]+, .*errors [^,]*, CPU %.*\[too short to judge: [\d,]+ answers over 100 connections/m', $stdout), $stdout);
+        self::assertSame(1, \preg_match('/^sleep coroutine select w=1 c=100: bound req\/s 10,000, req\/s [\d.,]+, p50 ms /m', $stdout), $stdout);
+        $table = \strpos($stdout, '| mode | loop | workers |');
+        self::assertNotFalse($table, "the final table is on stdout: $stdout");
+        self::assertLessThan($table, \strpos($stdout, 'sleep sync select w=1 c=100:'));
+        self::assertStringContainsString('| sync | select | 1 | 100 |', $stdout);
+        self::assertStringContainsString('| coroutine | select | 1 | 100 |', $stdout);
+        self::assertStringContainsString('Left out of these verdicts, too short to judge', \substr($stdout, $table));
+        self::assertStringContainsString('sync select w=1 c=100 (', \substr($stdout, \strpos($stdout, 'Left out of these verdicts')));
+        // The sync row was left out: its check has no row to judge.
+        self::assertMatchesRegularExpression('/➖ \*\*not evaluated\*\* — sync mode near workers/', $stdout);
+        self::assertStringNotContainsString('weft bench:', $stdout, 'progress stays on stderr');
+        self::assertStringContainsString('/report.md', $stderr);
+
+        // The report files are still written, and say the same.
+        $results = $this->results();
+        $rows = $results['scenarios']['sleep']['rows'];
+        self::assertCount(2, $rows);
+        self::assertStringStartsWith('too short to judge: ', (string) $rows[0]['too_short']);
+        self::assertLessThan(200, $rows[0]['metrics']['requests']);
+        self::assertArrayHasKey('no_answer', $rows[0]['metrics']['errors']);
+        self::assertSame(100, $rows[0]['metrics']['connections']);
+        self::assertSame([['row' => 'sync select w=1 c=100', 'reason' => $rows[0]['too_short']]], $results['scenarios']['sleep']['too_short']);
+        self::assertStringContainsString('Left out of these verdicts, too short to judge', (string) \file_get_contents($this->out . '/report.md'));
     }
 
     public function testInterruptStopsEverythingAndKeepsWhatWasMeasured(): void

@@ -28,7 +28,7 @@ final class LoadParserTest extends TestCase
         self::assertEqualsWithDelta(0.00176, $r->p90, 1e-12);
         self::assertEqualsWithDelta(0.00299, $r->p99, 1e-12);
         self::assertEqualsWithDelta(0.01259, $r->max, 1e-12);
-        self::assertSame(['connect' => 0, 'read' => 0, 'write' => 0, 'timeout' => 0, 'non2xx' => 0], $r->errors);
+        self::assertSame(['connect' => 0, 'read' => 0, 'write' => 0, 'timeout' => 0, 'non2xx' => 0, 'no_answer' => 0], $r->errors);
         self::assertTrue($r->hasLatency());
         $m = $r->metrics();
         self::assertSame(0.94, $m['p50_ms']);
