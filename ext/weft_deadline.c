@@ -25,7 +25,7 @@
  * it. PHP's own handler for it (Worker) answers every request in flight, but only at an opcode
  * boundary, which a long C call never reaches. So each request also leaves here, while the application
  * runs, its connection's descriptor and the bytes of a 503 (track()); after lastWordsOn(SIGXCPU), our
- * handler (chained before PHP's) wakes a second thread which gives PHP 200 ms to claim the answering
+ * handler (chained before PHP's) wakes a second thread which gives PHP 1 s to claim the answering
  * (claimLastWords()), and if it did not, writes those 503s itself, shuts the connections down and
  * kills the process. write(), shutdown() and kill() are all it does outside its lock; the table it
  * reads is changed by the main thread only under that lock.
@@ -210,7 +210,7 @@ static void *weft_lw_main(void *arg)
 		}
 		/* PHP's own handler answers better (each request as its protocol wants, the culprit a 500),
 		 * and it runs at once unless the main thread is inside a long C call: give it a moment. */
-		for (int i = 0; i < 20 && !atomic_load(&weft_lw_claimed); i++) {
+		for (int i = 0; i < 100 && !atomic_load(&weft_lw_claimed); i++) {
 			struct timespec pause = {0, 10000000};
 			nanosleep(&pause, NULL);
 		}
