@@ -206,6 +206,21 @@ final class MultiInstanceTest extends TestCase
         if ($this->ip === '') {
             return 'no `ip` command (Debian: iproute2)';
         }
+        // Two runs at once (two checkouts) must not pick the same subnets: an address on two veths
+        // would route one run's traffic to the other's instances. The lock is held until the
+        // addresses are on the interfaces, where the next run sees them.
+        $lock = \fopen(\sys_get_temp_dir() . '/weft-multi-instance.lock', 'c');
+        \flock($lock, \LOCK_EX);
+        try {
+            return $this->makeNamespacesLocked();
+        } finally {
+            \flock($lock, \LOCK_UN);
+            \fclose($lock);
+        }
+    }
+
+    private function makeNamespacesLocked(): ?string
+    {
         $taken = [];
         [, $out] = self::command([$this->ip, '-4', '-o', 'addr', 'show']);
         \preg_match_all('/\b10\.231\.(\d+)\./', $out, $m);
