@@ -292,6 +292,10 @@ final class MultiInstanceTest extends TestCase
         }
         $phpOptions = \extension_loaded('weft') ? ['-d', 'extension=' . \dirname(__DIR__, 3) . '/ext/modules/weft.so'] : [];
         $server = new ServerProcess($args, $env, 20.0, $phpOptions, null, $wrapper);
+        if ($this->mode === 'netns') {
+            [, $ns] = self::command([$this->ip, 'netns', 'identify', (string) $server->masterPid()]);
+            self::assertSame($this->namespaces[$i], \trim($ns), "instance $i runs in its own namespace");
+        }
         $this->addresses[$i] ??= $server->address();
         return $server;
     }
