@@ -334,7 +334,6 @@ final class MultiInstanceTest extends TestCase
             CONF);
         $this->nginx = \proc_open([self::NGINX, '-p', "$this->dir/", '-c', "$this->dir/nginx.conf", '-e', "$this->dir/logs/error.log"], [0 => ['file', '/dev/null', 'r'], 1 => ['file', '/dev/null', 'w'], 2 => ['file', "$this->dir/logs/stderr.log", 'w']], $pipes);
         ServerProcess::waitFor(function (): bool {
-            $http_response_header = [];
             $body = @\file_get_contents("http://127.0.0.1:$this->lbPort/", false, \stream_context_create(['http' => ['timeout' => 2]]));
             return \is_string($body) && \str_starts_with($body, 'Connect with a WebSocket client');
         }, 10, 'nginx to proxy to the instances');
