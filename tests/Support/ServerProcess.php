@@ -19,13 +19,16 @@ final class ServerProcess
     private string $output = '';
     private ?int $exitCode = null;
 
-    /** @param list<string> $args arguments after `bin/weft serve` */
-    public function __construct(array $args, array $env = [], float $timeout = 20.0, array $phpOptions = [], ?string $pidFile = null)
+    /**
+     * @param list<string> $args arguments after `bin/weft serve`
+     * @param list<string> $wrapper a command that execs the rest in place (`ip netns exec NS`), so the pid stays the server's
+     */
+    public function __construct(array $args, array $env = [], float $timeout = 20.0, array $phpOptions = [], ?string $pidFile = null, array $wrapper = [])
     {
         $this->pidFile = $pidFile ?? \sys_get_temp_dir() . '/weft-test-' . \bin2hex(\random_bytes(4)) . '.pid';
         $root = \dirname(__DIR__, 2);
         $command = \array_merge(
-            ['setsid', \PHP_BINARY],
+            ['setsid', ...$wrapper, \PHP_BINARY],
             $phpOptions,
             [$root . '/bin/weft', 'serve'],
             $args,
