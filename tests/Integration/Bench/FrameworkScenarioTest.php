@@ -105,13 +105,17 @@ final class FrameworkScenarioTest extends TestCase
             'symfony sleep coroutine 2', 'symfony sleep sync -', 'symfony sql3 coroutine 2', 'symfony sql3 sync -',
         ], $seen);
 
-        // Every target of the run is judged from the figures (pass or fail is the machine's business).
+        // Every target of the run is judged from the figures (pass or fail is the machine's business),
+        // unless a row it rests on was too short to judge (a short run on a loaded machine), which the
+        // results then name.
         $claims = array_column($results['scenarios']['framework']['checks'], 'verdict', 'claim');
+        $tooShort = array_filter($rows, static fn (array $row): bool => ($row['too_short'] ?? null) !== null);
+        $verdicts = $tooShort === [] ? ['holds', 'does not hold'] : ['holds', 'does not hold', 'not evaluated'];
         foreach (['laravel', 'symfony'] as $app) {
             foreach (["$app /sleep: coroutine with a pool at least 10x sync", "$app /sql3: coroutine (1 worker, a pool) at least as fast", "$app: memory per framework instance measured"] as $prefix) {
                 $found = array_filter($claims, static fn (string $verdict, string $claim): bool => str_starts_with($claim, $prefix), ARRAY_FILTER_USE_BOTH);
                 self::assertCount(1, $found, "$prefix: " . json_encode($claims));
-                self::assertContains(current($found), ['holds', 'does not hold'], $prefix);
+                self::assertContains(current($found), $verdicts, $prefix);
             }
         }
         $report = (string) file_get_contents("$this->out/report.md");
