@@ -5,6 +5,7 @@ declare(strict_types=1);
 namespace Weft\Tests\Integration\Ops;
 
 use PHPUnit\Framework\TestCase;
+use Weft\Tests\Support\Nginx;
 use Weft\Tests\Support\ServerProcess;
 
 /**
@@ -14,7 +15,6 @@ use Weft\Tests\Support\ServerProcess;
  */
 final class LoadBalancerTest extends TestCase
 {
-    private const NGINX = '/usr/sbin/nginx';
     private const WRK = '/usr/bin/wrk';
 
     /** @var resource|null */
@@ -42,7 +42,7 @@ final class LoadBalancerTest extends TestCase
 
     public function testRollingRestartUnderLoadFailsNoRequestAndKeepsTheSession(): void
     {
-        foreach ([self::NGINX, self::WRK] as $binary) {
+        foreach ([Nginx::BINARY, self::WRK] as $binary) {
             self::assertTrue(\is_executable($binary), "$binary is missing: run scripts/setup.sh");
         }
         $redis = \getenv('WEFT_TEST_REDIS_URL') ?: 'redis://127.0.0.1:16379';
@@ -110,25 +110,8 @@ final class LoadBalancerTest extends TestCase
             self::assertSame(1, $count);
         }
         \file_put_contents("$this->dir/site.conf", $site);
-        $user = \posix_geteuid() === 0 ? 'user root root;' : '';
-        \file_put_contents("$this->dir/nginx.conf", <<<CONF
-            $user
-            daemon off;
-            worker_processes 1;
-            pid $this->dir/nginx.pid;
-            error_log $this->dir/logs/error.log warn;
-            events { worker_connections 1024; }
-            http {
-                access_log off;
-                client_body_temp_path $this->dir/body;
-                proxy_temp_path $this->dir/proxy;
-                fastcgi_temp_path $this->dir/fastcgi;
-                uwsgi_temp_path $this->dir/uwsgi;
-                scgi_temp_path $this->dir/scgi;
-                include $this->dir/site.conf;
-            }
-            CONF);
-        $this->nginx = \proc_open([self::NGINX, '-p', "$this->dir/", '-c', "$this->dir/nginx.conf", '-e', "$this->dir/logs/error.log"], [0 => ['file', '/dev/null', 'r'], 1 => ['file', '/dev/null', 'w'], 2 => ['file', "$this->dir/logs/stderr.log", 'w']], $pipes);
+        Nginx::writeConfig($this->dir, "    include $this->dir/site.conf;");
+        $this->nginx = Nginx::start($this->dir);
         ServerProcess::waitFor(static fn () => @\file_get_contents("http://127.0.0.1:$lbPort/health") === "ok\n", 10, 'nginx to proxy');
         return $lbPort;
     }

@@ -6,6 +6,7 @@ namespace Weft\Tests\Integration\Ops;
 
 use PHPUnit\Framework\TestCase;
 use Weft\Client\Redis\Connection;
+use Weft\Tests\Support\Nginx;
 use Weft\Tests\Support\ServerProcess;
 
 /**
@@ -21,7 +22,6 @@ use Weft\Tests\Support\ServerProcess;
  */
 final class MultiInstanceTest extends TestCase
 {
-    private const NGINX = '/usr/sbin/nginx';
     private const WRK = '/usr/bin/wrk';
     private const PYTHON = '/usr/bin/python3';
     private const EXAMPLE = __DIR__ . '/../../../examples/websocket-hub-chat.php';
@@ -53,7 +53,7 @@ final class MultiInstanceTest extends TestCase
 
     protected function setUp(): void
     {
-        foreach ([self::NGINX, self::WRK, self::PYTHON] as $binary) {
+        foreach ([Nginx::BINARY, self::WRK, self::PYTHON] as $binary) {
             self::assertTrue(\is_executable($binary), "$binary is missing: run scripts/setup.sh");
         }
         \exec(self::PYTHON . ' -c "import websockets" 2>&1', $output, $code);
@@ -312,27 +312,9 @@ final class MultiInstanceTest extends TestCase
             self::assertSame(1, $count);
         }
         \file_put_contents("$this->dir/site.conf", $site);
-        $user = \posix_geteuid() === 0 ? 'user root root;' : '';
         // X-Weft-Upstream (the test's, not the shipped file's): which instance answered, 101s included.
-        \file_put_contents("$this->dir/nginx.conf", <<<CONF
-            $user
-            daemon off;
-            worker_processes 1;
-            pid $this->dir/nginx.pid;
-            error_log $this->dir/logs/error.log warn;
-            events { worker_connections 1024; }
-            http {
-                access_log off;
-                add_header X-Weft-Upstream \$upstream_addr always;
-                client_body_temp_path $this->dir/body;
-                proxy_temp_path $this->dir/proxy;
-                fastcgi_temp_path $this->dir/fastcgi;
-                uwsgi_temp_path $this->dir/uwsgi;
-                scgi_temp_path $this->dir/scgi;
-                include $this->dir/site.conf;
-            }
-            CONF);
-        $this->nginx = \proc_open([self::NGINX, '-p', "$this->dir/", '-c', "$this->dir/nginx.conf", '-e', "$this->dir/logs/error.log"], [0 => ['file', '/dev/null', 'r'], 1 => ['file', '/dev/null', 'w'], 2 => ['file', "$this->dir/logs/stderr.log", 'w']], $pipes);
+        Nginx::writeConfig($this->dir, "    add_header X-Weft-Upstream \$upstream_addr always;\n    include $this->dir/site.conf;");
+        $this->nginx = Nginx::start($this->dir);
         ServerProcess::waitFor(function (): bool {
             $body = @\file_get_contents("http://127.0.0.1:$this->lbPort/", false, \stream_context_create(['http' => ['timeout' => 2]]));
             return \is_string($body) && \str_starts_with($body, 'Connect with a WebSocket client');

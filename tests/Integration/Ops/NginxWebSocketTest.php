@@ -5,6 +5,7 @@ declare(strict_types=1);
 namespace Weft\Tests\Integration\Ops;
 
 use PHPUnit\Framework\TestCase;
+use Weft\Tests\Support\Nginx;
 use Weft\Tests\Support\ServerProcess;
 
 /**
@@ -14,7 +15,6 @@ use Weft\Tests\Support\ServerProcess;
  */
 final class NginxWebSocketTest extends TestCase
 {
-    private const NGINX = '/usr/sbin/nginx';
     private const PYTHON = '/usr/bin/python3';
     private const DEBIAN_DEFAULT_SITE = '/etc/nginx/sites-available/default';
     private const SITE_NAME = 'app.example.com';
@@ -26,7 +26,7 @@ final class NginxWebSocketTest extends TestCase
 
     protected function setUp(): void
     {
-        foreach ([self::NGINX, self::PYTHON] as $binary) {
+        foreach ([Nginx::BINARY, self::PYTHON] as $binary) {
             if (!\is_executable($binary)) {
                 self::markTestSkipped("$binary is not installed");
             }
@@ -125,31 +125,13 @@ final class NginxWebSocketTest extends TestCase
         \file_put_contents("$this->dir/www/index.html", "Welcome to nginx!\n");
         \file_put_contents("$this->dir/sites-enabled/default", $default);
 
-        $user = \posix_geteuid() === 0 ? 'user root root;' : '';
-        \file_put_contents("$this->dir/nginx.conf", <<<CONF
-            $user
-            daemon off;
-            worker_processes 1;
-            pid $this->dir/nginx.pid;
-            error_log $this->dir/logs/error.log warn;
-            events { worker_connections 1024; }
-            http {
-                access_log off;
-                client_body_temp_path $this->dir/body;
-                proxy_temp_path $this->dir/proxy;
-                fastcgi_temp_path $this->dir/fastcgi;
-                uwsgi_temp_path $this->dir/uwsgi;
-                scgi_temp_path $this->dir/scgi;
-                include $this->dir/conf.d/*.conf;
-                include $this->dir/sites-enabled/*;
-            }
-            CONF);
+        Nginx::writeConfig($this->dir, "    include $this->dir/conf.d/*.conf;\n    include $this->dir/sites-enabled/*;");
     }
 
     /** @return list<string> */
     private function nginxCommand(): array
     {
-        return [self::NGINX, '-p', "$this->dir/", '-c', "$this->dir/nginx.conf", '-e', "$this->dir/logs/error.log"];
+        return Nginx::command($this->dir);
     }
 
     /** @return array<string, mixed> what the Python client saw */

@@ -7,6 +7,7 @@ namespace Weft\Tests\Integration\Ops;
 use PHPUnit\Framework\TestCase;
 use Weft\Tests\Support\Curl;
 use Weft\Tests\Support\RawHttp;
+use Weft\Tests\Support\Nginx;
 use Weft\Tests\Support\ServerProcess;
 
 /**
@@ -17,7 +18,6 @@ use Weft\Tests\Support\ServerProcess;
  */
 final class TrustedProxiesTest extends TestCase
 {
-    private const NGINX = '/usr/sbin/nginx';
     private const APP = __DIR__ . '/fixtures/client-app.php';
     private const CLIENT = '203.0.113.7';
 
@@ -165,7 +165,7 @@ final class TrustedProxiesTest extends TestCase
     /** @param array<string, int> $backends location prefix => Weft's port @return int nginx's port */
     private function startNginx(array $backends): int
     {
-        self::assertTrue(\is_executable(self::NGINX), self::NGINX . ' is missing: run scripts/setup.sh');
+        self::assertTrue(\is_executable(Nginx::BINARY), Nginx::BINARY . ' is missing: run scripts/setup.sh');
         $port = self::freePort();
         $locations = '';
         foreach ($backends as $prefix => $backend) {
@@ -182,29 +182,14 @@ final class TrustedProxiesTest extends TestCase
 
                 LOC;
         }
-        $user = \posix_geteuid() === 0 ? 'user root root;' : '';
-        \file_put_contents("$this->dir/nginx.conf", <<<CONF
-            $user
-            daemon off;
-            worker_processes 1;
-            pid $this->dir/nginx.pid;
-            error_log $this->dir/logs/error.log warn;
-            events { worker_connections 64; }
-            http {
-                access_log off;
-                client_body_temp_path $this->dir/body;
-                proxy_temp_path $this->dir/proxy;
-                fastcgi_temp_path $this->dir/fastcgi;
-                uwsgi_temp_path $this->dir/uwsgi;
-                scgi_temp_path $this->dir/scgi;
+        Nginx::writeConfig($this->dir, <<<HTTP
                 server {
                     listen 127.0.0.1:$port;
                     location = /nginx-ready { return 200 "ok\\n"; }
             $locations
                 }
-            }
-            CONF);
-        $this->nginx = \proc_open([self::NGINX, '-p', "$this->dir/", '-c', "$this->dir/nginx.conf", '-e', "$this->dir/logs/error.log"], [0 => ['file', '/dev/null', 'r'], 1 => ['file', '/dev/null', 'w'], 2 => ['file', "$this->dir/logs/stderr.log", 'w']], $pipes);
+            HTTP, 64);
+        $this->nginx = Nginx::start($this->dir);
         ServerProcess::waitFor(function () use ($port) {
             if (!\proc_get_status($this->nginx)['running']) {
                 self::fail('nginx exited: ' . @\file_get_contents("$this->dir/logs/error.log") . @\file_get_contents("$this->dir/logs/stderr.log"));
