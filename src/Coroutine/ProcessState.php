@@ -84,15 +84,14 @@ final class ProcessState
      * @template R
      * @param \Closure(): R $task
      * @param array<string, mixed> $before set to name => value before $task, for each name followed now
-     * @param list<string> $skip namespace prefixes whose classes are never followed this way
      * @return R
      */
-    public static function followWrittenBy(\Closure $task, ?array &$before = null, array $skip = []): mixed
+    public static function followWrittenBy(\Closure $task, ?array &$before = null): mixed
     {
-        $old = self::staticValues($skip);
+        $old = self::staticValues();
         $result = $task();
         $before = [];
-        foreach (self::staticValues($skip) as $name => [$class, $property, $value, $default]) {
+        foreach (self::staticValues() as $name => [$class, $property, $value, $default]) {
             $was = \array_key_exists($name, $old) ? $old[$name][2] : $default;
             if ($was !== $value && !isset(self::$followed[$name]) && self::followStatic($class, $property)) {
                 $before[$name] = $was;
@@ -102,22 +101,17 @@ final class ProcessState
     }
 
     /**
-     * Every initialized static property declared by a user class, with its default.
+     * Every initialized static property declared by a user class (not Weft's, Composer's or PHPUnit's),
+     * with its default.
      *
-     * @param list<string> $skip
      * @return array<string, array{class-string, string, mixed, mixed}>
      */
-    private static function staticValues(array $skip): array
+    private static function staticValues(): array
     {
         $values = [];
         foreach (get_declared_classes() as $class) {
             if (str_starts_with($class, 'Weft\\') || str_starts_with($class, 'Composer\\') || str_starts_with($class, 'PHPUnit\\')) {
                 continue;
-            }
-            foreach ($skip as $prefix) {
-                if (str_starts_with($class, $prefix)) {
-                    continue 2;
-                }
             }
             $reflection = new \ReflectionClass($class);
             if ($reflection->isInternal()) {

@@ -200,12 +200,6 @@ final class Scheduler
         return $previous;
     }
 
-    /** The set of followed values in place now, if any coroutine was ever bound. */
-    public function installedState(): ?StateSet
-    {
-        return $this->installed;
-    }
-
     /**
      * Whether the running coroutine may wait without giving the loop a turn (a hook's idle poll): nothing
      * is queued to be resumed (by runReady(), a deferred callback of the loop), and the coroutine was
