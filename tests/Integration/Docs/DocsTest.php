@@ -105,6 +105,27 @@ final class DocsTest extends TestCase
         }
     }
 
+    /** Every PHP snippet parses, the fragments too (those that no test runs or compares with a file). */
+    public function testEveryPhpSnippetParses(): void
+    {
+        $parsed = 0;
+        foreach (\array_merge(['README'], Docs::pages()) as $page) {
+            foreach (Docs::codeBlocks(Docs::page($page)) as $block) {
+                if ($block['language'] !== 'php') {
+                    continue;
+                }
+                $code = \str_starts_with($block['code'], '<?php') ? $block['code'] : "<?php\n" . $block['code'];
+                try {
+                    \token_get_all($code, \TOKEN_PARSE);
+                } catch (\ParseError $e) {
+                    self::fail("a PHP snippet of $page does not parse: {$e->getMessage()} (line {$e->getLine()}):\n$code");
+                }
+                $parsed++;
+            }
+        }
+        self::assertGreaterThanOrEqual(14, $parsed, 'the PHP snippets of the README and docs/');
+    }
+
     /** The anchors a page's headings get on GitHub (and explicit <a id>s). @return list<string> */
     private static function anchors(string $text): array
     {
