@@ -1,6 +1,6 @@
 <?php
 
-// A 10 ms wait per request (BENCH.md scenario 2). In coroutine mode Weft\sleep() suspends only this
+// A 10 ms wait per request (the sleep experiment of docs/benchmarks.md). In coroutine mode Weft\sleep() suspends only this
 // request; in sync mode the very same call blocks the worker: compare the two with wrk.
 
 declare(strict_types=1);

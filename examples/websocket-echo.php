@@ -4,7 +4,7 @@ declare(strict_types=1);
 
 // The event form of a handler (Weft\WebSocket\Handler): nothing waits per connection between messages,
 // so an idle connection costs about what an idle HTTP keep-alive connection does (4 KB, not the 23 KB
-// of a coroutine waiting in $ws->receive(): see the README, "Memory").
+// of a coroutine waiting in $ws->receive(): see docs/static-and-websocket.md, "Memory").
 
 use Weft\Http\Message\{Request, Response};
 use Weft\WebSocket\{Handler, Message, WebSocket};

@@ -9,7 +9,7 @@ use Weft\Bench\Report\Check;
 use Weft\Bench\Report\Column;
 
 /**
- * One experiment (docs/BENCH.md), built with the run's Settings: a matrix of rows, how to run one row, and how to read the results
+ * One experiment (docs/benchmarks.md), built with the run's Settings: a matrix of rows, how to run one row, and how to read the results
  * (table columns, charts, findings and the "must show" checks, all computed from the measured rows).
  */
 interface Scenario

@@ -25,7 +25,7 @@ use Weft\Bench\Settings;
 use Weft\Bench\Tools;
 
 /**
- * `bin/weft bench SCENARIO|all`: runs the classic experiments (docs/BENCH.md) on this machine and writes
+ * `bin/weft bench SCENARIO|all`: runs the classic experiments (docs/benchmarks.md) on this machine and writes
  * the report; `bin/weft bench app APP.php` measures the user's own app and recommends a configuration.
  */
 final class BenchCommand

@@ -96,7 +96,7 @@ final class ServeCommand
             'watch-path' => ['list', [], '--watch: more files, directories or globs to watch (templates/**/*.twig)'],
             'watch-with' => ['string', 'auto', '--watch: how changes are seen: inotify (needs the native extension), polling (every 0.5 s; network and container mounts), auto', ['auto', 'inotify', 'polling']],
             'watch-force' => ['bool', false, 'allow --watch with --daemon or APP_ENV=prod/production'],
-            'config' => ['string', null, 'configuration file: weft.php returning an array, or weft.ini (also WEFT_CONFIG)'],
+            'config' => ['string', null, 'configuration file: a PHP file returning an array (weft.config.php), or an INI file (weft.ini) (also WEFT_CONFIG)'],
             'help' => ['bool', false, 'show this help'],
         ];
     }

@@ -14,7 +14,7 @@ use function Weft\go;
 use function Weft\run;
 
 /**
- * The line-protocol load client of BENCH.md 5, written with Weft's own coroutines and sockets; it runs
+ * The line-protocol load client of the line experiment (docs/benchmarks.md), written with Weft's own coroutines and sockets; it runs
  * as its own process (bin/weft bench _line-load) pinned to the load CPU.
  *
  * - few-fast: each client connects, sends "hello world\n" and reads the reply 100 times, disconnects,

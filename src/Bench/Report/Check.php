@@ -4,7 +4,7 @@ declare(strict_types=1);
 
 namespace Weft\Bench\Report;
 
-/** One "must show" line of BENCH.md and whether the measured figures bear it out. */
+/** One "must show" line of docs/benchmarks.md and whether the measured figures bear it out. */
 final class Check
 {
     /**

@@ -22,7 +22,7 @@ final class Column
         return new self($header, static fn (Row $row): string => (string) ($row->param($param) ?? Format::NONE), false);
     }
 
-    /** The columns every HTTP row has, in the order of BENCH.md's list. @return list<self> */
+    /** The columns every HTTP row has, in the order of the list in docs/benchmarks.md (How every row is measured). @return list<self> */
     public static function http(string $rateHeader = 'req/s'): array
     {
         return [

@@ -154,7 +154,7 @@ final class ReportWriter
             $out .= \sprintf("- **Baseline `%s`**: %s. Each row of a scenario that compares builds ran on both builds, one right after the other (the order alternating from pair to pair), with the same load clients from this checkout; the tables show both and each scenario ends with the ratios this build / baseline.\n",
                 $baseline->label, \implode('; ', $baseline->notes));
         }
-        $out .= "- What each experiment reproduces and why is described with its table below, and in docs/BENCH.md of the Weft source. "
+        $out .= "- What each experiment reproduces and why is described with its table below, and in docs/benchmarks.md of the Weft source. "
             . "Published figures quoted there come from other machines; only figures of this run are compared.\n\n";
         return $out;
     }

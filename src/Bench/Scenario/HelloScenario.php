@@ -13,7 +13,7 @@ use Weft\Bench\Report\Findings;
 use Weft\Bench\Report\Format;
 use Weft\Bench\Row;
 
-/** BENCH.md 4: nothing but Hello World, in every mode, on both loops. */
+/** docs/benchmarks.md, hello: nothing but Hello World, in every mode, on both loops. */
 final class HelloScenario extends HttpScenario
 {
     public function name(): string

@@ -15,7 +15,7 @@ use Weft\Bench\Report\Findings;
 use Weft\Bench\Report\Format;
 use Weft\Bench\Row;
 
-/** BENCH.md 5: a Telnet-like echo server, few fast clients against many idle-ish ones, select against epoll. */
+/** docs/benchmarks.md, line: a Telnet-like echo server, few fast clients against many idle-ish ones, select against epoll. */
 final class LineScenario extends AbstractScenario
 {
     public const FEW_CLIENTS = 2;

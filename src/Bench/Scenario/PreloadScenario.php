@@ -13,7 +13,7 @@ use Weft\Bench\Report\Format;
 use Weft\Bench\Row;
 
 /**
- * BENCH.md 6: a framework-sized application under fpm without opcache, with opcache, with opcache and
+ * docs/benchmarks.md, preload: a framework-sized application under fpm without opcache, with opcache, with opcache and
  * preload, and in the resident modes that load it once per worker.
  */
 final class PreloadScenario extends HttpScenario

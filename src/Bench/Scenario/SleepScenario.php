@@ -12,7 +12,7 @@ use Weft\Bench\Report\Findings;
 use Weft\Bench\Report\Format;
 use Weft\Bench\Row;
 
-/** BENCH.md 2: a handler that waits 10 ms; coroutine mode should serve many of them at once. */
+/** docs/benchmarks.md, sleep: a handler that waits 10 ms; coroutine mode should serve many of them at once. */
 final class SleepScenario extends HttpScenario
 {
     public const WAIT = 0.010;

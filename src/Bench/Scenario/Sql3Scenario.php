@@ -12,7 +12,7 @@ use Weft\Bench\Report\Findings;
 use Weft\Bench\Report\Format;
 use Weft\Bench\Row;
 
-/** BENCH.md 1: three SQL queries per request, fpm against resident sync against coroutine. */
+/** docs/benchmarks.md, sql3: three SQL queries per request, fpm against resident sync against coroutine. */
 final class Sql3Scenario extends HttpScenario
 {
     /** Flat: the lowest throughput across concurrency at least this share of the highest. */

@@ -15,10 +15,10 @@ use Weft\Bench\Report\Format;
 use Weft\Bench\Row;
 
 /**
- * BENCH.md 3: every request calls an upstream that answers after a delay. The scenario starts its own
+ * docs/benchmarks.md, upstream: every request calls an upstream that answers after a delay. The scenario starts its own
  * delay server (examples/delay-server.php, on the load CPU: it stands for a remote API).
  *
- * `--app` picks the handler (BENCH.md 7): `weft` (default) calls through Weft's HTTP client
+ * `--app` picks the handler (docs/benchmarks.md, the `--app` option): `weft` (default) calls through Weft's HTTP client
  * (examples/upstream.php); `curl` and `streams` are the same call written as plain PHP code has it,
  * with curl_exec() (examples/upstream-curl.php) and file_get_contents() (examples/upstream-streams.php),
  * which suspend only through the extension's hooks: their coroutine rows come twice, hooks on and

@@ -40,7 +40,7 @@ final class WebSocketScenario extends AbstractScenario
     public function description(): string
     {
         return '1 worker, coroutine mode, epoll. **line**: examples/echo-line.php, ' . self::ECHO_CLIENTS . ' clients connect once, then each sends '
-            . '"hello world\n" and reads the reply, over and over (BENCH.md 5, many). **ws-echo**: examples/websocket-echo.php (the event form, a Weft\\WebSocket\\Handler), the same with '
+            . '"hello world\n" and reads the reply, over and over (the "many" pattern of the line experiment, docs/benchmarks.md). **ws-echo**: examples/websocket-echo.php (the event form, a Weft\\WebSocket\\Handler), the same with '
             . self::ECHO_CLIENTS . ' WebSocket clients (a masked text frame out, the echoed frame back). **ws-broadcast**: '
             . 'examples/websocket-broadcast.php (the event form too), ' . self::BROADCAST_CLIENTS . ' WebSocket clients connect; then, round after round, one of them '
             . 'sends a message, which the server sends to all; a round lasts until the last client has it. Load clients are Weft\'s own '

@@ -390,7 +390,7 @@ abstract class FrameworkBridgeTestCase extends TestCase
         }
     }
 
-    /** As the README serves an app: --static public answers the assets, the framework the rest, never the PHP sources. */
+    /** As docs/frameworks.md serves an app: --static public answers the assets, the framework the rest, never the PHP sources. */
     public function testPublicAssetsAreServedBesideTheApplication(): void
     {
         $public = \dirname(__DIR__, 3) . '/var/fixtures/' . static::app() . '/public';

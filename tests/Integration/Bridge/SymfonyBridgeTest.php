@@ -64,7 +64,7 @@ final class SymfonyBridgeTest extends FrameworkBridgeTestCase
         self::assertStringNotContainsString('marked the headers as sent', $this->serverOutput());
     }
 
-    /** The README's entry file loads .env as symfony/runtime does (real environment variables win). */
+    /** The entry file of docs/frameworks.md loads .env as symfony/runtime does (real environment variables win). */
     public function testTheEntryFileLoadsDotenv(): void
     {
         $base = $this->serve();

@@ -7,7 +7,7 @@ namespace Weft\Tests\Integration\Install;
 use PHPUnit\Framework\TestCase;
 
 /**
- * Weft installed the way the README tells a user to, into a fresh Composer application in a temporary
+ * Weft installed the way docs/installing.md tells a user to, into a fresh Composer application in a temporary
  * directory: a path repository to this checkout, a vcs repository (a bare clone of this checkout's
  * HEAD: the committed code), and the extension package weft/weft-ext built the way PIE builds it.
  * The application's composer.json asks for weft/weft only; its dependencies come from the registry.
@@ -52,7 +52,7 @@ final class FreshAppTest extends TestCase
 
     public function testAPathRepositoryInstallServes(): void
     {
-        // The README's commands, as a user types them.
+        // The commands of docs/installing.md, as a user types them.
         $this->composer(['config', 'repositories.weft', 'path', (string) \realpath(self::ROOT)]);
         $this->composer(['require', 'weft/weft:@dev']);
         self::assertFileExists($this->dir . '/app/vendor/bin/weft');

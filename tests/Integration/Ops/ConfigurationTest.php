@@ -30,12 +30,12 @@ final class ConfigurationTest extends TestCase
 
     public function testPrecedenceIsCommandLineThenEnvironmentThenFileThenDefaults(): void
     {
-        \file_put_contents("$this->dir/weft.php", "<?php return ['workers' => 3, 'port' => 7001, 'max_body' => '16M', 'idle-timeout' => 5, 'debug' => true, 'app' => 'app.php'];");
-        [$code, $out] = self::weft(['config', '--config', "$this->dir/weft.php", '--idle-timeout', '7', '--json'], ['WEFT_PORT' => '7002', 'WEFT_IDLE_TIMEOUT' => '6', 'WEFT_MODE' => 'sync']);
+        \file_put_contents("$this->dir/weft.config.php", "<?php return ['workers' => 3, 'port' => 7001, 'max_body' => '16M', 'idle-timeout' => 5, 'debug' => true, 'app' => 'app.php'];");
+        [$code, $out] = self::weft(['config', '--config', "$this->dir/weft.config.php", '--idle-timeout', '7', '--json'], ['WEFT_PORT' => '7002', 'WEFT_IDLE_TIMEOUT' => '6', 'WEFT_MODE' => 'sync']);
         self::assertSame(0, $code, $out);
         $config = \json_decode($out, true, 512, \JSON_THROW_ON_ERROR);
         $options = $config['options'];
-        self::assertSame([3, "file $this->dir/weft.php"], [$options['workers']['value'], $options['workers']['source']]);
+        self::assertSame([3, "file $this->dir/weft.config.php"], [$options['workers']['value'], $options['workers']['source']]);
         self::assertSame([7002, 'env WEFT_PORT'], [$options['port']['value'], $options['port']['source']]);
         self::assertSame([7, 'command line'], [$options['idle-timeout']['value'], $options['idle-timeout']['source']]);
         self::assertSame(['sync', 'env WEFT_MODE'], [$options['mode']['value'], $options['mode']['source']]);
@@ -90,8 +90,8 @@ final class ConfigurationTest extends TestCase
 
     public function testServeRunsWithTheFileAndTheEnvironment(): void
     {
-        \file_put_contents("$this->dir/weft.php", "<?php return ['workers' => 1, 'mode' => 'sync', 'app' => " . \var_export(\realpath(self::APP), true) . '];');
-        $server = new ServerProcess([], ['WEFT_CONFIG' => "$this->dir/weft.php", 'WEFT_WORKERS' => '2']);
+        \file_put_contents("$this->dir/weft.config.php", "<?php return ['workers' => 1, 'mode' => 'sync', 'app' => " . \var_export(\realpath(self::APP), true) . '];');
+        $server = new ServerProcess([], ['WEFT_CONFIG' => "$this->dir/weft.config.php", 'WEFT_WORKERS' => '2']);
         $status = $server->status();
         self::assertSame('sync', $status['master']['mode']);
         self::assertSame(2, $status['master']['workers']);
@@ -101,14 +101,14 @@ final class ConfigurationTest extends TestCase
 
     public function testListsAreArraysInAPhpFile(): void
     {
-        \file_put_contents("$this->dir/weft.php", "<?php return ['hooks' => ['stream', 'sleep'], 'extra-methods' => ['FOO', 'BAR'], 'app' => 'app.php'];");
-        [$code, $out] = self::weft(['config', '--config', "$this->dir/weft.php", '--json']);
+        \file_put_contents("$this->dir/weft.config.php", "<?php return ['hooks' => ['stream', 'sleep'], 'extra-methods' => ['FOO', 'BAR'], 'app' => 'app.php'];");
+        [$code, $out] = self::weft(['config', '--config', "$this->dir/weft.config.php", '--json']);
         self::assertSame(0, $code, $out);
         $options = \json_decode($out, true, 512, \JSON_THROW_ON_ERROR)['options'];
         self::assertSame('stream,sleep', $options['hooks']['value']);
         self::assertSame(['FOO', 'BAR'], $options['extra-methods']['value']);
-        \file_put_contents("$this->dir/weft.php", "<?php return ['workers' => [2], 'app' => 'app.php'];");
-        [$code, $out] = self::weft(['config', '--config', "$this->dir/weft.php"]);
+        \file_put_contents("$this->dir/weft.config.php", "<?php return ['workers' => [2], 'app' => 'app.php'];");
+        [$code, $out] = self::weft(['config', '--config', "$this->dir/weft.config.php"]);
         self::assertSame(2, $code, $out);
         self::assertStringContainsString("option 'workers' must be a scalar, got array", $out);
     }
@@ -147,13 +147,13 @@ final class ConfigurationTest extends TestCase
     {
         $server = new ServerProcess([self::APP, '--workers', '1']);
         $master = $server->masterPid();
-        \file_put_contents("$this->dir/weft.php", '<?php return ' . \var_export(['pid-file' => $server->pidFile, 'workers' => 1], true) . ';');
-        [$code, $out] = self::weft(['status', '--config', "$this->dir/weft.php", '--json']);
+        \file_put_contents("$this->dir/weft.config.php", '<?php return ' . \var_export(['pid-file' => $server->pidFile, 'workers' => 1], true) . ';');
+        [$code, $out] = self::weft(['status', '--config', "$this->dir/weft.config.php", '--json']);
         self::assertSame(0, $code, $out);
         self::assertSame($master, \json_decode($out, true, 512, \JSON_THROW_ON_ERROR)['master']['pid']);
         [$code, $out] = self::weft(['status', '--json'], ['WEFT_PID_FILE' => $server->pidFile]);
         self::assertSame(0, $code, $out);
-        [$code, $out] = self::weft(['stop'], ['WEFT_CONFIG' => "$this->dir/weft.php"]);
+        [$code, $out] = self::weft(['stop'], ['WEFT_CONFIG' => "$this->dir/weft.config.php"]);
         self::assertSame(0, $code, $out);
         self::assertStringContainsString("stopped (master pid $master)", $out);
         ServerProcess::waitFor(static fn () => !$server->isRunning(), 10, 'the server to exit');

@@ -237,7 +237,7 @@ final class DeployFilesTest extends TestCase
 
     public function testTheExampleConfigurationIsValid(): void
     {
-        [$code, $out] = ServerProcess::cli(['config', '--config', self::DEPLOY . '/weft.php', '--json']);
+        [$code, $out] = ServerProcess::cli(['config', '--config', self::DEPLOY . '/weft.config.php', '--json']);
         self::assertSame(0, $code, $out);
         $config = \json_decode($out, true, 512, \JSON_THROW_ON_ERROR);
         self::assertSame('/srv/app/public/index.php', $config['app']);

@@ -5,11 +5,12 @@ declare(strict_types=1);
 namespace Weft\Tests\Integration\WebSocket;
 
 use PHPUnit\Framework\TestCase;
+use Weft\Tests\Support\Docs;
 use Weft\Tests\Support\RawWebSocket;
 use Weft\Tests\Support\ServerProcess;
 use Weft\WebSocket\Frame;
 
-/** The WebSocket examples the README shows, run as a user would: bin/weft serve examples/... */
+/** The WebSocket examples the docs show, run as a user would: bin/weft serve examples/... */
 final class ExamplesTest extends TestCase
 {
     private const EXAMPLES = __DIR__ . '/../../../examples/';
@@ -30,22 +31,12 @@ final class ExamplesTest extends TestCase
         $server->stop();
     }
 
-    /** The README shows the echo example as it is: every code line of the snippet is in the file, in order. */
-    public function testTheReadmeShowsTheEchoExampleAsItIs(): void
+    /** docs/static-and-websocket.md shows the echo example as it is: every code line of the snippet, in order. */
+    public function testTheDocsShowTheEchoExampleAsItIs(): void
     {
-        $readme = (string) \file_get_contents(self::EXAMPLES . '../README.md');
-        self::assertSame(1, \preg_match('/```php\n<\?php \/\/ examples\/websocket-echo\.php\n((?:(?!```).)*)```/s', $readme, $m), 'the echo example is in the README');
-        $file = (string) \file_get_contents(self::EXAMPLES . 'websocket-echo.php');
-        $offset = 0;
-        foreach (\explode("\n", $m[1]) as $line) {
-            if (\trim($line) === '') {
-                continue;
-            }
-            $found = \strpos($file, $line . "\n", $offset);
-            self::assertNotFalse($found, "examples/websocket-echo.php has the README's line, after the previous one: $line");
-            $offset = $found + \strlen($line);
-        }
-        self::assertStringContainsString('implements Handler', $m[1], 'the first example is the event form');
+        $snippet = Docs::afterFirstLine(Docs::snippet('static-and-websocket', 'php', "<?php // examples/websocket-echo.php\n"));
+        Docs::assertExcerptOf(self::EXAMPLES . 'websocket-echo.php', $snippet, 'the echo example of docs/static-and-websocket.md', exact: true);
+        self::assertStringContainsString('implements Handler', $snippet, 'the first example is the event form');
     }
 
     public function testTheChatExampleWithPythonClients(): void

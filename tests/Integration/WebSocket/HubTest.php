@@ -6,6 +6,7 @@ namespace Weft\Tests\Integration\WebSocket;
 
 use PHPUnit\Framework\TestCase;
 use Weft\Client\Redis\Connection;
+use Weft\Tests\Support\Docs;
 use Weft\Tests\Support\ServerProcess;
 
 /**
@@ -145,17 +146,10 @@ final class HubTest extends TestCase
         ServerProcess::waitFor(fn () => \preg_match('/Hub: 1 message\(s\) of worker [0-9a-f]{16} never reached this worker/', $b->output()) === 1, 10, "B's log of the gap");
     }
 
-    public function testTheReadmesHubSnippetIsTheExamplesCode(): void
+    public function testTheDocsHubSnippetIsTheExamplesCode(): void
     {
-        $readme = (string) \file_get_contents(__DIR__ . '/../../../README.md');
-        self::assertSame(1, \preg_match('/```php\n<\?php \/\/ examples\/websocket-hub-chat\.php\n((?:(?!```).)*)```/s', $readme, $m), 'the snippet is in the README');
-        $example = \array_map('trim', \file(self::EXAMPLE, \FILE_IGNORE_NEW_LINES) ?: []);
-        $at = 0;
-        foreach (\explode("\n", \trim($m[1])) as $line) {
-            $found = \array_search(\trim($line), \array_slice($example, $at, null, true), true);
-            self::assertNotFalse($found, "the example has the README's line, after the previous one: $line");
-            $at = (int) $found + 1;
-        }
+        $snippet = Docs::afterFirstLine(Docs::snippet('static-and-websocket', 'php', "<?php // examples/websocket-hub-chat.php\n"));
+        Docs::assertExcerptOf(self::EXAMPLE, $snippet, 'the Hub example of docs/static-and-websocket.md');
     }
 
     private function redisUrl(): string

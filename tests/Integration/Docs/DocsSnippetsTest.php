@@ -5,31 +5,32 @@ declare(strict_types=1);
 namespace Weft\Tests\Integration\Docs;
 
 use PHPUnit\Framework\TestCase;
+use Weft\Tests\Support\Docs;
 
-/** The README's PHP snippets that stand alone run as written, against the test services. */
-final class ReadmeSnippetsTest extends TestCase
+/** The PHP snippets of the docs that stand alone run as written, against the test services. */
+final class DocsSnippetsTest extends TestCase
 {
     public function testThePoolExampleRunsAsWritten(): void
     {
-        $readme = (string) \file_get_contents(\dirname(__DIR__, 3) . '/README.md');
-        self::assertSame(1, \preg_match('/```php\n((?:(?!```).)*Mysql\\\\Pool(?:(?!```).)*)```/s', $readme, $m), 'the pool example is in the README');
+        $snippet = Docs::snippet('applications', 'php', '// The test instance of scripts/services.sh');
+        self::assertStringContainsString('new Weft\Client\Mysql\Pool(', $snippet);
         $env = \getenv();
         unset($env['DATABASE_URL']);
-        [$code, $out, $err] = self::runPhp($m[1] . "\necho json_encode(\$rows);\n", $env);
+        [$code, $out, $err] = self::runPhp($snippet . "\necho json_encode(\$rows);\n", $env);
         self::assertSame(0, $code, $out . $err);
         self::assertSame([['id' => 1, 'text' => 'hello']], \json_decode($out, true), $out . $err);
     }
 
     /**
-     * The README's example of an application's own state that follows the coroutine runs as written,
-     * and does what it says: two requests' coroutines bound to their instances' sets each read their
-     * own value after the other wrote its.
+     * The example of an application's own state that follows the coroutine (docs/frameworks.md) runs
+     * as written, and does what it says: two requests' coroutines bound to their instances' sets each
+     * read their own value after the other wrote its.
      */
     public function testTheFollowedStaticExampleRunsAsWritten(): void
     {
-        $readme = (string) \file_get_contents(\dirname(__DIR__, 3) . '/README.md');
-        self::assertSame(1, \preg_match('/```php\n<\?php \/\/ in the entry file[^\n]*\n((?:(?!```).)*ProcessState::followStatic(?:(?!```).)*)```/s', $readme, $m), 'the example is in the README');
-        [$code, $out, $err] = self::runPhp($m[1] . <<<'PHP'
+        $snippet = Docs::afterFirstLine(Docs::snippet('frameworks', 'php', '<?php // in the entry file'));
+        self::assertStringContainsString('ProcessState::followStatic(', $snippet);
+        [$code, $out, $err] = self::runPhp($snippet . <<<'PHP'
             $seen = Weft\run(function (): array {
                 $seen = [];
                 $wg = new Weft\Coroutine\WaitGroup();
@@ -54,25 +55,14 @@ final class ReadmeSnippetsTest extends TestCase
     }
 
     /**
-     * The README's framework entry files are the fixture apps' weft.php, which the bridge tests
-     * serve: every code line of the snippet is in the file, in the same order.
+     * The framework entry files of docs/frameworks.md are the fixture apps' weft.php, which the bridge
+     * tests serve: every code line of the snippet is a line of the file, in the same order.
      */
     public function testTheFrameworkEntryFilesAreTheOnesTheTestsServe(): void
     {
-        $root = \dirname(__DIR__, 3);
-        $readme = (string) \file_get_contents("$root/README.md");
         foreach (['a Symfony application' => 'symfony-app', 'a Laravel application' => 'laravel-app'] as $marker => $app) {
-            self::assertSame(1, \preg_match('/```php\n<\?php \/\/ weft\.php, ' . \preg_quote($marker, '/') . '[^\n]*\n((?:(?!```).)*)```/s', $readme, $m), "the $app entry file is in the README");
-            $file = (string) \file_get_contents("$root/tests/Fixtures/$app/weft.php");
-            $offset = 0;
-            foreach (\explode("\n", $m[1]) as $line) {
-                if (\trim($line) === '') {
-                    continue;
-                }
-                $found = \strpos($file, $line . "\n", $offset);
-                self::assertNotFalse($found, "tests/Fixtures/$app/weft.php has the README's line, after the previous one: $line");
-                $offset = $found + \strlen($line);
-            }
+            $snippet = Docs::snippet('frameworks', 'php', "<?php // weft.php, $marker");
+            Docs::assertExcerptOf(Docs::ROOT . "/tests/Fixtures/$app/weft.php", Docs::afterFirstLine($snippet), "the $app entry file of docs/frameworks.md", exact: true);
         }
     }
 
@@ -84,7 +74,7 @@ final class ReadmeSnippetsTest extends TestCase
      */
     private static function runPhp(string $code, ?array $env = null): array
     {
-        $script = \tempnam(\sys_get_temp_dir(), 'weft-readme-');
+        $script = \tempnam(\sys_get_temp_dir(), 'weft-docs-');
         \file_put_contents($script, "<?php\nrequire " . \var_export(\dirname(__DIR__, 3) . '/vendor/autoload.php', true) . ";\n" . $code);
         try {
             $process = \proc_open([\PHP_BINARY, $script], [1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $pipes, null, $env);

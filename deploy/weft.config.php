@@ -1,9 +1,11 @@
 <?php
 
-// /etc/weft/NAME.php: the configuration of the instance weft@NAME (deploy/weft@.service sets
-// WEFT_CONFIG; or --config). Keys are the options of `bin/weft serve --help`; an unknown key is an
-// error. WEFT_* variables and command-line flags override what is here; `bin/weft config --config
+// A configuration file (not an application: a framework's entry file is weft.php). Installed as
+// /etc/weft/NAME.php, it configures the instance weft@NAME (deploy/weft@.service sets WEFT_CONFIG; or
+// --config). Keys are the options of `bin/weft serve --help`; an unknown key is an error. WEFT_*
+// variables and command-line flags override what is here; `bin/weft config --config
 // /etc/weft/NAME.php` shows the result. Each instance needs its own `port` and `metrics` address.
+// See docs/running-and-options.md, "Configuration".
 
 return [
     'app' => '/srv/app/public/index.php',   // relative paths are relative to this file
