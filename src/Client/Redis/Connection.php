@@ -50,7 +50,7 @@ final class Connection
     }
 
     /**
-     * @throws ConnectionLost when the server cannot be reached
+     * @throws \Weft\Socket\ConnectException when the server cannot be reached (ConnectTimeout: not in time)
      * @throws RedisError when it refuses the handshake (e.g. "WRONGPASS", "NOPROTO")
      */
     public static function connect(Config|string $config): self
