@@ -6,6 +6,7 @@ namespace Weft\Server;
 
 use Weft\Coroutine\Coroutine;
 use Weft\Coroutine\Scheduler;
+use Weft\Hook\WorkerHooks;
 use Weft\Loop\Driver;
 use Weft\Loop\Loop;
 use Weft\Socket\Listener;
@@ -57,7 +58,7 @@ final class Worker
     public function run(): int
     {
         $this->driver = Loop::reset($this->config->loop);
-        \Weft\Hook\WorkerHooks::install($this->config, $this->logger);
+        WorkerHooks::install($this->config->hooks);
         Scheduler::get()->setMaxCoroutines($this->config->maxCoroutines);
         Scheduler::get()->setUncaughtHandler(function (\Throwable $e, Coroutine $coroutine): void {
             $this->logger->error('Unhandled exception in coroutine #{id}: {message}', [
@@ -97,7 +98,9 @@ final class Worker
             $this->channel?->flushNow();
             return self::EXIT_BOOT_FAILED;
         }
-        \Weft\Hook\WorkerHooks::startDetector($this->config, $this->logger);
+        if ($this->config->mode === 'coroutine') {
+            WorkerHooks::startDetector($this->config->blockingThreshold, $this->logger, $this->dispatcher->currentRequest(...));
+        }
         InFlight::from($this->dispatcher->running(...));
         InFlight::onFatal($this->dispatcher->abandonAll(...), $this->dispatcher->currentRequest(...));
         $this->answerWhenStuck();
