@@ -145,7 +145,7 @@ final class LineSession implements Session
                 $server->flush();
             } while ($stalled && !$server->outOfRoom() && !$server->isClosed());
         } catch (\Throwable $e) {
-            // Not finally: the tracing JIT does not compile finally blocks (see Scheduler::spawn()).
+            // Every line comes through here: no finally (see Scheduler's docblock).
             $this->pumping = false;
             throw $e;
         }
