@@ -191,8 +191,9 @@ final class Master
             return;
         }
         if ($pid === 0) {
+            // TODO(issue 26): the Dispatcher still reads it from this static; it should be handed the slot as the Worker is.
             InFlight::useScoreboard($scoreboard);
-            $this->becomeWorker($slot, $masterEnd, $workerEnd, $output);
+            $this->becomeWorker($slot, $masterEnd, $workerEnd, $output, $scoreboard);
         }
         $output?->attach($this->driver, $this->logger, $pid);
         \fclose($workerEnd);
@@ -208,7 +209,7 @@ final class Master
     }
 
     /** In the child: drop everything that is the master's, run the worker, never return. */
-    private function becomeWorker(int $slot, mixed $masterEnd, mixed $workerEnd, ?WorkerOutput $output): never
+    private function becomeWorker(int $slot, mixed $masterEnd, mixed $workerEnd, ?WorkerOutput $output, ?Scoreboard $scoreboard): never
     {
         // PHP's realpath cache, inherited from the master, resolves /proc/self to the master's pid:
         // without this, /proc/self/statm (the worker's rss in status and /metrics) and every
@@ -239,7 +240,7 @@ final class Master
         }
         $code = Worker::EXIT_OK;
         try {
-            $worker = new Worker($this->config, $this->listener, $workerEnd, $this->logger, $slot);
+            $worker = new Worker($this->config, $this->listener, $workerEnd, $this->logger, $slot, $scoreboard);
             $code = $worker->run();
         } catch (\Throwable $e) {
             $this->logger->critical('Worker crashed: {message}', ['message' => $e->getMessage(), 'exception' => $e]);

@@ -51,6 +51,8 @@ final class Worker
         private readonly mixed $master,
         private readonly Logger $logger,
         private readonly int $slot,
+        /** This worker's slot in memory shared with the master (null: none, --worker-timeout 0 or no shmop). */
+        private readonly ?Scoreboard $scoreboard = null,
     ) {
         $this->started = \microtime(true);
     }
@@ -234,7 +236,7 @@ final class Worker
      */
     private function answerWhenStuck(): void
     {
-        $scoreboard = InFlight::$scoreboard;
+        $scoreboard = $this->scoreboard;
         if ($scoreboard === null || !\function_exists('pcntl_async_signals') || !\function_exists('posix_kill')) {
             return;
         }
