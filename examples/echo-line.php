@@ -5,11 +5,11 @@
 
 declare(strict_types=1);
 
-use Weft\Line\Connection;
+use Weft\Line\Peer;
 
-return static function (string $line, Connection $connection): ?string {
+return static function (string $line, Peer $peer): ?string {
     if ($line === 'quit') {
-        $connection->close();
+        $peer->close();
         return 'bye';
     }
     return $line;

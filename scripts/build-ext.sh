@@ -63,9 +63,10 @@ fi
 # Unlink the old module rather than let make overwrite it in place (running servers have it mapped);
 # without weft.la, make relinks and copies a fresh module.
 rm -f "$SO" "$EXT/weft.la"
-# weft_arginfo.h is generated from weft.stub.php by PHP's gen_stub.php and committed. A checkout can leave
-# the stub a few nanoseconds newer than the header, and make would then run gen_stub.php, which fetches
-# PHP-Parser from the network and fails offline: the committed header is the one to build with.
+# weft_arginfo.h is written by hand to match weft.stub.php, in the shape PHP's gen_stub.php gives (gen_stub.php
+# fetches PHP-Parser from the network, which a build here does not have): edit both together. A checkout can
+# leave the stub a few nanoseconds newer than the header, and make would then run gen_stub.php and fail
+# offline: the committed header is the one to build with.
 touch "$EXT/weft_arginfo.h"
 run make -j2
 [ -f "$SO" ] || fail "make finished but $SO is missing (log: $LOG)"

@@ -4,6 +4,7 @@ declare(strict_types=1);
 
 namespace Weft\Cli;
 
+use Weft\Server\ControlSocket;
 use Weft\Server\PidFile;
 use Weft\Server\RuntimeFiles;
 use Weft\Server\UnsafePath;
@@ -83,7 +84,7 @@ final class ControlCommand
      */
     private function reload(PidFile $pidFile, int $pid, float $timeout): int
     {
-        $reply = PidFile::ask($pidFile->socketPath(), 'reload', $timeout);
+        $reply = ControlSocket::ask($pidFile->socketPath(), 'reload', $timeout);
         if ($reply === null || (isset($reply['error']) && \str_starts_with((string) $reply['error'], 'unknown command'))) {
             if ($reply === null && \file_exists($pidFile->socketPath())) {
                 \fwrite(\STDERR, "weft: the master (pid $pid) did not answer the reload within {$timeout} s; see its log\n");
@@ -128,7 +129,7 @@ final class ControlCommand
 
     private function status(string $socket, bool $json): int
     {
-        $status = PidFile::ask($socket, 'status', 5.0);
+        $status = ControlSocket::ask($socket, 'status', 5.0);
         if ($status === null) {
             \fwrite(\STDERR, "weft: cannot reach the master's control socket $socket\n");
             return 1;

@@ -37,10 +37,7 @@ final class FuzzCommand
             throw new UsageError("options '--cases' and '--live-every' must be at least 1");
         }
         $root = \dirname(__DIR__, 2);
-        $vectors = $root . '/tests/Unit/Http/vectors.php';
-        if (!\is_file($vectors)) {
-            throw new UsageError('the request vectors (tests/Unit/Http/vectors.php) are not in this installation');
-        }
+        $vectors = Fuzzer::VECTORS;
         $server = null;
         $address = null;
         if ($options->get('live')) {
@@ -101,7 +98,7 @@ final class FuzzCommand
     private static function startServer(string $root): array
     {
         $process = \proc_open(
-            [\PHP_BINARY, $root . '/bin/weft', 'serve', $root . '/tests/Integration/fixtures/strict-app.php', '--port', '0', '--workers', '1', '--pid-file', \sys_get_temp_dir() . '/weft-fuzz-' . \getmypid() . '.pid'],
+            [\PHP_BINARY, $root . '/bin/weft', 'serve', Fuzzer::ECHO_APP, '--port', '0', '--workers', '1', '--pid-file', \sys_get_temp_dir() . '/weft-fuzz-' . \getmypid() . '.pid'],
             [0 => ['file', '/dev/null', 'r'], 1 => ['pipe', 'w'], 2 => ['file', '/dev/null', 'a']],
             $pipes,
         );

@@ -12,10 +12,11 @@ class Timeout extends \RuntimeException implements \Weft\TimeoutException
 
     public static function after(float $seconds, string $what = 'Operation'): static
     {
-        return new static(\sprintf('%s timed out after %s s', $what, self::format($seconds)));
+        return new static(\sprintf('%s timed out after %s s', $what, self::seconds($seconds)));
     }
 
-    private static function format(float $seconds): string
+    /** How every Weft timeout message writes a duration: at most three decimals, no trailing zeros ("0.25", "2"). */
+    final public static function seconds(float $seconds): string
     {
         return \rtrim(\rtrim(\number_format($seconds, 3, '.', ''), '0'), '.');
     }

@@ -7,9 +7,7 @@ namespace Weft\Hook;
 use Psr\Log\LoggerInterface;
 use Weft\Coroutine\Scheduler;
 use Weft\Ext\Watchdog;
-use Weft\Http\Message\Request;
 use Weft\Loop\Driver;
-use Weft\Server\InFlight;
 
 /**
  * Finds what holds a coroutine-mode worker: a call that blocks (one no hook covers, or any call with
@@ -26,7 +24,7 @@ final class BlockingDetector
     public const DEFAULT_THRESHOLD = 0.05;
     private const REPORT_INTERVAL = 60.0;
     private const STACK_FRAMES = 8;
-    /** How deep the stack is looked at for the request and for error rendering: frameworks' are deep. */
+    /** How deep the stack is looked at for error rendering: frameworks' are deep. */
     private const TRACE_DEPTH = 256;
 
     /**
@@ -55,10 +53,15 @@ final class BlockingDetector
     private int $blocked = 0;
     private float $lastBusyReport = -\INF;
 
+    /**
+     * @param null|\Closure(): ?string $currentRequest names the request whose code runs now (the server's
+     *        dispatcher knows it; the hooks know nothing of requests)
+     */
     public function __construct(
         private readonly LoggerInterface $logger,
         private readonly float $threshold = self::DEFAULT_THRESHOLD,
         private readonly float $interval = self::REPORT_INTERVAL,
+        private readonly ?\Closure $currentRequest = null,
     ) {
         if ($threshold <= 0) {
             throw new \InvalidArgumentException('The blocking threshold must be positive');
@@ -145,7 +148,7 @@ final class BlockingDetector
                 $this->logger->warning(
                     'gzip compression of a response held the worker for {ms} ms (threshold {threshold} ms){request}: '
                     . 'serve a precompressed copy (FILE.gz next to a --static file), lower --gzip-level, or leave the type out of --gzip-types',
-                    ['ms' => (int) \round($seconds * 1000), 'threshold' => (int) \round($this->threshold * 1000), 'request' => self::describeRequest($trace)],
+                    ['ms' => (int) \round($seconds * 1000), 'threshold' => (int) \round($this->threshold * 1000), 'request' => $this->describeRequest()],
                 );
             }
             return;
@@ -181,7 +184,7 @@ final class BlockingDetector
             [
                 'ms' => (int) \round($seconds * 1000),
                 'threshold' => (int) \round($this->threshold * 1000),
-                'request' => self::describeRequest($trace),
+                'request' => $this->describeRequest(),
                 'call' => $call !== null ? $call . '() at ' : 'at ',
                 'site' => $site,
                 'again' => $suppressed > 0 ? " (and {$suppressed} more time(s) here since it was last logged)" : '',
@@ -239,19 +242,12 @@ final class BlockingDetector
         return false;
     }
 
-    /** @param list<array<string, mixed>> $trace */
-    private static function describeRequest(array $trace): string
+    private function describeRequest(): string
     {
-        foreach ($trace as $frame) {
-            foreach ($frame['args'] ?? [] as $arg) {
-                if ($arg instanceof Request) {
-                    return ' in ' . $arg->method() . ' ' . $arg->path();
-                }
-            }
-        }
-        // Deeper than the trace looked (a framework's stack): the server knows the coroutine's request.
-        if (($request = InFlight::current()) !== null) {
-            return ' in ' . $request;
+        if (($request = $this->currentRequest === null ? null : ($this->currentRequest)()) !== null) {
+            // Up to the query: the site is what matters, and a query may carry a token the log must not keep.
+            $query = \strpos($request, '?');
+            return ' in ' . ($query === false ? $request : \substr($request, 0, $query));
         }
         $coroutine = Scheduler::get()->current;
         return $coroutine !== null ? " in coroutine #{$coroutine->id}" : ' outside any coroutine';

@@ -5,14 +5,14 @@ declare(strict_types=1);
 namespace Weft\Line;
 
 use Psr\Log\LoggerInterface;
-use Weft\Server\Connection as ServerConnection;
+use Weft\Server\Connection;
 use Weft\Server\Protocol;
 use Weft\Server\Session;
 use Weft\Server\Timeouts;
 
 /**
  * The line protocol for the server core: each line goes to the application,
- * `fn (string $line, Connection $c): ?string`, and a non-null result goes back as a line.
+ * `fn (string $line, Peer $peer): ?string`, and a non-null result goes back as a line.
  */
 final class LineProtocol implements Protocol
 {
@@ -23,7 +23,7 @@ final class LineProtocol implements Protocol
     public readonly LineCodec $codec;
     private readonly Timeouts $timeouts;
 
-    /** @param \Closure(string, Connection): ?string $application */
+    /** @param \Closure(string, Peer): ?string $application */
     public function __construct(
         public readonly \Closure $application,
         public readonly LoggerInterface $logger,
@@ -36,7 +36,7 @@ final class LineProtocol implements Protocol
         $this->timeouts = new Timeouts(header: $idleTimeout, body: $idleTimeout, idle: $idleTimeout, send: $sendTimeout);
     }
 
-    public function open(ServerConnection $connection): Session
+    public function open(Connection $connection): Session
     {
         return new LineSession($this, $connection);
     }
@@ -52,10 +52,10 @@ final class LineProtocol implements Protocol
     }
 
     /** The one application-call policy of the line protocol: a failure is logged and answered with an ERROR line. */
-    public function reply(string $line, Connection $connection): ?string
+    public function reply(string $line, Peer $peer): ?string
     {
         try {
-            $reply = ($this->application)($line, $connection);
+            $reply = ($this->application)($line, $peer);
         } catch (\Throwable $e) {
             $this->logger->error('Line handler failed: {message}', ['message' => $e->getMessage(), 'exception' => $e]);
             return 'ERROR internal server error';

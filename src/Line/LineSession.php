@@ -4,7 +4,7 @@ declare(strict_types=1);
 
 namespace Weft\Line;
 
-use Weft\Server\Connection as ServerConnection;
+use Weft\Server\Connection;
 use Weft\Server\Session;
 use Weft\Socket\LineTooLong;
 
@@ -26,9 +26,9 @@ final class LineSession implements Session
     private bool $pumping = false;
     private bool $ended = false;
     private bool $done = false;
-    private ?Connection $connection = null;
+    private ?Peer $peer = null;
 
-    public function __construct(private readonly LineProtocol $protocol, private readonly ServerConnection $server)
+    public function __construct(private readonly LineProtocol $protocol, private readonly Connection $server)
     {
     }
 
@@ -90,12 +90,12 @@ final class LineSession implements Session
     public function serve(mixed $request): void
     {
         [$line, $ending] = $request;
-        $connection = $this->connection ??= new Connection($this->server->id, $this->server, $ending);
-        $reply = $this->protocol->reply($line, $connection);
+        $peer = $this->peer ??= new Peer($this->server->id, $this->server, $ending);
+        $reply = $this->protocol->reply($line, $peer);
         if ($reply !== null) {
             $this->server->write($reply . $ending);
         }
-        if ($connection->isCloseRequested()) {
+        if ($peer->isCloseRequested()) {
             $this->finish();
         }
         $this->busy = false;
@@ -145,7 +145,7 @@ final class LineSession implements Session
                 $server->flush();
             } while ($stalled && !$server->outOfRoom() && !$server->isClosed());
         } catch (\Throwable $e) {
-            // Not finally: the tracing JIT does not compile finally blocks (see Scheduler::spawn()).
+            // Every line comes through here: no finally (see Scheduler's docblock).
             $this->pumping = false;
             throw $e;
         }

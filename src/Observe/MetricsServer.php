@@ -6,11 +6,11 @@ namespace Weft\Observe;
 
 use Psr\Log\LoggerInterface;
 use Weft\Server\MasterHook;
+use Weft\Socket\Acceptor;
 use Weft\Socket\Listener;
 use Weft\Socket\ListenOptions;
 use Weft\Socket\Socket;
 
-use function Weft\go;
 use function Weft\timeout;
 
 /**
@@ -31,7 +31,6 @@ final class MetricsServer implements MasterHook
     private const MAX_CLIENTS = 64;
 
     private ?Listener $listener = null;
-    private int $clients = 0;
     private readonly Prometheus $prometheus;
 
     public function __construct(private readonly string $address, private readonly LoggerInterface $logger)
@@ -60,27 +59,7 @@ final class MetricsServer implements MasterHook
         $this->bind();
         $listener = $this->listener;
         $this->logger->info('Metrics on http://{address}/metrics, health on /health', ['address' => $listener->address()]);
-        go(function () use ($listener, $status): void {
-            while (true) {
-                try {
-                    $client = $listener->accept();
-                } catch (\Throwable) {
-                    return; // closed by stop()
-                }
-                if ($this->clients >= self::MAX_CLIENTS) {
-                    $client->close();
-                    continue;
-                }
-                $this->clients++;
-                go(function () use ($client, $status): void {
-                    try {
-                        $this->serve($client, $status);
-                    } finally {
-                        $this->clients--;
-                    }
-                });
-            }
-        });
+        Acceptor::start($listener, fn (Socket $client) => $this->serve($client, $status), self::MAX_CLIENTS);
     }
 
     public function event(string $event): void
@@ -123,8 +102,6 @@ final class MetricsServer implements MasterHook
             }, 'A metrics request');
         } catch (\Throwable) {
             // A client that leaves or stalls gets nothing more; the master carries on.
-        } finally {
-            $client->close();
         }
     }
 

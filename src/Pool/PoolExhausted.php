@@ -4,6 +4,8 @@ declare(strict_types=1);
 
 namespace Weft\Pool;
 
+use Weft\Coroutine\Timeout;
+
 /** No connection became free in time (or, outside of a coroutine, none was free at all). */
 final class PoolExhausted extends \RuntimeException implements \Weft\WeftException
 {
@@ -12,7 +14,7 @@ final class PoolExhausted extends \RuntimeException implements \Weft\WeftExcepti
         return new self(\sprintf(
             'No connection became free within %s s (max %d, in use %d, waiting %d); '
             . 'raise the pool size or the borrow timeout, or hold connections for less time',
-            self::format($seconds),
+            Timeout::seconds($seconds),
             $max,
             $inUse,
             $waiting,
@@ -28,10 +30,5 @@ final class PoolExhausted extends \RuntimeException implements \Weft\WeftExcepti
             $inUse,
             $waiting,
         ));
-    }
-
-    private static function format(float $seconds): string
-    {
-        return \rtrim(\rtrim(\number_format($seconds, 3, '.', ''), '0'), '.');
     }
 }

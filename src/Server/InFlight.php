@@ -16,11 +16,8 @@ final class InFlight
     /** How many a stats message carries. */
     public const REPORTED = 3;
 
-    /** @var array<int, array{request: string, since: float}> by token, oldest first */
-    private static array $running = [];
     /** @var null|\Closure(int): list<array{request: string, since: float}> */
     private static ?\Closure $source = null;
-    private static int $next = 0;
     /** @var null|\Closure(): int answers the requests in flight when the worker dies of a fatal error */
     private static ?\Closure $abandon = null;
     /** @var null|\Closure(): ?string the request of the coroutine running now */
@@ -28,33 +25,15 @@ final class InFlight
     /** This worker's slot shared with the master (the Dispatcher writes each request it starts there). */
     public static ?Scoreboard $scoreboard = null;
 
-    /** @return int a token for end() */
-    public static function start(string $method, string $target): int
-    {
-        $token = ++self::$next;
-        // Bounded: a target can be as long as --max-header.
-        self::$running[$token] = ['request' => $method . ' ' . (\strlen($target) > 200 ? \substr($target, 0, 200) . '...' : $target), 'since' => \microtime(true)];
-        return $token;
-    }
-
-    public static function end(int $token): void
-    {
-        unset(self::$running[$token]);
-    }
-
     /** @return list<array{request: string, since: float}> oldest first, at most REPORTED */
     public static function oldest(int $count = self::REPORTED): array
     {
-        if (self::$source !== null) {
-            return (self::$source)($count);
-        }
-        return \array_slice(\array_values(self::$running), 0, $count);
+        return self::$source === null ? [] : (self::$source)($count);
     }
 
     /** A fresh process (after fork) runs nothing yet. */
     public static function reset(): void
     {
-        self::$running = [];
         self::$source = null;
         self::$abandon = null;
         self::$current = null;
@@ -91,8 +70,8 @@ final class InFlight
     }
 
     /**
-     * Where the requests in flight are kept instead (the server core's Dispatcher, which tracks them
-     * without building a description per request).
+     * Where the requests in flight are kept (the server core's Dispatcher, which tracks them without
+     * building a description per request).
      *
      * @param null|\Closure(int): list<array{request: string, since: float}> $source
      */

@@ -92,11 +92,6 @@ final class Logger extends AbstractLogger
         }
     }
 
-    public function isEnabled(string $level): bool
-    {
-        return (self::LEVELS[$level] ?? 4) >= $this->minimum;
-    }
-
     public function log($level, \Stringable|string $message, array $context = []): void
     {
         $this->record((string) $level, (string) $message, $context, $this->role, (int) \getmypid());

@@ -10,7 +10,6 @@ use Weft\Loop\Loop;
 use Weft\Socket\Listener;
 use Weft\Socket\ListenOptions;
 
-use function Weft\go;
 
 /**
  * The master process: binds the listening socket once, forks the workers, and supervises them.
@@ -43,7 +42,7 @@ final class Master
 
     private Driver $driver;
     private Listener $listener;
-    private ?Listener $control = null;
+    private ?ControlSocket $control = null;
     /** @var array<int, WorkerProcess> by pid */
     private array $workers = [];
     /** @var array<int, int> consecutive failed starts per slot */
@@ -192,8 +191,9 @@ final class Master
             return;
         }
         if ($pid === 0) {
+            // TODO(issue 26): the Dispatcher still reads it from this static; it should be handed the slot as the Worker is.
             InFlight::useScoreboard($scoreboard);
-            $this->becomeWorker($slot, $masterEnd, $workerEnd, $output);
+            $this->becomeWorker($slot, $masterEnd, $workerEnd, $output, $scoreboard);
         }
         $output?->attach($this->driver, $this->logger, $pid);
         \fclose($workerEnd);
@@ -209,7 +209,7 @@ final class Master
     }
 
     /** In the child: drop everything that is the master's, run the worker, never return. */
-    private function becomeWorker(int $slot, mixed $masterEnd, mixed $workerEnd, ?WorkerOutput $output): never
+    private function becomeWorker(int $slot, mixed $masterEnd, mixed $workerEnd, ?WorkerOutput $output, ?Scoreboard $scoreboard): never
     {
         // PHP's realpath cache, inherited from the master, resolves /proc/self to the master's pid:
         // without this, /proc/self/statm (the worker's rss in status and /metrics) and every
@@ -240,7 +240,7 @@ final class Master
         }
         $code = Worker::EXIT_OK;
         try {
-            $worker = new Worker($this->config, $this->listener, $workerEnd, $this->logger, $slot);
+            $worker = new Worker($this->config, $this->listener, $workerEnd, $this->logger, $slot, $scoreboard);
             $code = $worker->run();
         } catch (\Throwable $e) {
             $this->logger->critical('Worker crashed: {message}', ['message' => $e->getMessage(), 'exception' => $e]);
@@ -507,43 +507,8 @@ final class Master
         if ($path === null) {
             return;
         }
-        \clearstatcache(true, $path);
-        $stat = @\lstat($path);
-        if ($stat !== false && ($stat['mode'] & 0170000) !== 0140000) {
-            throw new UnsafePath("'$path' exists and is not a socket (a symbolic link or a file put there): refusing to replace it");
-        }
-        // Created 0600: the control socket answers status and reload to whoever can connect.
-        $umask = \umask(0177);
-        try {
-            $this->control = Listener::listen('unix://' . $path);
-        } finally {
-            \umask($umask);
-        }
-        $control = $this->control;
-        $acceptor = go(function () use ($control): void {
-            while (true) {
-                try {
-                    $client = $control->accept();
-                } catch (\Throwable) {
-                    return;
-                }
-                go(function () use ($client): void {
-                    try {
-                        $command = \trim((string) $client->readLine(128, 5.0));
-                        $reply = match ($command) {
-                            'status' => $this->status(),
-                            'reload' => $this->reloadAndWait(),
-                            default => ['error' => "unknown command '$command'"],
-                        };
-                        $client->write(\json_encode($reply, \JSON_THROW_ON_ERROR | \JSON_PRETTY_PRINT | \JSON_INVALID_UTF8_SUBSTITUTE) . "\n", 5.0);
-                    } catch (\Throwable) {
-                    } finally {
-                        $client->close();
-                    }
-                });
-            }
-        });
-        unset($acceptor);
+        $this->control = ControlSocket::open($path);
+        $this->control->serve(['status' => $this->status(...), 'reload' => $this->reloadAndWait(...)]);
     }
 
     /**
@@ -689,11 +654,8 @@ final class Master
         foreach ($this->signalWatchers as $id) {
             $this->driver->cancel($id);
         }
-        $this->control?->close();
+        $this->control?->remove();
         $this->listener->close();
-        if (($path = $this->config->controlPath()) !== null) {
-            @\unlink($path);
-        }
         $this->pidFile?->release((int) \getmypid());
     }
 }

@@ -49,7 +49,7 @@ final class PidFile
         if (!self::alive($pid)) {
             return "no process with pid $pid is running";
         }
-        $status = self::ask($this->socketPath(), 'status', 2.0);
+        $status = ControlSocket::ask($this->socketPath(), 'status', 2.0);
         if (\is_array($status) && isset($status['master']['pid'])) {
             return (int) $status['master']['pid'] === $pid
                 ? null
@@ -147,48 +147,6 @@ final class PidFile
             }
         } catch (UnsafePath) {
         }
-    }
-
-    /**
-     * Sends one command to a master's control socket and decodes its JSON reply (null: no answer).
-     *
-     * @return array<string, mixed>|null
-     */
-    public static function ask(string $socket, string $command, float $timeout): ?array
-    {
-        $stat = @\lstat($socket);
-        if ($stat === false || ($stat['mode'] & 0170000) !== 0140000) {
-            return null; // not there, or not a socket (a planted symlink is not followed)
-        }
-        $client = @\stream_socket_client('unix://' . $socket, $errno, $error, \min($timeout, 5.0));
-        if ($client === false) {
-            return null;
-        }
-        \fwrite($client, $command . "\n");
-        // Read until the reply decodes, not until EOF: a worker forked while we were connected (a
-        // reload) holds a copy of the master's end of this connection, which then never reaches EOF.
-        $reply = '';
-        $deadline = \microtime(true) + $timeout;
-        \stream_set_blocking($client, false);
-        while (($left = $deadline - \microtime(true)) > 0) {
-            $read = [$client];
-            $w = $e = null;
-            if (@\stream_select($read, $w, $e, (int) $left, (int) (($left - (int) $left) * 1e6)) < 1) {
-                continue;
-            }
-            $chunk = \fread($client, 65536);
-            if ($chunk === '' || $chunk === false) {
-                break;
-            }
-            $reply .= $chunk;
-            if (\str_ends_with($reply, "\n") && \is_array($decoded = \json_decode($reply, true))) {
-                \fclose($client);
-                return $decoded;
-            }
-        }
-        \fclose($client);
-        $decoded = \json_decode($reply, true);
-        return \is_array($decoded) ? $decoded : null;
     }
 
     /** A zombie (exited, not yet reaped) still answers kill(0): it counts as gone. */

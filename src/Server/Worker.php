@@ -6,6 +6,7 @@ namespace Weft\Server;
 
 use Weft\Coroutine\Coroutine;
 use Weft\Coroutine\Scheduler;
+use Weft\Hook\WorkerHooks;
 use Weft\Loop\Driver;
 use Weft\Loop\Loop;
 use Weft\Socket\Listener;
@@ -28,9 +29,9 @@ final class Worker
     private const SYNC_ACCEPT_PAUSE_MAX = 0.05;
     /**
      * Connections taken per readable event of the listener before others get a turn: the whole accept
-     * queue in practice (nginx's multi_accept). A loaded tick can take milliseconds, so a small batch let
-     * a burst of connects (wrk -c5000) sit in a full queue for seconds, and the kernel dropped the
-     * handshakes that did not fit: one-second retransmits, and requests of over 2 s.
+     * queue in practice (nginx's multi_accept). A loaded tick can take milliseconds: with a small batch a
+     * burst of connects stays in the accept queue across many ticks, the queue fills, and the kernel
+     * drops the handshakes that do not fit, which the clients retry only after a one-second SYN timeout.
      */
     private const ACCEPT_BATCH = 1024;
 
@@ -50,6 +51,8 @@ final class Worker
         private readonly mixed $master,
         private readonly Logger $logger,
         private readonly int $slot,
+        /** This worker's slot in memory shared with the master (null: none, --worker-timeout 0 or no shmop). */
+        private readonly ?Scoreboard $scoreboard = null,
     ) {
         $this->started = \microtime(true);
     }
@@ -57,7 +60,7 @@ final class Worker
     public function run(): int
     {
         $this->driver = Loop::reset($this->config->loop);
-        \Weft\Hook\WorkerHooks::install($this->config, $this->logger);
+        WorkerHooks::install($this->config->hooks);
         Scheduler::get()->setMaxCoroutines($this->config->maxCoroutines);
         Scheduler::get()->setUncaughtHandler(function (\Throwable $e, Coroutine $coroutine): void {
             $this->logger->error('Unhandled exception in coroutine #{id}: {message}', [
@@ -97,7 +100,9 @@ final class Worker
             $this->channel?->flushNow();
             return self::EXIT_BOOT_FAILED;
         }
-        \Weft\Hook\WorkerHooks::startDetector($this->config, $this->logger);
+        if ($this->config->mode === 'coroutine') {
+            WorkerHooks::startDetector($this->config->blockingThreshold, $this->logger, $this->dispatcher->currentRequest(...));
+        }
         InFlight::from($this->dispatcher->running(...));
         InFlight::onFatal($this->dispatcher->abandonAll(...), $this->dispatcher->currentRequest(...));
         $this->answerWhenStuck();
@@ -161,10 +166,10 @@ final class Worker
 
     /**
      * A sync worker runs one request at a time, so a connection it takes waits behind all the others it
-     * holds. Workers share one listening socket, and whichever runs first would take a whole burst (seen:
-     * 3 of 8 workers holding all 100 connections of a load test, the rest idle). After each accept, a
-     * sync worker therefore leaves the socket to its siblings for a moment that grows with the
-     * connections it holds: an idle worker takes the next connection at once.
+     * holds. Workers share one listening socket, and whichever runs first would take a whole burst,
+     * leaving its siblings idle while its connections queue. After each accept, a sync worker therefore
+     * leaves the socket to its siblings for a moment that grows with the connections it holds: an idle
+     * worker takes the next connection at once.
      */
     private function yieldAccepting(): void
     {
@@ -174,8 +179,8 @@ final class Worker
         }
         $this->driver->disable($this->acceptWatcher);
         // Referenced: while accepting is paused, this timer may be all that keeps the loop running (the
-        // connection just taken can be answered and closed within the pause). Unreferenced, the loop
-        // ended and the worker exited with code 0, to be replaced: a restart every few requests.
+        // connection just taken can be answered and closed within the pause), and a loop with nothing
+        // referenced ends, which ends the worker.
         $this->driver->delay($pause, function (): void {
             if (!$this->draining && $this->acceptWatcher !== null) {
                 $this->driver->enable($this->acceptWatcher);
@@ -225,13 +230,13 @@ final class Worker
      *
      * Asynchronous signals, so that the handler runs at the next opcode boundary of whatever code holds
      * the worker (an endless loop never gives the loop a turn); the loop's own signal watchers only queue
-     * a signal, so they behave as before. A long C call (a regular expression, a hash) does not reach an
+     * a signal and are not affected. A long C call (a regular expression, a hash) does not reach an
      * opcode boundary: there the extension, when loaded, answers with the 503s each request left with it
      * (CodeDeadline::track()); without it the master's SIGKILL comes first.
      */
     private function answerWhenStuck(): void
     {
-        $scoreboard = InFlight::$scoreboard;
+        $scoreboard = $this->scoreboard;
         if ($scoreboard === null || !\function_exists('pcntl_async_signals') || !\function_exists('posix_kill')) {
             return;
         }

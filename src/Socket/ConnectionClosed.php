@@ -5,7 +5,7 @@ declare(strict_types=1);
 namespace Weft\Socket;
 
 /** The connection is gone: closed by us, by the peer (EOF, ECONNRESET) or broken (EPIPE). */
-final class ConnectionClosed extends SocketException
+final class ConnectionClosed extends ConnectionLost
 {
     public static function byPeer(string $while): self
     {

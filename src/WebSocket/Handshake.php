@@ -4,6 +4,7 @@ declare(strict_types=1);
 
 namespace Weft\WebSocket;
 
+use Weft\Http\Message\HeaderBlock;
 use Weft\Http\Message\Request;
 use Weft\Http\Message\Response;
 
@@ -23,13 +24,13 @@ final class Handshake
         if ($request->method() !== 'GET') {
             return self::error(405, 'A WebSocket handshake is a GET request', ['Allow' => 'GET']);
         }
-        if (!self::hasToken($request->header('upgrade'), 'websocket')) {
+        if (!HeaderBlock::listHas($request->header('upgrade') ?? '', 'websocket')) {
             return self::error(426, 'This resource speaks WebSocket only', ['Upgrade' => 'websocket', 'Connection' => 'Upgrade']);
         }
         if ($request->version() !== '1.1') {
             return self::error(400, 'A WebSocket handshake needs HTTP/1.1');
         }
-        if (!self::hasToken($request->header('connection'), 'upgrade')) {
+        if (!HeaderBlock::listHas($request->header('connection') ?? '', 'upgrade')) {
             return self::error(400, 'A WebSocket handshake needs "Connection: Upgrade"');
         }
         if (\trim((string) $request->header('sec-websocket-version')) !== '13') {
@@ -58,20 +59,6 @@ final class Handshake
     public static function accept(string $key): string
     {
         return \base64_encode(\sha1($key . self::GUID, true));
-    }
-
-    /** Whether a comma-separated header holds $token (case-insensitive). */
-    public static function hasToken(?string $header, string $token): bool
-    {
-        if ($header === null) {
-            return false;
-        }
-        foreach (\explode(',', $header) as $item) {
-            if (\strcasecmp(\trim($item), $token) === 0) {
-                return true;
-            }
-        }
-        return false;
     }
 
     /** @param list<string> $supported */

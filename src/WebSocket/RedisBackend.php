@@ -18,6 +18,7 @@ use Weft\Coroutine\Timeout;
 use Weft\Pool\PoolClosed;
 use Weft\Pool\PoolExhausted;
 use Weft\Pool\PoolOptions;
+use Weft\Socket\ConnectException;
 
 use function Weft\go;
 use function Weft\sleep;
@@ -145,7 +146,7 @@ final class RedisBackend implements HubBackend
                 $seq ??= ++$this->seq;
                 return $connection->publish($this->channel(), $this->encode($kind, $seq, $room, $data));
             });
-        } catch (HubUnavailable|ConnectionLost|RedisError|PoolExhausted|PoolClosed|Timeout $e) {
+        } catch (HubUnavailable|ConnectionLost|ConnectException|RedisError|PoolExhausted|PoolClosed|Timeout $e) {
             if ($e instanceof Timeout && $e->token !== null) {
                 throw $e; // an enclosing Weft\timeout()'s
             }
@@ -181,7 +182,7 @@ final class RedisBackend implements HubBackend
         }
         try {
             $this->writeCounts([$room]);
-        } catch (ConnectionLost|RedisError|PoolExhausted|PoolClosed|Timeout $e) {
+        } catch (ConnectionLost|ConnectException|RedisError|PoolExhausted|PoolClosed|Timeout $e) {
             if ($e instanceof Timeout && $e->token !== null) {
                 throw $e; // an enclosing Weft\timeout()'s
             }
@@ -217,7 +218,7 @@ final class RedisBackend implements HubBackend
                 $this->pool->hdel($key, ...$dead);
             }
             return $total;
-        } catch (ConnectionLost|RedisError|PoolExhausted|PoolClosed|Timeout $e) {
+        } catch (ConnectionLost|ConnectException|RedisError|PoolExhausted|PoolClosed|Timeout $e) {
             if ($e instanceof Timeout && $e->token !== null) {
                 throw $e;
             }
@@ -256,7 +257,7 @@ final class RedisBackend implements HubBackend
             $this->local = [];
             try {
                 $this->writeCounts(\array_map('strval', $rooms), true);
-            } catch (ConnectionLost|RedisError|PoolExhausted|PoolClosed|Timeout $e) {
+            } catch (ConnectionLost|ConnectException|RedisError|PoolExhausted|PoolClosed|Timeout $e) {
                 // The counts expire with this worker's alive key.
             }
         }
@@ -354,7 +355,7 @@ final class RedisBackend implements HubBackend
         try {
             $rooms = \array_map('strval', \array_keys($this->local + $this->dirty));
             $this->writeCounts($rooms, false, true);
-        } catch (ConnectionLost|RedisError|PoolExhausted|PoolClosed|Timeout) {
+        } catch (ConnectionLost|ConnectException|RedisError|PoolExhausted|PoolClosed|Timeout) {
             // Retried at the next beat; the subscription's own loop reports the outage.
         } finally {
             $this->beating = false;

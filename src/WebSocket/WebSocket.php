@@ -4,6 +4,7 @@ declare(strict_types=1);
 
 namespace Weft\WebSocket;
 
+use Weft\Http\Message\HeaderBlock;
 use Weft\Http\Message\Request;
 use Weft\Http\Message\Response;
 
@@ -48,7 +49,7 @@ final class WebSocket
     /** Whether $request asks for a WebSocket (Upgrade: websocket), to route it to upgrade(). */
     public static function isUpgrade(Request $request): bool
     {
-        return Handshake::hasToken($request->header('upgrade'), 'websocket');
+        return HeaderBlock::listHas($request->header('upgrade') ?? '', 'websocket');
     }
 
     /**

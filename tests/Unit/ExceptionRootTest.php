@@ -12,6 +12,15 @@ final class ExceptionRootTest extends TestCase
 {
     public function testEveryThrowableClassUnderSrcCarriesTheMarker(): void
     {
+        $throwables = $this->throwables();
+        self::assertGreaterThan(10, \count($throwables), 'the scan found Weft\'s exception classes');
+        $without = \array_values(\array_filter($throwables, static fn (string $c): bool => !\is_subclass_of($c, WeftException::class)));
+        self::assertSame([], $without, 'these throwables do not implement Weft\\WeftException');
+    }
+
+    /** @return list<class-string<\Throwable>> every throwable class under src/ (the bridges aside) */
+    private function throwables(): array
+    {
         $root = \dirname(__DIR__, 2) . '/src';
         $throwables = [];
         $files = new \RecursiveIteratorIterator(new \RecursiveDirectoryIterator($root, \FilesystemIterator::SKIP_DOTS));
@@ -30,9 +39,39 @@ final class ExceptionRootTest extends TestCase
                 $throwables[] = $class;
             }
         }
-        self::assertGreaterThan(10, \count($throwables), 'the scan found Weft\'s exception classes');
-        $without = \array_values(\array_filter($throwables, static fn (string $c): bool => !\is_subclass_of($c, WeftException::class)));
-        self::assertSame([], $without, 'these throwables do not implement Weft\\WeftException');
+        return $throwables;
+    }
+
+    /**
+     * One name, one class per concept: a client may subclass the family's class for context (its
+     * message, isSafeToRetry()), never declare a second class of the same name beside it.
+     */
+    public function testEachConceptHasOneFamilyThatEveryClientSubclasses(): void
+    {
+        $families = [
+            '/ConnectTimeout$/' => \Weft\Socket\ConnectTimeout::class,
+            '/Connect(Exception|Failed)$/' => \Weft\Socket\ConnectException::class,
+            '/Connection(Lost|Closed)$/' => \Weft\Socket\ConnectionLost::class,
+            '/(?<!Connect)Timeout$/' => \Weft\Coroutine\Timeout::class,
+        ];
+        $checked = 0;
+        $strays = [];
+        foreach ($this->throwables() as $class) {
+            $short = \substr($class, \strrpos($class, '\\') + 1);
+            foreach ($families as $pattern => $family) {
+                if (\preg_match($pattern, $short) === 1) {
+                    $checked++;
+                    if ($class !== $family && !\is_subclass_of($class, $family)) {
+                        $strays[] = "$class is not a $family";
+                    }
+                    if (\str_ends_with($short, 'Timeout') && !\is_subclass_of($class, \Weft\TimeoutException::class)) {
+                        $strays[] = "$class is not a Weft\\TimeoutException";
+                    }
+                }
+            }
+        }
+        self::assertGreaterThan(8, $checked, 'the scan found the clients\' connect, lost and timeout classes');
+        self::assertSame([], $strays, 'a second class for a concept Weft already names');
     }
 
     public function testTheExtensionsExceptionsCarryTheSameMarker(): void

@@ -9,28 +9,16 @@ final class Format
 {
     public const NONE = '—';
 
+    /** Requests per second: three significant figures or so (12,345 / 123.4 / 1.23). */
     public static function rate(?float $value): string
     {
-        if ($value === null) {
-            return self::NONE;
-        }
-        return match (true) {
-            $value >= 100 => \number_format($value, 0, '.', ','),
-            $value >= 10 => \number_format($value, 1, '.', ','),
-            default => \number_format($value, 2, '.', ','),
-        };
+        return self::threeFigures($value);
     }
 
+    /** Milliseconds, written as rates are. */
     public static function ms(?float $value): string
     {
-        if ($value === null) {
-            return self::NONE;
-        }
-        return match (true) {
-            $value >= 100 => \number_format($value, 0, '.', ','),
-            $value >= 10 => \number_format($value, 1, '.', ','),
-            default => \number_format($value, 2, '.', ','),
-        };
+        return self::threeFigures($value);
     }
 
     public static function bytes(int|float|null $bytes): string
@@ -96,5 +84,17 @@ final class Format
     public static function cell(string $text): string
     {
         return \str_replace(['|', "\n", "\r"], ['\\|', ' ', ''], $text);
+    }
+
+    private static function threeFigures(?float $value): string
+    {
+        if ($value === null) {
+            return self::NONE;
+        }
+        return match (true) {
+            $value >= 100 => \number_format($value, 0, '.', ','),
+            $value >= 10 => \number_format($value, 1, '.', ','),
+            default => \number_format($value, 2, '.', ','),
+        };
     }
 }

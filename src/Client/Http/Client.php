@@ -70,7 +70,9 @@ final class Client
     /**
      * @param array<string, string|int|float|list<string|int|float>> $headers names in any case
      * @throws RequestFailed (ConnectFailed, ConnectTimeout, RequestTimeout, ConnectionLost,
-     *         MalformedResponse, TooManyRedirects); a 4xx or 5xx status is a Response, not an error
+     *         MalformedResponse, TooManyRedirects; the first two are also Weft\Socket\ConnectException,
+     *         the third a Weft\Coroutine\Timeout, ConnectionLost a Weft\Socket\ConnectionLost); a 4xx or
+     *         5xx status is a Response, not an error
      * @throws \InvalidArgumentException for a bad URL, method or header
      */
     public function request(string $method, string $url, array $headers = [], string $body = '', ?RequestOptions $options = null): Response
@@ -112,10 +114,10 @@ final class Client
             }
         } catch (Timeout $e) {
             // Ours: a wait ran into the deadline. One with a token belongs to an enclosing Weft\timeout().
-            if ($e->token !== null || $options->timeout === null) {
+            if ($e->token !== null || $options->timeout === null || $e instanceof RequestTimeout) {
                 throw $e;
             }
-            throw RequestTimeout::after($method, (string) $current, $options->timeout, $e);
+            throw RequestTimeout::of($method, (string) $current, $options->timeout, $e);
         }
     }
 
@@ -290,10 +292,10 @@ final class Client
             $socket = Socket::connect($url->socketAddress(), ConnectOptions::defaults()->withConnectTimeout(\max(0.001, $limit)));
         } catch (\Weft\Socket\ConnectTimeout $e) {
             throw $byDeadline
-                ? RequestTimeout::after($method, (string) $url, (float) $options->timeout, $e)
-                : ConnectTimeout::after($method, (string) $url, $options->connectTimeout, $e);
+                ? RequestTimeout::of($method, (string) $url, (float) $options->timeout, $e)
+                : ConnectTimeout::opening($method, (string) $url, $options->connectTimeout, $e);
         } catch (SocketException $e) {
-            throw ConnectFailed::because($method, (string) $url, $e);
+            throw ConnectFailed::opening($method, (string) $url, $e);
         }
         if ($url->isHttps()) {
             try {
@@ -302,10 +304,10 @@ final class Client
                 $socket->close();
                 if (\str_contains($e->getMessage(), 'timed out')) {
                     throw $byDeadline
-                        ? RequestTimeout::after($method, (string) $url, (float) $options->timeout, $e)
-                        : ConnectTimeout::after($method, (string) $url, $options->connectTimeout, $e);
+                        ? RequestTimeout::of($method, (string) $url, (float) $options->timeout, $e)
+                        : ConnectTimeout::opening($method, (string) $url, $options->connectTimeout, $e);
                 }
-                throw ConnectFailed::because($method, (string) $url, $e);
+                throw ConnectFailed::opening($method, (string) $url, $e);
             } catch (\Throwable $e) {
                 $socket->close();
                 throw $e;

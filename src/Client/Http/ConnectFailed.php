@@ -4,11 +4,17 @@ declare(strict_types=1);
 
 namespace Weft\Client\Http;
 
+use Weft\Client\Http\Internal\FailedRequest;
+use Weft\Socket\ConnectException;
+
 /** No connection: refused, unreachable, name not resolved, or the TLS handshake failed. */
-class ConnectFailed extends RequestFailed
+final class ConnectFailed extends ConnectException implements RequestFailed
 {
-    public static function because(string $method, string $url, \Throwable $reason): static
+    use FailedRequest;
+
+    public static function opening(string $method, string $url, \Throwable $reason): self
     {
-        return new static(\sprintf('%s %s: %s', $method, $url, $reason->getMessage()), $method, $url, $reason, (int) $reason->getCode());
+        return (new self(\sprintf('%s %s: %s', $method, $url, $reason->getMessage()), (int) $reason->getCode(), $reason))
+            ->describing($method, $url);
     }
 }

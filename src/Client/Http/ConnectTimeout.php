@@ -4,16 +4,17 @@ declare(strict_types=1);
 
 namespace Weft\Client\Http;
 
-/** The connection (TCP and TLS) was not established within the connect timeout. */
-final class ConnectTimeout extends ConnectFailed implements TimeoutException
-{
-    public static function after(string $method, string $url, float $seconds, ?\Throwable $previous = null): self
-    {
-        return new self(\sprintf('%s %s: connecting timed out after %s s', $method, $url, self::seconds($seconds)), $method, $url, $previous, 110);
-    }
+use Weft\Client\Http\Internal\FailedRequest;
+use Weft\Coroutine\Timeout;
 
-    private static function seconds(float $seconds): string
+/** The connection (TCP and TLS) was not established within the connect timeout. */
+final class ConnectTimeout extends \Weft\Socket\ConnectTimeout implements RequestFailed, TimeoutException
+{
+    use FailedRequest;
+
+    public static function opening(string $method, string $url, float $seconds, ?\Throwable $previous = null): self
     {
-        return \rtrim(\rtrim(\number_format($seconds, 3, '.', ''), '0'), '.');
+        return (new self(\sprintf('%s %s: connecting timed out after %s s', $method, $url, Timeout::seconds($seconds)), 110, $previous))
+            ->describing($method, $url);
     }
 }

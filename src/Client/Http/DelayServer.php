@@ -8,10 +8,12 @@ use Weft\Coroutine\Cancelled;
 use Weft\Coroutine\Coroutine;
 use Weft\Http\Parser\HttpError;
 use Weft\Http\Parser\RequestParser;
+use Weft\Socket\Acceptor;
 use Weft\Socket\ConnectionClosed;
 use Weft\Socket\Listener;
 use Weft\Socket\Socket;
 
+use function Weft\current;
 use function Weft\go;
 
 /**
@@ -33,7 +35,7 @@ final class DelayServer
     private const RESPONSE = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n";
 
     private ?Coroutine $acceptor = null;
-    /** @var array<int, array{Socket, Coroutine}> open connections and their coroutines, by socket object id */
+    /** @var array<int, array{Socket, ?Coroutine}> open connections and their coroutines, by socket object id */
     private array $connections = [];
     private int $accepted = 0;
     private int $served = 0;
@@ -60,20 +62,7 @@ final class DelayServer
     /** Accepts and serves connections in the calling coroutine until stop(). */
     public function run(): void
     {
-        while (!$this->stopped) {
-            try {
-                $socket = $this->listener->accept();
-            } catch (ConnectionClosed) {
-                return; // stopped
-            }
-            $this->accepted++;
-            $id = \spl_object_id($socket);
-            $this->connections[$id] = [$socket, null];
-            $coroutine = go($this->serve(...), $socket);
-            if (isset($this->connections[$id])) {
-                $this->connections[$id][1] = $coroutine;
-            }
-        }
+        Acceptor::run($this->listener, $this->serve(...));
     }
 
     /** Stops accepting and closes every connection; requests being delayed are not answered. */
@@ -115,6 +104,8 @@ final class DelayServer
 
     private function serve(Socket $socket): void
     {
+        $this->accepted++;
+        $this->connections[\spl_object_id($socket)] = [$socket, current()];
         $parser = new RequestParser();
         try {
             while (($data = $socket->read()) !== null) {
@@ -142,7 +133,6 @@ final class DelayServer
             // The client went away, or stop() closed the connection.
         } finally {
             unset($this->connections[\spl_object_id($socket)]);
-            $socket->close();
         }
     }
 }

@@ -4,27 +4,16 @@ declare(strict_types=1);
 
 namespace Weft\Client\Http;
 
-/** Base of the client's errors: no usable response came back. The message names the method and the URL. */
-abstract class RequestFailed extends \RuntimeException implements \Weft\WeftException
+/**
+ * Every error of the client: no usable response came back. The message names the method and the URL.
+ * An interface, so that each error can also be the one Weft class of its concept: ConnectFailed is a
+ * Socket\ConnectException, ConnectTimeout a Socket\ConnectTimeout, ConnectionLost a
+ * Socket\ConnectionLost, RequestTimeout a Coroutine\Timeout.
+ */
+interface RequestFailed extends \Weft\WeftException
 {
-    final protected function __construct(
-        string $message,
-        private readonly string $method,
-        private readonly string $url,
-        ?\Throwable $previous = null,
-        int $code = 0,
-    ) {
-        parent::__construct($message, $code, $previous);
-    }
-
-    public function method(): string
-    {
-        return $this->method;
-    }
+    public function method(): string;
 
     /** The URL that failed (after redirects: the last one), without credentials. */
-    public function url(): string
-    {
-        return $this->url;
-    }
+    public function url(): string;
 }

@@ -102,11 +102,7 @@ final class Connection
             $connection->io->close();
             $socket->close();
             if ($e instanceof Timeout && \hrtime(true) / 1e9 >= $deadline) {
-                throw new ConnectTimeout(\sprintf(
-                    'Connecting to MySQL at "%s" timed out after %s s waiting for the server\'s handshake (ETIMEDOUT)',
-                    $address,
-                    \round($config->connectTimeout, 3),
-                ), 110, $e);
+                throw ConnectTimeout::after($address, $config->connectTimeout, "waiting for the MySQL server's handshake", $e);
             }
             if ($e instanceof ConnectionClosed || $e instanceof ProtocolViolation) {
                 throw new ConnectException(\sprintf(

@@ -15,7 +15,7 @@ use Weft\Pool\BrokenConnection;
  * connection before we wrote it (found on the idle connection, or the write itself failed), and no
  * transaction was open, so running the command on a fresh connection cannot apply it twice.
  */
-final class ConnectionLost extends \RuntimeException implements BrokenConnection, \Weft\WeftException
+final class ConnectionLost extends \Weft\Socket\ConnectionLost implements BrokenConnection
 {
     private function __construct(string $message, int $code, private readonly bool $safeToRetry, ?\Throwable $previous = null)
     {

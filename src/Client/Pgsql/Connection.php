@@ -8,6 +8,8 @@ use Weft\Coroutine\ConcurrentUse;
 use Weft\Coroutine\Coroutine;
 use Weft\Coroutine\IoWaiter;
 use Weft\Coroutine\Timeout;
+use Weft\Socket\ConnectException;
+use Weft\Socket\ConnectTimeout;
 
 /**
  * A PostgreSQL connection on PHP's pgsql extension (libpq), used through libpq's asynchronous API.
@@ -62,9 +64,14 @@ final class Connection
         $this->pid = \pg_get_pid($link);
     }
 
+    private static function connectFailed(string $address, string $libpqMessage): ConnectException
+    {
+        return new ConnectException(\sprintf('Failed to connect to PostgreSQL at %s: %s', $address, \trim($libpqMessage)));
+    }
+
     /**
      * @throws ConnectException with libpq's message (refused, authentication failed, ...)
-     * @throws ConnectTimeout after the config's connect timeout
+     * @throws ConnectTimeout (a ConnectException) after the config's connect timeout
      */
     public static function connect(Config|string $config): self
     {
@@ -73,7 +80,7 @@ final class Connection
         \error_clear_last();
         $link = @\pg_connect($config->toConnectionString(), \PGSQL_CONNECT_ASYNC | \PGSQL_CONNECT_FORCE_NEW);
         if ($link === false) {
-            throw ConnectException::libpq($address, \error_get_last()['message'] ?? 'pg_connect() failed');
+            throw self::connectFailed($address, \error_get_last()['message'] ?? 'pg_connect() failed');
         }
         $deadline = \hrtime(true) / 1e9 + $config->connectTimeout;
         // libpq may replace its socket while connecting (another address, SSL fallback): a fresh
@@ -85,7 +92,7 @@ final class Connection
                 if ($socket === false) {
                     $message = \pg_last_error($link);
                     \pg_close($link);
-                    throw ConnectException::libpq($address, $message ?: 'no socket');
+                    throw self::connectFailed($address, $message ?: 'no socket');
                 }
                 $waiter = new IoWaiter($socket);
                 try {
@@ -98,7 +105,7 @@ final class Connection
                     $waiter->close();
                     \pg_close($link);
                     if ($e instanceof Timeout && $e->token === null) {
-                        throw ConnectTimeout::after($address, $config->connectTimeout);
+                        throw ConnectTimeout::after($address, $config->connectTimeout, 'while libpq set up the PostgreSQL session');
                     }
                     throw $e;
                 }
@@ -111,7 +118,7 @@ final class Connection
             if ($status === \PGSQL_POLLING_FAILED) {
                 $message = \pg_last_error($link);
                 \pg_close($link);
-                throw ConnectException::libpq($address, $message ?: 'connection failed');
+                throw self::connectFailed($address, $message ?: 'connection failed');
             }
         }
         $socket = \pg_socket($link);

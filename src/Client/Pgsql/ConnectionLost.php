@@ -11,7 +11,7 @@ use Weft\Pool\BrokenConnection;
  * (timeout, cancellation) leaving the protocol mid-statement. Close it and use another one; a pool
  * does that by itself.
  */
-final class ConnectionLost extends \RuntimeException implements BrokenConnection, \Weft\WeftException
+final class ConnectionLost extends \Weft\Socket\ConnectionLost implements BrokenConnection
 {
     private function __construct(string $message, private readonly bool $safeToRetry, ?\Throwable $previous = null)
     {

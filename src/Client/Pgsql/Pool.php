@@ -49,7 +49,7 @@ final class Pool
 
     /**
      * @param list<mixed> $params
-     * @throws QueryError|ConnectionLost|ConnectException|\Weft\Pool\PoolExhausted
+     * @throws QueryError|ConnectionLost|\Weft\Socket\ConnectException|\Weft\Pool\PoolExhausted
      */
     public function query(string $sql, array $params = []): Result
     {

@@ -7,6 +7,7 @@ namespace Weft\Client\Redis;
 use Closure;
 use Weft\Client\Redis\Internal\Decode;
 use Weft\Client\Redis\Internal\Link;
+use Weft\Client\Redis\Internal\ScanAll;
 use Weft\Client\Redis\Protocol\Push;
 use Weft\Client\Redis\Protocol\RespWriter;
 use Weft\Coroutine\ConcurrentUse;
@@ -27,6 +28,7 @@ use Weft\Coroutine\Coroutine;
 final class Connection
 {
     use Commands;
+    use ScanAll;
 
     /** Commands whose replies are pushes or streams of replies: they need a Subscriber. */
     private const SUBSCRIBER_COMMANDS = [
@@ -50,7 +52,7 @@ final class Connection
     }
 
     /**
-     * @throws ConnectionLost when the server cannot be reached
+     * @throws \Weft\Socket\ConnectException when the server cannot be reached (ConnectTimeout: not in time)
      * @throws RedisError when it refuses the handshake (e.g. "WRONGPASS", "NOPROTO")
      */
     public static function connect(Config|string $config): self
@@ -230,21 +232,6 @@ final class Connection
     public function select(int $database): void
     {
         $this->call(['SELECT', $database]);
-    }
-
-    /**
-     * Iterates over every key (SCAN until the cursor comes back to "0"). Keys added or removed meanwhile
-     * may or may not be seen; a key may be yielded twice.
-     *
-     * @return \Generator<int, string>
-     */
-    public function scanAll(?string $match = null, int $count = 100): \Generator
-    {
-        $cursor = '0';
-        do {
-            [$cursor, $keys] = $this->scan($cursor, $match, $count);
-            yield from $keys;
-        } while ($cursor !== '0');
     }
 
     /** 2 or 3: the RESP version this connection speaks. */

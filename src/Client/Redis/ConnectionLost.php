@@ -7,21 +7,16 @@ namespace Weft\Client\Redis;
 use Weft\Pool\BrokenConnection;
 
 /**
- * The connection could not be opened or is gone (refused, reset, closed by the server, killed). The
- * connection is closed and must not be used again; a pool discards it. isSafeToRetry() tells whether the
- * server can have acted on what was being sent.
+ * The connection is gone (reset, closed by the server, killed). The connection is closed and must not
+ * be used again; a pool discards it. isSafeToRetry() tells whether the server can have acted on what was
+ * being sent. (Not opening one at all is Weft\Socket\ConnectException.)
  */
-final class ConnectionLost extends \RuntimeException implements BrokenConnection, \Weft\WeftException
+final class ConnectionLost extends \Weft\Socket\ConnectionLost implements BrokenConnection
 {
     private function __construct(string $message, private readonly bool $safeToRetry, ?\Throwable $previous = null)
     {
         $code = $previous?->getCode();
         parent::__construct($message, \is_int($code) ? $code : 0, $previous);
-    }
-
-    public static function connectFailed(string $where, \Throwable $previous): self
-    {
-        return new self("Cannot connect to Redis at $where: {$previous->getMessage()}", true, $previous);
     }
 
     /** Found dead before anything of the command was written: nothing can have happened. */

@@ -5,6 +5,7 @@ declare(strict_types=1);
 namespace Weft\Client\Redis;
 
 use Closure;
+use Weft\Client\Redis\Internal\ScanAll;
 use Weft\Pool\Pool as ConnectionPool;
 use Weft\Pool\PoolOptions;
 
@@ -18,6 +19,7 @@ use Weft\Pool\PoolOptions;
 final class Pool
 {
     use Commands;
+    use ScanAll;
 
     public readonly Config $config;
     /** @var ConnectionPool<Connection> */
@@ -80,16 +82,6 @@ final class Pool
     public function use(Closure $task): mixed
     {
         return $this->pool->use($task);
-    }
-
-    /** @return \Generator<int, string> every key, see Connection::scanAll() */
-    public function scanAll(?string $match = null, int $count = 100): \Generator
-    {
-        $cursor = '0';
-        do {
-            [$cursor, $keys] = $this->scan($cursor, $match, $count);
-            yield from $keys;
-        } while ($cursor !== '0');
     }
 
     /** @return array<string, int|bool> see Weft\Pool\Pool::stats() */

@@ -40,7 +40,7 @@ final class Subscriber implements \IteratorAggregate
         $this->messages = new \SplQueue();
     }
 
-    /** @throws ConnectionLost|RedisError */
+    /** @throws \Weft\Socket\ConnectException|RedisError */
     public static function connect(Config|string $config): self
     {
         return new self(Link::open(\is_string($config) ? Config::fromUrl($config) : $config));

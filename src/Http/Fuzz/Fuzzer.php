@@ -6,13 +6,23 @@ namespace Weft\Http\Fuzz;
 
 /**
  * A bounded, deterministic mutational fuzzer for the request parser and, when given one, a live server
- * running the echo application (tests/Integration/fixtures/strict-app.php: it answers "METHOD target
- * bodylength"). Each case must pass ParserOracle; against the server, each answer must be well-formed
- * HTTP and agree with the parser: one 200 per request it parsed (until one that ends the connection),
- * then its error status, then the end of the connection.
+ * running the echo application (ECHO_APP: it answers "METHOD target bodylength"). Each case must pass
+ * ParserOracle; against the server, each answer must be well-formed HTTP and agree with the parser: one
+ * 200 per request it parsed (until one that ends the connection), then its error status, then the end
+ * of the connection.
  */
 final class Fuzzer
 {
+    /**
+     * The request vectors every HTTP parser must agree with (the PHP one, the native one, a live server):
+     * the fuzzer's seeds and the parsers' tests' cases. Part of the package, so `bin/weft fuzz` works in
+     * an application's vendor/ too.
+     */
+    public const VECTORS = __DIR__ . '/vectors.php';
+
+    /** The application `bin/weft fuzz --live` serves (and the strictness tests): it echoes what the parser understood. */
+    public const ECHO_APP = __DIR__ . '/strict-app.php';
+
     /** @var list<string> */
     private array $failures = [];
 

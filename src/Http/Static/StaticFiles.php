@@ -7,6 +7,7 @@ namespace Weft\Http\Static;
 use Psr\Http\Server\RequestHandlerInterface;
 use Weft\Http\Compression\Gzip;
 use Weft\Http\Compression\GzipOptions;
+use Weft\Http\Message\HeaderBlock;
 use Weft\Http\Message\Request;
 use Weft\Http\Message\Response;
 use Weft\Http\Message\ResponseEncoder;
@@ -455,7 +456,7 @@ final class StaticFiles
     private static function isWebSocketHandshake(Request $request): bool
     {
         $upgrade = $request->header('upgrade');
-        return $upgrade !== null && \Weft\WebSocket\Handshake::hasToken($upgrade, 'websocket');
+        return $upgrade !== null && HeaderBlock::listHas($upgrade, 'websocket');
     }
 
     /**

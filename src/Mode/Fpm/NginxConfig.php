@@ -16,11 +16,11 @@ final class NginxConfig
         $user = $s->root ? "user {$q($s->user)} {$q($s->group)};\n" : '';
         // Kept-alive connections to php-fpm are off unless asked for (FpmSettings::$upstreamKeepalive):
         // php-fpm gives a worker to a connection until nginx closes it, so every idle connection in
-        // nginx's cache holds a worker, while requests that found the cache empty opened new
-        // connections that wait in php-fpm's backlog for a worker to come free. Under more
-        // concurrency than workers the cached connections keep getting the workers and the queued
-        // ones starve: measured p99 0.8-1.8 s and wrk timeouts against 40 ms without keep-alive.
-        // When on, the cache stays smaller than the pool, or a queued connection could wait for ever.
+        // nginx's cache holds a worker, while requests that found the cache empty open new connections
+        // that wait in php-fpm's backlog for a worker to come free. Under more concurrency than workers
+        // the cached connections keep getting the workers and the queued ones starve (their latency
+        // grows to seconds while the others' stays at milliseconds). When on, the cache stays smaller
+        // than the pool, or a queued connection could wait for ever.
         $keepConn = $s->upstreamKeepalive ? 'on' : 'off';
         $keepalive = $s->upstreamKeepalive && $s->workers > 1 ? "        keepalive " . ($s->workers - 1) . ";\n        keepalive_timeout 60s;\n" : '';
         // The one socket, listed three times: nginx retries a request on the next server of the

@@ -4,6 +4,7 @@ declare(strict_types=1);
 
 namespace Weft\Mode\Fpm;
 
+use Weft\Server\ControlSocket;
 use Weft\Server\Logger;
 use Weft\Server\PidFile;
 use Weft\Server\RuntimeFiles;
@@ -44,7 +45,7 @@ final class Supervisor
     private bool $reopenRequested = false;
     private float $started = 0.0;
     /** @var resource|null */
-    private mixed $control = null;
+    private ?ControlSocket $control = null;
     /** @var resource|null */
     private mixed $output = null;
     private ?LogPipe $logPipe = null;
@@ -283,15 +284,17 @@ final class Supervisor
     private function loop(): void
     {
         while ($this->stopSignals === 0) {
-            $read = [$this->control];
+            $read = $this->control === null ? [] : [$this->control->resource()];
             foreach ([$this->logPipe, $this->recordPipe] as $pipe) {
                 if ($pipe !== null) {
                     $read[] = $pipe->resource();
                 }
             }
             $write = $except = null;
-            if (@\stream_select($read, $write, $except, 0, 250_000) > 0 && \in_array($this->control, $read, true)) {
-                $this->serveControl();
+            if (@\stream_select($read, $write, $except, 0, 250_000) > 0 && $this->control !== null && \in_array($this->control->resource(), $read, true)) {
+                $this->control->answerWaiting(['status' => $this->status(...)], function (\Throwable $e): void {
+                    $this->logger->warning('Control socket: {message}', ['message' => $e->getMessage()]);
+                });
             }
             $this->logPipe?->forward($this->logger, $this->output);
             $this->recordPipe?->forward($this->logger, $this->output);
@@ -455,50 +458,13 @@ final class Supervisor
         if ($this->pidFile === null) {
             return;
         }
-        $path = $this->pidFile . '.sock';
-        \clearstatcache(true, $path);
-        $stat = @\lstat($path);
-        if ($stat !== false && ($stat['mode'] & 0170000) !== 0140000) {
-            throw new UnsafePath("'$path' exists and is not a socket: refusing to replace it");
-        }
-        @\unlink($path);
-        $umask = \umask(0177);
-        $control = @\stream_socket_server('unix://' . $path, $errno, $error);
-        \umask($umask);
-        if ($control === false) {
-            throw new \RuntimeException("Cannot open the control socket '$path': $error");
-        }
-        $this->control = $control;
-    }
-
-    private function serveControl(): void
-    {
-        $client = @\stream_socket_accept($this->control, 0);
-        if ($client === false) {
-            return;
-        }
-        try {
-            \stream_set_timeout($client, 5);
-            $command = \trim((string) \fgets($client, 256));
-            $reply = match ($command) {
-                'status' => $this->status(),
-                default => ['error' => "unknown command '$command'"],
-            };
-            @\fwrite($client, \json_encode($reply, \JSON_THROW_ON_ERROR | \JSON_PRETTY_PRINT | \JSON_UNESCAPED_SLASHES) . "\n");
-        } catch (\Throwable $e) {
-            $this->logger->warning('Control socket: {message}', ['message' => $e->getMessage()]);
-        } finally {
-            \fclose($client);
-        }
+        $this->control = ControlSocket::open($this->pidFile . '.sock');
     }
 
     private function cleanup(): void
     {
-        if ($this->control !== null) {
-            \fclose($this->control);
-            $this->control = null;
-            @\unlink($this->pidFile . '.sock');
-        }
+        $this->control?->remove();
+        $this->control = null;
         if ($this->ownsPidFile && $this->pidFile !== null) {
             (new PidFile($this->pidFile))->release((int) \getmypid());
         }

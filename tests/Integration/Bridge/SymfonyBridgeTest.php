@@ -22,6 +22,9 @@ final class SymfonyBridgeTest extends FrameworkBridgeTestCase
     /**
      * Booting a framework blocks the worker (container compiled, classes autoloaded) before any
      * request is served: the blocking-call detector does not report it, only what blocks a request.
+     * The boot here holds the worker for 300 ms, six times the threshold; what a report of it would
+     * name (its file) is looked for, not any report: the first request's own work (autoloading what
+     * the boot did not) may take longer than 50 ms on a loaded machine, and is a request's.
      */
     public function testBootingIsNotReportedAsABlockingCall(): void
     {
@@ -29,7 +32,9 @@ final class SymfonyBridgeTest extends FrameworkBridgeTestCase
         file_put_contents($entry, "<?php\nusleep(300_000); // a long boot: a cold cache, a big container\nreturn require __DIR__ . '/weft.php';\n");
         $base = $this->serve(entryFile: 'weft-slow-boot.php');
         self::assertSame('Hello World', Curl::get("$base/")['body']);
-        self::assertStringNotContainsString('A blocking call held the worker', $this->serverOutput());
+        $reports = array_filter(explode("\n", $this->serverOutput()), static fn (string $line): bool => str_contains($line, 'held the worker'));
+        $boot = array_filter($reports, static fn (string $line): bool => str_contains($line, 'weft-slow-boot.php') || str_contains($line, 'outside any coroutine'));
+        self::assertSame([], array_values($boot), 'the boot was reported as a blocking call');
     }
 
     /**

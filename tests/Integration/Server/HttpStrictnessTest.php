@@ -10,12 +10,12 @@ use Weft\Tests\Support\RawHttp;
 use Weft\Tests\Support\ServerProcess;
 
 /**
- * The shared request vectors (tests/Unit/Http/vectors.php) against a live server, and what the server
+ * The shared request vectors (src/Http/Fuzz/vectors.php) against a live server, and what the server
  * does with responses that cannot be sent as the app built them.
  */
 final class HttpStrictnessTest extends TestCase
 {
-    private const APP = __DIR__ . '/../fixtures/strict-app.php';
+    private const APP = \Weft\Http\Fuzz\Fuzzer::ECHO_APP;
 
     private static ?ServerProcess $server = null;
 
@@ -33,7 +33,7 @@ final class HttpStrictnessTest extends TestCase
     public function testEveryVectorGetsTheSameAnswerFromTheLiveServer(): void
     {
         $checked = 0;
-        foreach (require __DIR__ . '/../../Unit/Http/vectors.php' as $vector) {
+        foreach (require \Weft\Http\Fuzz\Fuzzer::VECTORS as $vector) {
             // Vectors with other limits need another server; a partial one waits for bytes that never come.
             if (isset($vector['limits']) || ($vector['partial'] ?? false)) {
                 continue;
@@ -102,7 +102,7 @@ final class HttpStrictnessTest extends TestCase
     public function testABoundedFuzzRunAgainstTheLiveServerGetsOnlyWellFormedAgreeingAnswers(): void
     {
         $errorsBefore = \substr_count(self::$server->output(), 'error:');
-        $report = (new \Weft\Http\Fuzz\Fuzzer(\Weft\Cli\FuzzCommand::seeds(__DIR__ . '/../../Unit/Http/vectors.php')))
+        $report = (new \Weft\Http\Fuzz\Fuzzer(\Weft\Cli\FuzzCommand::seeds(\Weft\Http\Fuzz\Fuzzer::VECTORS)))
             ->run(20261123, 1500, self::$server->address());
         self::assertSame([], $report['failures']);
         self::assertSame(1500, $report['live']);

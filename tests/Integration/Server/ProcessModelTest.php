@@ -338,6 +338,23 @@ final class ProcessModelTest extends TestCase
         $server->stop();
     }
 
+    /** The handler's second argument is a Line\Peer; one typed with its former name, Line\Connection, still runs. */
+    public function testALineHandlerTypedWithTheDeprecatedNameStillRuns(): void
+    {
+        $app = \tempnam(\sys_get_temp_dir(), 'weft-line-') . '.php';
+        \file_put_contents($app, '<?php return static fn (string $line, Weft\Line\Connection $c): string => get_class($c) . " " . $line;');
+        try {
+            $server = new ServerProcess([$app, '--protocol', 'line', '--workers', '1']);
+            $client = \stream_socket_client('tcp://' . $server->address());
+            \stream_set_timeout($client, 5);
+            \fwrite($client, "hi\n");
+            self::assertSame("Weft\\Line\\Peer hi\n", \fgets($client));
+            $server->stop();
+        } finally {
+            @\unlink($app);
+        }
+    }
+
     public function testCliRejectsBadUseWithOneLineAndCode2(): void
     {
         foreach ([

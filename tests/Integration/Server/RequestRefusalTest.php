@@ -17,7 +17,7 @@ use Weft\Tests\Support\ServerProcess;
  */
 final class RequestRefusalTest extends TestCase
 {
-    private const APP = __DIR__ . '/../fixtures/strict-app.php';
+    private const APP = \Weft\Http\Fuzz\Fuzzer::ECHO_APP;
 
     /** @var array<string, ServerProcess> one server per head parser, shared by the cases */
     private static array $servers = [];

@@ -140,25 +140,6 @@ final class BenchMachineryTest extends TestCase
         }
     }
 
-    public function testBenchImportsNothingFromTheCli(): void
-    {
-        $root = \dirname(__DIR__, 3) . '/src/Bench';
-        $offenders = [];
-        foreach (new \RecursiveIteratorIterator(new \RecursiveDirectoryIterator($root, \FilesystemIterator::SKIP_DOTS)) as $file) {
-            if ($file->getExtension() !== 'php') {
-                continue;
-            }
-            $code = (string) \file_get_contents($file->getPathname());
-            // Code, not comments: strip them before looking.
-            $tokens = \array_filter(\PhpToken::tokenize($code), static fn (\PhpToken $t): bool => !$t->is([\T_COMMENT, \T_DOC_COMMENT]));
-            $text = \implode('', \array_map(static fn (\PhpToken $t): string => $t->text, $tokens));
-            if (\preg_match('/Weft\\\\Cli\\\\/', $text)) {
-                $offenders[] = \substr($file->getPathname(), \strlen($root) + 1);
-            }
-        }
-        self::assertSame([], $offenders, 'src/Bench must not import Weft\\Cli (the CLI sits on top of Bench)');
-    }
-
     public function testAServerWhoseAppCannotLoadIsKnownDoomedFromItsLog(): void
     {
         $master = "2026-11-23T10:59:20.903+00:00 [master 4847] info: Weft listening on 127.0.0.1:41915: 1 coroutine worker(s)\n";

@@ -35,7 +35,7 @@ final class BlockingDetectorTest extends TestCase
     public function testABlockingCallIsLoggedWithItsRequestAndSiteOncePerInterval(): void
     {
         $logger = self::logger();
-        $detector = new BlockingDetector($logger, 0.08, 60.0);
+        $detector = new BlockingDetector($logger, 0.08, 60.0, static fn (): string => 'GET /report?x=1'); // as the server's dispatcher names the request
         $driver = Loop::get();
         $detector->start($driver);
         $handler = static function (Request $request): void {
@@ -81,7 +81,7 @@ final class BlockingDetectorTest extends TestCase
         \file_put_contents($file, $code);
         \spl_autoload_register($loader);
         $logger = self::logger();
-        $detector = new BlockingDetector($logger, 0.05, 60.0);
+        $detector = new BlockingDetector($logger, 0.05, 60.0, static fn (): string => 'GET /loading'); // as the server's dispatcher names the request
         $driver = Loop::get();
         $detector->start($driver);
         try {
@@ -114,7 +114,7 @@ final class BlockingDetectorTest extends TestCase
     {
         require_once __DIR__ . '/fixtures/FakeErrorRenderer.php';
         $logger = self::logger();
-        $detector = new BlockingDetector($logger, 0.05, 60.0);
+        $detector = new BlockingDetector($logger, 0.05, 60.0, static fn (): string => 'GET /error-page'); // as the server's dispatcher names the request
         $driver = Loop::get();
         $detector->start($driver);
         try {
@@ -139,7 +139,7 @@ final class BlockingDetectorTest extends TestCase
     {
         $source = "<?php\n" . \str_repeat("\$a = [1, 'text', 2 * \$b]; // a line of some application\n", 30000);
         $logger = self::logger();
-        $detector = new BlockingDetector($logger, 0.05, 60.0);
+        $detector = new BlockingDetector($logger, 0.05, 60.0, static fn (): string => 'GET /highlight'); // as the server's dispatcher names the request
         $driver = Loop::get();
         $detector->start($driver);
         try {

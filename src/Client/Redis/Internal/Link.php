@@ -13,7 +13,10 @@ use Weft\Client\Redis\Protocol\RespWriter;
 use Weft\Client\Redis\RedisError;
 use Weft\Coroutine\IoWaiter;
 use Weft\Coroutine\Timeout;
+use Weft\TimeoutException;
+use Weft\Socket\ConnectException;
 use Weft\Socket\ConnectOptions;
+use Weft\Socket\ConnectTimeout;
 use Weft\Socket\Socket;
 use Weft\Socket\SocketException;
 
@@ -47,10 +50,16 @@ final class Link
         $this->resource = $socket->resource();
     }
 
+    private static function connectFailed(Config $config, \Throwable $e): ConnectException
+    {
+        $what = 'Redis at ' . $config->describe();
+        return $e instanceof TimeoutException ? ConnectTimeout::because($what, $e) : ConnectException::because($what, $e);
+    }
+
     /**
      * Connects and runs the handshake (HELLO 3 / AUTH / SELECT) in one round trip.
      *
-     * @throws ConnectionLost when the server cannot be reached
+     * @throws ConnectException when the server cannot be reached (ConnectTimeout: not in time)
      * @throws RedisError when the server refuses the handshake (WRONGPASS, NOPROTO, ...)
      */
     public static function open(Config $config): self
@@ -64,7 +73,7 @@ final class Link
                 $socket->enableClientTls($config->host, [], $config->connectTimeout);
             }
         } catch (SocketException | Timeout $e) {
-            throw ConnectionLost::connectFailed($config->describe(), $e);
+            throw self::connectFailed($config, $e);
         }
         $link = new self($socket, $config);
 
@@ -98,12 +107,12 @@ final class Link
                     $link->hello = $reply;
                 }
             }
-        } catch (ConnectionLost $e) {
+        } catch (ConnectionLost | Timeout $e) {
             $link->close();
-            throw ConnectionLost::connectFailed($config->describe(), $e);
+            throw self::connectFailed($config, $e);
         } catch (\Throwable $e) {
             $link->close();
-            throw $e instanceof Timeout ? ConnectionLost::connectFailed($config->describe(), $e) : $e;
+            throw $e;
         }
         if ($error !== null) {
             $link->close();

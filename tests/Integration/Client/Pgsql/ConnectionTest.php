@@ -5,9 +5,9 @@ declare(strict_types=1);
 namespace Weft\Tests\Integration\Client\Pgsql;
 
 use PHPUnit\Framework\Attributes\DataProvider;
-use Weft\Client\Pgsql\ConnectException;
+use Weft\Socket\ConnectException;
 use Weft\Client\Pgsql\ConnectionLost;
-use Weft\Client\Pgsql\ConnectTimeout;
+use Weft\Socket\ConnectTimeout;
 use Weft\Client\Pgsql\QueryError;
 use Weft\Coroutine\ConcurrentUse;
 use Weft\Coroutine\Timeout;

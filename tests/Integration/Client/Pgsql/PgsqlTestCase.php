@@ -50,7 +50,7 @@ abstract class PgsqlTestCase extends TestCase
     {
         try {
             $connection = Connection::connect($config ?? self::config());
-        } catch (\Weft\Client\Pgsql\ConnectException $e) {
+        } catch (\Weft\Socket\ConnectException $e) {
             if ($config === null) {
                 self::fail($e->getMessage() . ' -- is `bash scripts/services.sh start` running?');
             }

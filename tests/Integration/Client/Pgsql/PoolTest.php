@@ -5,7 +5,7 @@ declare(strict_types=1);
 namespace Weft\Tests\Integration\Client\Pgsql;
 
 use PHPUnit\Framework\Attributes\Group;
-use Weft\Client\Pgsql\ConnectException;
+use Weft\Socket\ConnectException;
 use Weft\Client\Pgsql\Connection;
 use Weft\Client\Pgsql\ConnectionLost;
 use Weft\Client\Pgsql\Pool;

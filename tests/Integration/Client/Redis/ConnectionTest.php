@@ -8,6 +8,7 @@ use PHPUnit\Framework\Attributes\DataProvider;
 use Weft\Client\Redis\Config;
 use Weft\Client\Redis\Connection;
 use Weft\Client\Redis\ConnectionLost;
+use Weft\Socket\ConnectException;
 use Weft\Client\Redis\Protocol\Push;
 use Weft\Client\Redis\RedisError;
 use Weft\Pool\BrokenConnection;
@@ -594,7 +595,7 @@ final class ConnectionTest extends RedisTestCase
         self::assertSame(['a', ['1', '2'], ['a', 2], [1]], $sync);
     }
 
-    public function testConnectionRefusedIsConnectionLost(): void
+    public function testConnectionRefusedIsTheSocketLayersConnectException(): void
     {
         $port = self::closedPort();
         foreach ([false, true] as $inCoroutine) {
@@ -602,9 +603,9 @@ final class ConnectionTest extends RedisTestCase
             try {
                 $inCoroutine ? run($attempt) : $attempt();
                 self::fail('nothing listens there');
-            } catch (ConnectionLost $e) {
-                self::assertInstanceOf(BrokenConnection::class, $e);
-                self::assertTrue($e->isSafeToRetry());
+            } catch (ConnectException $e) {
+                self::assertNotInstanceOf(\Weft\TimeoutException::class, $e);
+                self::assertStringContainsString('Cannot connect to Redis at', $e->getMessage());
                 self::assertStringContainsString("127.0.0.1:$port", $e->getMessage());
                 self::assertStringContainsString('refused', $e->getMessage());
             }

@@ -8,6 +8,7 @@ use PHPUnit\Framework\Attributes\DataProvider;
 use Weft\Client\Redis\Config;
 use Weft\Client\Redis\Connection;
 use Weft\Client\Redis\ConnectionLost;
+use Weft\Socket\ConnectException;
 use Weft\Client\Redis\Pool;
 use Weft\Client\Redis\RedisError;
 use Weft\Coroutine\WaitGroup;
@@ -130,7 +131,7 @@ final class PoolTest extends RedisTestCase
             try {
                 $pool->get('x');
                 self::fail();
-            } catch (ConnectionLost $e) {
+            } catch (ConnectException $e) {
                 self::assertStringContainsString('refused', $e->getMessage());
             }
             self::assertSame(0, $pool->stats()['total']);

@@ -7,7 +7,7 @@ namespace Weft\Tests\Integration\Client\Redis;
 use PHPUnit\Framework\TestCase;
 use Weft\Client\Redis\Config;
 use Weft\Client\Redis\Connection;
-use Weft\Client\Redis\ConnectionLost;
+use Weft\Socket\ConnectException;
 use Weft\Client\Redis\Pool;
 use Weft\Client\Redis\Subscriber;
 use Weft\Loop\Loop;
@@ -45,7 +45,7 @@ abstract class RedisTestCase extends TestCase
                 $cleaner->del(...$keys);
             }
             $cleaner->close();
-        } catch (ConnectionLost) {
+        } catch (ConnectException) {
             // The server is down: a failing test says so already.
         }
     }
@@ -67,7 +67,7 @@ abstract class RedisTestCase extends TestCase
         $config = \is_int($config) ? self::config($config) : $config;
         try {
             return $this->opened[] = Connection::connect($config);
-        } catch (ConnectionLost $e) {
+        } catch (ConnectException $e) {
             self::fail($e->getMessage() . ' -- is `bash scripts/services.sh start` running?');
         }
     }

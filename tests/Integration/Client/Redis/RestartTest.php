@@ -5,6 +5,7 @@ declare(strict_types=1);
 namespace Weft\Tests\Integration\Client\Redis;
 
 use Weft\Client\Redis\ConnectionLost;
+use Weft\Socket\ConnectException;
 use Weft\Client\Redis\RedisError;
 use Weft\Pool\PoolOptions;
 
@@ -59,7 +60,7 @@ final class RestartTest extends RedisTestCase
                         try {
                             $pool->incr($k);
                             $done++;
-                        } catch (ConnectionLost $e) {
+                        } catch (ConnectionLost | ConnectException $e) {
                             // Refused while the server is down, or lost with a command in flight.
                             $failures[] = $e->getMessage();
                         } catch (RedisError $e) {

@@ -15,7 +15,7 @@ final class FuzzerTest extends TestCase
 {
     public function testABoundedDeterministicRunFindsNothing(): void
     {
-        $report = (new Fuzzer(FuzzCommand::seeds(__DIR__ . '/../vectors.php')))->run(20261123, 5000);
+        $report = (new Fuzzer(FuzzCommand::seeds(Fuzzer::VECTORS)))->run(20261123, 5000);
         self::assertSame([], $report['failures']);
         self::assertSame(5000, $report['cases']);
         // The mutations reach every kind of outcome, not only one error.

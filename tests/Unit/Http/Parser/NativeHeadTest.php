@@ -276,7 +276,7 @@ final class NativeHeadTest extends TestCase
     /** The fuzzer's mutations of the shared vectors, at once and split (ParserOracle compares both paths). */
     public function testMutatedVectorsGiveTheSameOutcomeOnBothPaths(): void
     {
-        $seeds = FuzzCommand::seeds(__DIR__ . '/../vectors.php');
+        $seeds = FuzzCommand::seeds(\Weft\Http\Fuzz\Fuzzer::VECTORS);
         $mutator = new RequestMutator($seeds);
         $oracle = new ParserOracle();
         $limits = new Limits();

@@ -43,7 +43,7 @@ class RequestParserTest extends TestCase
     {
         $raw = '';
         $expected = [];
-        foreach (require __DIR__ . '/../vectors.php' as $vector) {
+        foreach (require \Weft\Http\Fuzz\Fuzzer::VECTORS as $vector) {
             if ($vector['error'] === null && !isset($vector['limits']) && !($vector['partial'] ?? false)) {
                 $raw .= $vector['raw'];
                 foreach ($vector['requests'] as $request) {

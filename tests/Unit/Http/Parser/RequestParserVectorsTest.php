@@ -14,7 +14,7 @@ use Weft\Http\Parser\Limits;
 use Weft\Http\Parser\RequestParser;
 
 /**
- * Runs the shared vectors (../vectors.php) through RequestParser fed at once, byte by byte, split
+ * Runs the shared vectors (src/Http/Fuzz/vectors.php) through RequestParser fed at once, byte by byte, split
  * at every single point, and split at random (seeded) points: every way must give the same result.
  * Each vector runs twice: on the pure PHP parser, and with the extension's head parser
  * (Weft\Ext\parseHead) in front of it, skipped when the extension is not loaded.
@@ -36,7 +36,7 @@ final class RequestParserVectorsTest extends TestCase
     /** @return iterable<string, array{array<string, mixed>, bool}> */
     public static function vectors(): iterable
     {
-        foreach (require __DIR__ . '/../vectors.php' as $vector) {
+        foreach (require \Weft\Http\Fuzz\Fuzzer::VECTORS as $vector) {
             yield $vector['name'] . ' (php)' => [$vector, false];
             yield $vector['name'] . ' (native)' => [$vector, true];
         }
