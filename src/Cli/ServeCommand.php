@@ -77,6 +77,10 @@ final class ServeCommand
             'access-log-format' => ['string', 'combined', 'access log format: combined (Combined Log Format + duration, worker), or json', AccessLog::FORMATS],
             'trusted-proxies' => ['list', [], 'addresses or CIDR ranges (IPv4, IPv6; private, loopback) of reverse proxies whose --proxy-header names the client, who then is the request\'s and the access log\'s address (default: none)'],
             'proxy-header' => ['string', TrustedProxies::X_FORWARDED_FOR, 'where the trusted proxies name the client: x-forwarded-for (and X-Forwarded-Proto), or forwarded (RFC 7239)', TrustedProxies::HEADERS],
+            'tls-cert' => ['list', [], 'serve HTTPS: PEM certificate file (its chain after it); NAME=FILE for the certificate of server name NAME (SNI, *.example.org for subdomains); the first without NAME is the default'],
+            'tls-key' => ['list', [], "--tls-cert's private keys, FILE or NAME=FILE as there (default: the key is in the certificate's file)"],
+            'tls-handshake-timeout' => ['float', \Weft\Socket\Tls\TlsConfig::DEFAULT_HANDSHAKE_TIMEOUT, 'seconds a client has to complete the TLS handshake before its connection is closed'],
+            'tls-ciphers' => ['string', null, "TLS 1.2 cipher list, OpenSSL's syntax (default: Mozilla's intermediate policy)"],
             'daemon' => ['bool', false, 'run in the background'],
             'debug' => ['bool', false, 'show exception traces in 500 responses'],
             'static' => ['string', null, 'serve files from this directory before the application'],
@@ -184,9 +188,18 @@ final class ServeCommand
             if ($options->get('metrics') !== null) {
                 throw new UsageError("option '--metrics' is not available in fpm mode (bin/weft status shows php-fpm's and nginx's figures)");
             }
+            if ($options->get('tls-cert') !== []) {
+                throw new UsageError("option '--tls-cert' is not available in fpm mode (nginx receives the connections there: give it the certificate)");
+            }
             if ($options->get('trusted-proxies') !== []) {
                 throw new UsageError("option '--trusted-proxies' is not available in fpm mode (nginx receives the connections there: its real_ip module applies)");
             }
+        }
+        try {
+            $tls = self::tls($options);
+        } catch (\Weft\Socket\Tls\TlsConfigError $e) {
+            \fwrite(\STDERR, 'weft: ' . $e->getMessage() . "\n");
+            return 1;
         }
         $listener = null;
         if ($port === 0 && $options->get('pid-file') === null && $options->get('mode') !== 'fpm') {
@@ -224,6 +237,9 @@ final class ServeCommand
 
         if ($options->get('mode') === 'fpm') {
             return (new FpmCommand())->run($app, $options, $pidFile, $logFile);
+        }
+        foreach ($tls === null ? [] : $tls->check() as $line) {
+            $logger->info('TLS certificate {line}', ['line' => $line]);
         }
 
         if ($options->get('trusted-proxies') !== [] && $options->get('protocol') !== 'http') {
@@ -281,6 +297,7 @@ final class ServeCommand
             hooks: $options->get('mode') === 'coroutine' ? $hooks : 0,
             blockingThreshold: $options->get('blocking-threshold'),
             outputBudget: self::outputBudget($options->get('memory-limit')),
+            tls: $tls,
         );
         $master = new Master($config, $logger);
         try {
@@ -318,6 +335,32 @@ final class ServeCommand
             // so, its session_start() and header() failing.
             \fwrite($readyTo, 'READY ' . \substr($address, (int) \strrpos($address, ':') + 1) . "\n");
         });
+    }
+
+    /**
+     * --tls-cert and its companions, checked here: a certificate that cannot be read or a key that does not
+     * match stops the start with the reason (exit 1), before anything listens.
+     */
+    private static function tls(Options $options): ?\Weft\Socket\Tls\TlsConfig
+    {
+        if ($options->get('tls-cert') === []) {
+            foreach (['tls-key' => [], 'tls-ciphers' => null] as $name => $unset) {
+                if ($options->get($name) !== $unset) {
+                    throw new UsageError("option '--$name' needs --tls-cert");
+                }
+            }
+            return null;
+        }
+        if ($options->get('tls-handshake-timeout') <= 0) {
+            throw new UsageError("option '--tls-handshake-timeout' must be positive");
+        }
+        try {
+            $tls = \Weft\Socket\Tls\TlsConfig::fromOptions($options->get('tls-cert'), $options->get('tls-key'), $options->get('tls-handshake-timeout'), $options->get('tls-ciphers'));
+        } catch (\InvalidArgumentException $e) {
+            throw new UsageError($e->getMessage());
+        }
+        $tls->check();
+        return $tls;
     }
 
     /**

@@ -9,6 +9,7 @@ use Weft\Coroutine\Scheduler;
 use Weft\Loop\Driver;
 use Weft\Loop\Loop;
 use Weft\Socket\Listener;
+use Weft\Socket\Tls\TlsAcceptor;
 
 /**
  * One worker process: loads the application once, then accepts and serves connections until told to
@@ -37,6 +38,8 @@ final class Worker
     private Driver $driver;
     private Dispatcher $dispatcher;
     private ?Connections $connections = null;
+    /** With --tls-cert: where accepted connections go first, for their handshake. */
+    private ?TlsAcceptor $tls = null;
     private ?string $acceptWatcher = null;
     private ?WorkerChannel $channel = null;
     private bool $draining = false;
@@ -90,6 +93,11 @@ final class Worker
         }
         try {
             $protocol = ($this->config->handlerFactory)();
+            if ($this->config->tls !== null) {
+                // Read from disk here, in each new worker: a reload serves renewed certificates, and a
+                // key that does not match fails the reload (this boot) while the old generation serves on.
+                TlsAcceptor::prepare($this->config->tls, $this->listener->resource());
+            }
         } catch (\Throwable $e) {
             $this->logger->critical('Worker could not load the application: {message}', ['message' => $e->getMessage(), 'exception' => $e]);
             // With where: this line is all a `serve --daemon` or a `reload` prints of the failure.
@@ -102,6 +110,22 @@ final class Worker
         InFlight::onFatal($this->dispatcher->abandonAll(...), $this->dispatcher->currentRequest(...));
         $this->answerWhenStuck();
         $this->connections = new Connections($protocol, $this->dispatcher, $this->driver, $this->logger, $this->config->maxConnections, $this->config->outputBudget);
+        if ($this->config->tls !== null) {
+            $connections = $this->connections;
+            $this->tls = new TlsAcceptor(
+                $this->config->tls,
+                $this->driver,
+                $this->logger,
+                $connections->add(...),
+                function () use ($connections): void {
+                    // A drain waits for handshakes under way too: each ends as a connection, or not at all.
+                    if ($this->draining && $connections->count() === 0) {
+                        $this->drained();
+                    }
+                },
+                $this->config->maxConnections,
+            );
+        }
         if ($this->config->maxRequests > 0) {
             $this->dispatcher->onCall(function (int $calls): void {
                 if ($calls >= $this->config->maxRequests && !$this->draining) {
@@ -151,7 +175,11 @@ final class Worker
             if ($stream === null) {
                 return; // another worker took it, or the backlog is empty
             }
-            $this->connections->add($stream, $peer);
+            if ($this->tls !== null) {
+                $this->tls->start($stream, $peer);
+            } else {
+                $this->connections->add($stream, $peer);
+            }
             if ($this->config->mode === 'sync' && $this->config->workers > 1) {
                 $this->yieldAccepting();
                 return;
@@ -206,15 +234,23 @@ final class Worker
         $this->driver->unreference($this->driver->delay($this->config->grace, function (): void {
             $this->logger->warning('Grace period over with {n} connection(s) still open: closing them', ['n' => $this->connections->count()]);
             $this->connections->closeAll();
+            $this->tls?->closeAll();
             $this->finished = true;
             $this->driver->stop();
             $this->channel?->flushNow();
             exit(self::EXIT_OK);
         }));
-        $this->connections->drain(function (): void {
-            $this->finished = true;
-            $this->driver->stop();
-        });
+        $this->connections->drain($this->drained(...));
+    }
+
+    /** The last connection of a draining worker has closed: done, unless a TLS handshake is still under way. */
+    private function drained(): void
+    {
+        if ($this->finished || ($this->tls !== null && $this->tls->pending() > 0)) {
+            return;
+        }
+        $this->finished = true;
+        $this->driver->stop();
     }
 
     /**
@@ -266,6 +302,9 @@ final class Worker
     {
         $stats = Stats::collect($this->connections?->count() ?? 0, $this->dispatcher->calls(), $this->started, $this->dispatcher->mode(), $this->driver->name());
         $stats['slot'] = $this->slot;
+        if ($this->tls !== null) {
+            $stats += $this->tls->stats();
+        }
         if ($this->config->workerStats !== null) {
             $stats += ($this->config->workerStats)();
         }
