@@ -81,6 +81,9 @@ final class ServeCommand
             'tls-key' => ['list', [], "--tls-cert's private keys, FILE or NAME=FILE as there (default: the key is in the certificate's file)"],
             'tls-handshake-timeout' => ['float', \Weft\Socket\Tls\TlsConfig::DEFAULT_HANDSHAKE_TIMEOUT, 'seconds a client has to complete the TLS handshake before its connection is closed'],
             'tls-ciphers' => ['string', null, "TLS 1.2 cipher list, OpenSSL's syntax (default: Mozilla's intermediate policy)"],
+            'redirect-http' => ['string', null, 'with --tls-cert: also listen for plain HTTP on [HOST:]PORT and redirect every request to the same URL over HTTPS (301; 308 for methods other than GET and HEAD)'],
+            'hsts' => ['int', 0, 'with --tls-cert: send Strict-Transport-Security with this max-age in seconds on HTTPS answers (0: off)'],
+            'hsts-subdomains' => ['bool', false, '--hsts: add includeSubDomains'],
             'daemon' => ['bool', false, 'run in the background'],
             'debug' => ['bool', false, 'show exception traces in 500 responses'],
             'static' => ['string', null, 'serve files from this directory before the application'],
@@ -274,8 +277,10 @@ final class ServeCommand
             self::watcher($app, $options, $logger),
         ]));
 
+        $redirect = self::redirect($options, $logger, $accessLog);
         $config = new ServerConfig(
             handlerFactory: self::handlerFactory($app, $options, $logger, $requestMetrics, $accessLog),
+            extraListeners: $redirect === null ? [] : [$redirect],
             host: $options->get('host'),
             port: $port,
             workers: $options->get('workers'),
@@ -317,6 +322,14 @@ final class ServeCommand
             \fwrite(\STDERR, "weft: cannot listen for --metrics on {$options->get('metrics')}: " . $e->getMessage() . "\n");
             return 1;
         }
+        try {
+            if ($redirect !== null) {
+                $logger->info('Plain HTTP on {address} redirects to HTTPS (--redirect-http)', ['address' => $redirect->bind()->address()]);
+            }
+        } catch (ListenException $e) {
+            \fwrite(\STDERR, "weft: cannot listen for --redirect-http on {$options->get('redirect-http')}: " . $e->getMessage() . "\n");
+            return 1;
+        }
         if ($options->get('daemon')) {
             // Announced in the detached master: the first line of its log carries the pid of the rest.
             return Daemon::start($pidFile, $logFile, static function (\Closure $ready, \Closure $failed) use ($master, $config, $logger): int {
@@ -344,12 +357,21 @@ final class ServeCommand
     private static function tls(Options $options): ?\Weft\Socket\Tls\TlsConfig
     {
         if ($options->get('tls-cert') === []) {
-            foreach (['tls-key' => [], 'tls-ciphers' => null] as $name => $unset) {
+            foreach (['tls-key' => [], 'tls-ciphers' => null, 'redirect-http' => null, 'hsts' => 0, 'hsts-subdomains' => false] as $name => $unset) {
                 if ($options->get($name) !== $unset) {
                     throw new UsageError("option '--$name' needs --tls-cert");
                 }
             }
             return null;
+        }
+        if ($options->get('hsts') < 0) {
+            throw new UsageError("option '--hsts' cannot be negative");
+        }
+        if ($options->get('hsts-subdomains') && $options->get('hsts') === 0) {
+            throw new UsageError("option '--hsts-subdomains' needs --hsts");
+        }
+        if (($options->get('redirect-http') !== null || $options->get('hsts') > 0) && $options->get('protocol') !== 'http') {
+            throw new UsageError("options '--redirect-http' and '--hsts' need --protocol http");
         }
         if ($options->get('tls-handshake-timeout') <= 0) {
             throw new UsageError("option '--tls-handshake-timeout' must be positive");
@@ -361,6 +383,32 @@ final class ServeCommand
         }
         $tls->check();
         return $tls;
+    }
+
+    /** --redirect-http: the plain-HTTP listener whose every answer sends the client to the HTTPS port. */
+    private static function redirect(Options $options, Logger $logger, ?AccessLog $accessLog): ?\Weft\Server\ExtraListener
+    {
+        $address = $options->get('redirect-http');
+        if ($address === null) {
+            return null;
+        }
+        if (\preg_match('/^\d+$/', $address) === 1) {
+            $host = $options->get('host');
+            $address = (\str_contains($host, ':') ? "[$host]" : $host) . ':' . $address;
+        } elseif (\preg_match('/^(\[[0-9a-fA-F:.]+\]|[^:\[\]]+):\d+$/', $address) !== 1) {
+            throw new UsageError("option '--redirect-http' expects [HOST:]PORT, got '$address'");
+        }
+        $maxHeader = $options->get('max-header');
+        $idleTimeout = $options->get('idle-timeout');
+        return new \Weft\Server\ExtraListener($address, static function (int $httpsPort) use ($logger, $accessLog, $maxHeader, $idleTimeout): \Weft\Server\Protocol {
+            $limits = (new Limits())->withMaxHeaderBytes($maxHeader)->withMaxTargetBytes($maxHeader);
+            return new HttpProtocol(
+                (new \Weft\Http\Tls\HttpsRedirect($httpsPort))(...),
+                $logger,
+                new HttpOptions(limits: $limits, idleTimeout: $idleTimeout),
+                $accessLog,
+            );
+        }, $options->get('backlog'));
     }
 
     /**
@@ -485,7 +533,9 @@ final class ServeCommand
         );
         $memoryLimit = $options->get('memory-limit');
         $sendTimeout = $options->get('send-timeout');
-        return static function () use ($sendTimeout, $app, $protocol, $maxLine, $httpOptions, $logger, $memoryLimit, $metrics, $static, $gzip, $accessLog) {
+        $hsts = $options->get('hsts');
+        $hstsSubdomains = $options->get('hsts-subdomains');
+        return static function () use ($sendTimeout, $app, $protocol, $maxLine, $httpOptions, $logger, $memoryLimit, $metrics, $static, $gzip, $accessLog, $hsts, $hstsSubdomains) {
             // In the worker, after fork: its own limits, and the code as it is on disk now.
             InFlight::reset();
             \ini_set('memory_limit', $memoryLimit > 0 ? (string) $memoryLimit : '-1');
@@ -501,6 +551,9 @@ final class ServeCommand
             }));
             ServerLog::install($logger);
             $application = \Weft\Mode\HttpLayers::wrap(AppLoader::load($app), $static, $gzip);
+            if ($hsts > 0 && $protocol === 'http') {
+                $application = (new \Weft\Http\Tls\Hsts($application, $hsts, $hstsSubdomains))(...);
+            }
             $metrics->watchLoop($loop);
             if ($protocol === 'line') {
                 if (!$application instanceof \Closure) {

@@ -55,6 +55,8 @@ final class ServerConfig
         public readonly int $outputBudget = self::DEFAULT_OUTPUT_BUDGET,
         /** TLS on the listener (--tls-cert): certificates checked in each worker as it loads, so a reload renews them */
         public readonly ?\Weft\Socket\Tls\TlsConfig $tls = null,
+        /** @var list<ExtraListener> more addresses served by the workers (--redirect-http) */
+        public readonly array $extraListeners = [],
     ) {
         if ($workers < 1) {
             throw new \InvalidArgumentException('--workers must be at least 1');

@@ -40,6 +40,8 @@ final class Worker
     private ?Connections $connections = null;
     /** With --tls-cert: where accepted connections go first, for their handshake. */
     private ?TlsAcceptor $tls = null;
+    /** @var list<array{Listener, Connections, string}> ServerConfig::$extraListeners: listener, its connections, accept watcher */
+    private array $extras = [];
     private ?string $acceptWatcher = null;
     private ?WorkerChannel $channel = null;
     private bool $draining = false;
@@ -154,6 +156,20 @@ final class Worker
             },
         );
         $this->acceptWatcher = $this->driver->onReadable($this->listener->resource(), $this->accept(...));
+        foreach ($this->config->extraListeners as $extra) {
+            $listener = $extra->listener();
+            $connections = new Connections($extra->protocol($this->listener->port()), $this->dispatcher, $this->driver, $this->logger, $this->config->maxConnections, $this->config->outputBudget);
+            $watcher = $this->driver->onReadable($listener->resource(), function () use ($listener, $connections): void {
+                for ($i = 0; $i < self::ACCEPT_BATCH && !$this->draining; $i++) {
+                    $stream = $listener->acceptStream($peer);
+                    if ($stream === null) {
+                        return;
+                    }
+                    $connections->add($stream, $peer);
+                }
+            });
+            $this->extras[] = [$listener, $connections, $watcher];
+        }
         $this->channel?->send(WorkerMessage::ready($this->stats()));
 
         // run() clears a stop() that came before it, so a drain that is already complete skips it.
@@ -229,6 +245,11 @@ final class Worker
             $this->acceptWatcher = null;
         }
         $this->listener->detach();
+        foreach ($this->extras as [$listener, $connections, $watcher]) {
+            $this->driver->cancel($watcher);
+            $listener->detach();
+            $connections->closeAll();
+        }
         $this->channel?->send(WorkerMessage::draining($this->stats()));
         // The grace period: connections still open then are cut; the master enforces it too.
         $this->driver->unreference($this->driver->delay($this->config->grace, function (): void {
