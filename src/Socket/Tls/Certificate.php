@@ -26,14 +26,36 @@ final class Certificate
      */
     public function check(): array
     {
+        return $this->checkContents(...$this->contents());
+    }
+
+    /**
+     * The files' contents, read once: what is checked is what is served (PinnedFiles).
+     *
+     * @return array{string, string} the certificate file's and the key file's
+     * @throws TlsConfigError
+     */
+    public function contents(): array
+    {
         $for = $this->name === null ? '' : " (for {$this->name})";
         $pem = self::read($this->certFile, 'certificate' . $for);
+        return [$pem, $this->keyFile === $this->certFile ? $pem : self::read($this->keyFile, 'key' . $for)];
+    }
+
+    /**
+     * check() on contents already read.
+     *
+     * @return array{notAfter: int, subject: string}
+     * @throws TlsConfigError
+     */
+    public function checkContents(string $pem, string $keyPem): array
+    {
+        $for = $this->name === null ? '' : " (for {$this->name})";
         $certificate = @\openssl_x509_read($pem);
         if ($certificate === false) {
             self::clearErrors();
             throw new TlsConfigError("TLS certificate {$this->certFile}{$for} holds no PEM certificate");
         }
-        $keyPem = $this->keyFile === $this->certFile ? $pem : self::read($this->keyFile, 'key' . $for);
         $key = @\openssl_pkey_get_private($keyPem);
         if ($key === false) {
             self::clearErrors();

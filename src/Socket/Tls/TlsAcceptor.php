@@ -59,8 +59,7 @@ final class TlsAcceptor
      */
     public static function prepare(TlsConfig $config, mixed $listener): void
     {
-        $config->check();
-        \stream_context_set_option($listener, ['ssl' => $config->contextOptions()]);
+        \stream_context_set_option($listener, ['ssl' => $config->contextOptions(new PinnedFiles())]);
     }
 
     /** Starts the handshake of a connection just accepted. @param resource $stream */

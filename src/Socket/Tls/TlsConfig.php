@@ -91,16 +91,27 @@ final class TlsConfig
 
     /**
      * The "ssl" stream context options that PHP's OpenSSL layer applies to each accepted connection
-     * (it builds an SSL_CTX per connection from them, see docs: TLS).
+     * (it builds an SSL_CTX per connection from them, reading the files each time). With $pinned, the
+     * files are read and checked once and private copies are served (see PinnedFiles).
      *
+     * @throws TlsConfigError
      * @return array<string, mixed>
      */
-    public function contextOptions(): array
+    public function contextOptions(?PinnedFiles $pinned = null): array
     {
-        $default = $this->certificates[0];
+        $files = [];
+        foreach ($this->certificates as $i => $certificate) {
+            if ($pinned === null) {
+                $files[$i] = [$certificate->certFile, $certificate->keyFile];
+                continue;
+            }
+            [$pem, $keyPem] = $certificate->contents();
+            $certificate->checkContents($pem, $keyPem);
+            $files[$i] = [$pinned->pin($pem, "$i.crt"), $pinned->pin($keyPem, "$i.key")];
+        }
         $options = [
-            'local_cert' => $default->certFile,
-            'local_pk' => $default->keyFile,
+            'local_cert' => $files[0][0],
+            'local_pk' => $files[0][1],
             // A server does not ask for client certificates.
             'verify_peer' => false,
             'verify_peer_name' => false,
@@ -115,8 +126,8 @@ final class TlsConfig
             'SNI_enabled' => true,
         ];
         $named = [];
-        foreach (\array_slice($this->certificates, 1) as $certificate) {
-            $named[$certificate->name] = ['local_cert' => $certificate->certFile, 'local_pk' => $certificate->keyFile];
+        foreach (\array_slice($this->certificates, 1, null, true) as $i => $certificate) {
+            $named[$certificate->name] = ['local_cert' => $files[$i][0], 'local_pk' => $files[$i][1]];
         }
         if ($named !== []) {
             $options['SNI_server_certs'] = $named;
