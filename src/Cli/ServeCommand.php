@@ -244,6 +244,9 @@ final class ServeCommand
         foreach ($tls === null ? [] : $tls->check() as $line) {
             $logger->info('TLS certificate {line}', ['line' => $line]);
         }
+        if ($tls !== null && !\function_exists('Weft\Ext\tlsShareTickets')) {
+            $logger->info('TLS session resumption off: PHP alone builds a new SSL context, with its own ticket keys, for every connection; the native extension shares one key across the workers (bash scripts/build-ext.sh)');
+        }
 
         if ($options->get('trusted-proxies') !== [] && $options->get('protocol') !== 'http') {
             throw new UsageError("option '--trusted-proxies' needs --protocol http");

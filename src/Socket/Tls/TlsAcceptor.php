@@ -34,6 +34,10 @@ final class TlsAcceptor
     private int $nextId = 1;
     private int $completed = 0;
     private int $failed = 0;
+    private int $resumed = 0;
+    /** Whether tickets shared across workers are on (TicketKeys, the native extension). */
+    private bool $tickets = false;
+    private int $ticketPeriod = 0;
 
     /**
      * @param \Closure(resource, ?string, TlsSession): void $onReady gets each connection once encrypted
@@ -48,6 +52,55 @@ final class TlsAcceptor
         private readonly \Closure $onSettled,
         private readonly int $maxPending,
     ) {
+        $this->tickets = $config->tickets !== null && self::ticketsWork($logger);
+        if ($this->tickets) {
+            $this->rotateTickets();
+            $driver->unreference($driver->repeat(10.0, $this->rotateTickets(...)));
+        }
+    }
+
+    /**
+     * Whether the native extension can make PHP's per-connection SSL_CTX use the shared ticket keys:
+     * checked once at start on a connection of our own (ext/weft_tls.c checks PHP's private layout).
+     * Without it, resumption is off, and said so.
+     */
+    private static function ticketsWork(LoggerInterface $logger): bool
+    {
+        if (!\function_exists('Weft\Ext\tlsShareTickets')) {
+            return false; // the master's start-up log says so once
+        }
+        $server = @\stream_socket_server('tcp://127.0.0.1:0', $errno, $error);
+        $result = null;
+        if ($server !== false) {
+            $client = @\stream_socket_client('tcp://' . \stream_socket_get_name($server, false), $errno, $error, 1.0);
+            $accepted = $client === false ? false : @\stream_socket_accept($server, 1.0);
+            if ($accepted !== false) {
+                \stream_set_blocking($accepted, false);
+                $result = \Weft\Ext\tlsShareTickets($accepted, TlsConfig::METHOD, TicketKeys::LIFETIME);
+                \fclose($accepted);
+            }
+            if ($client !== false) {
+                \fclose($client);
+            }
+            \fclose($server);
+        }
+        \error_clear_last();
+        if ($result !== 1) {
+            $logger->warning('TLS session resumption off in this worker: {why}', ['why' => $result === -1
+                ? "PHP's OpenSSL stream layout is not the one this build of the extension knows"
+                : 'the start-up check could not run on a loopback connection']);
+            return false;
+        }
+        return true;
+    }
+
+    private function rotateTickets(): void
+    {
+        $period = TicketKeys::period(\microtime(true));
+        if ($period !== $this->ticketPeriod) {
+            $this->ticketPeriod = $period;
+            \Weft\Ext\tlsTicketKeys($this->config->tickets->keysFor($period));
+        }
     }
 
     /**
@@ -76,6 +129,10 @@ final class TlsAcceptor
             $this->fail($id, 'no complete handshake within --tls-handshake-timeout');
         });
         $this->pending[$id] = [$stream, $peer, null, $timer, false];
+        if ($this->tickets && \Weft\Ext\tlsShareTickets($stream, TlsConfig::METHOD, TicketKeys::LIFETIME) === -1) {
+            $this->tickets = false;
+            $this->logger->warning("TLS session resumption off in this worker: PHP's OpenSSL stream layout is not the one this build of the extension knows");
+        }
         $this->advance($id);
     }
 
@@ -85,10 +142,10 @@ final class TlsAcceptor
         return \count($this->pending);
     }
 
-    /** @return array{tls_handshakes: int, tls_handshake_failures: int, tls_handshakes_pending: int} */
+    /** @return array{tls_handshakes: int, tls_resumed: int, tls_handshake_failures: int, tls_handshakes_pending: int} */
     public function stats(): array
     {
-        return ['tls_handshakes' => $this->completed, 'tls_handshake_failures' => $this->failed, 'tls_handshakes_pending' => \count($this->pending)];
+        return ['tls_handshakes' => $this->completed, 'tls_resumed' => $this->resumed, 'tls_handshake_failures' => $this->failed, 'tls_handshakes_pending' => \count($this->pending)];
     }
 
     /** Ends every handshake in progress (the grace period is over). */
@@ -144,6 +201,9 @@ final class TlsAcceptor
         }
         $this->forget($id);
         $this->completed++;
+        if ($this->tickets && \Weft\Ext\tlsSessionReused($stream) === true) {
+            $this->resumed++;
+        }
         ($this->onReady)($stream, $peer, TlsSession::of($stream));
         ($this->onSettled)();
     }

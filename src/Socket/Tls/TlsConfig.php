@@ -34,6 +34,8 @@ final class TlsConfig
         public readonly float $handshakeTimeout = self::DEFAULT_HANDSHAKE_TIMEOUT,
         public readonly array $alpn = ['http/1.1'],
         public readonly string $ciphers = self::INTERMEDIATE_CIPHERS,
+        /** One per server instance: what lets a ticket from one worker resume on another (TicketKeys). */
+        public readonly ?TicketKeys $tickets = null,
     ) {
         if ($certificates === [] || $certificates[0]->name !== null) {
             throw new \InvalidArgumentException('TLS needs a default certificate (one without a server name) first');
@@ -70,7 +72,7 @@ final class TlsConfig
         foreach ($certFiles as $name => $file) {
             $list[] = new Certificate($name === '' ? null : (string) $name, $file, $keyFiles[$name] ?? $file);
         }
-        return new self($list, $handshakeTimeout, ['http/1.1'], $ciphers ?? self::INTERMEDIATE_CIPHERS);
+        return new self($list, $handshakeTimeout, ['http/1.1'], $ciphers ?? self::INTERMEDIATE_CIPHERS, TicketKeys::generate());
     }
 
     /**

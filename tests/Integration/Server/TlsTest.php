@@ -84,6 +84,32 @@ final class TlsTest extends TestCase
         $server->stop();
     }
 
+    public function testSessionsResumeAcrossWorkers(): void
+    {
+        $cert = $this->ca->issue('localhost');
+        $server = new ServerProcess([self::APP, '--workers', '2', '--tls-cert', $cert['cert'], '--tls-key', $cert['key']]);
+        // The server restarts PHP with the extension built in this checkout, except under WEFT_NO_REEXEC.
+        $native = \getenv('WEFT_NO_REEXEC') === false ? \is_file(\dirname(__DIR__, 3) . '/ext/modules/weft.so') : \extension_loaded('weft');
+        if (!$native) {
+            self::assertStringContainsString('TLS session resumption off: PHP alone builds a new SSL context', $server->output());
+        }
+        foreach (['-tls1_2', '-tls1_3'] as $version) {
+            $session = $this->ca->dir . "/session$version";
+            [$first, $resumed] = $this->pidOverTls($server->port, [$version, '-sess_out', $session]);
+            self::assertFalse($resumed);
+            // Until a connection lands on the other worker (the kernel picks; a handful is plenty).
+            for ($i = 0; $i < 60; $i++) {
+                [$pid, $resumed] = $this->pidOverTls($server->port, [$version, '-sess_in', $session]);
+                self::assertSame($native, $resumed, "$version, connection $i");
+                if ($pid !== $first) {
+                    break;
+                }
+            }
+            self::assertNotSame($first, $pid, 'no connection reached the second worker');
+        }
+        $server->stop();
+    }
+
     public function testHostileClientsCostTheirConnectionOnly(): void
     {
         $cert = $this->ca->issue('localhost');
@@ -189,6 +215,16 @@ final class TlsTest extends TestCase
         self::assertStringEndsWith('Hello over TLS', $out);
         self::assertSame(1, \substr_count($out, 'Strict-Transport-Security'), 'not on the plain-HTTP redirect');
         $server->stop();
+    }
+
+    /** @param list<string> $args @return array{string, bool} the pid that answered GET /pid, and whether the session was resumed */
+    private function pidOverTls(int $port, array $args): array
+    {
+        [$code, $output] = $this->ca->sClient($port, ['-ign_eof', '-servername', 'localhost', ...$args], "GET /pid HTTP/1.1\r\nHost: localhost\r\nConnection: close\r\n\r\n");
+        self::assertSame(0, $code, $output);
+        self::assertSame(1, \preg_match('/^(New|Reused), TLSv/m', $output, $session), $output);
+        self::assertSame(1, \preg_match('/\r\n\r\n(\d+)/', $output, $pid), $output);
+        return [$pid[1], $session[1] === 'Reused'];
     }
 
     /** @return array{int, string} curl's exit code and the body */
