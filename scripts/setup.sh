@@ -28,6 +28,7 @@ PACKAGES=(
     gcc make libc6-dev
     nginx
     curl
+    openssl  # the TLS tests make their CA and talk with s_client
     mariadb-server mariadb-client
     postgresql postgresql-client
     redis-server
