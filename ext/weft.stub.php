@@ -52,6 +52,28 @@ namespace Weft\Ext {
     function tlsSessionReused($stream): ?bool {}
 
     /**
+     * Builds this process's TLS server contexts once (weft_tls.c): the default certificate first, then
+     * one per server name (SNI, "*.example.org" for subdomains), TLS 1.2-1.3, $ciphers for TLS 1.2, the
+     * ALPN protocols in wire form, the shared ticket keys with tickets living $lifetime seconds.
+     * Replaces the previous contexts (open connections keep theirs).
+     *
+     * @param list<array{0: ?string, 1: string, 2: string}> $certificates [name, cert file, key file]
+     * @throws \Exception naming what OpenSSL refused
+     */
+    function tlsContext(array $certificates, string $ciphers, string $alpn, int $lifetime): void {}
+
+    /**
+     * Gives an accepted, non-blocking stream PHP has not set up for TLS an SSL of the tlsContext()
+     * context, where PHP's own setup would put one; stream_socket_enable_crypto() then runs the
+     * handshake on it.
+     *
+     * @param resource $stream
+     * @return int 1: attached; 0: not applicable (no context, not a PHP OpenSSL stream, set up
+     *         already, blocking); -1: the layout was not verified (tlsShareTickets() first)
+     */
+    function tlsAttach($stream): int {}
+
+    /**
      * One epoll(7) instance (created with EPOLL_CLOEXEC), level-triggered unless Epoll::ET is passed.
      *
      * Registrations are identified by an integer key chosen by the caller (Weft uses the stream's

@@ -40,6 +40,8 @@ final class Worker
     private ?Connections $connections = null;
     /** With --tls-cert: where accepted connections go first, for their handshake. */
     private ?TlsAcceptor $tls = null;
+    /** @var array<string, mixed> the "ssl" options this worker's listener serves with */
+    private array $tlsOptions = [];
     /** @var list<array{Listener, Connections, string}> ServerConfig::$extraListeners: listener, its connections, accept watcher */
     private array $extras = [];
     private ?string $acceptWatcher = null;
@@ -98,7 +100,7 @@ final class Worker
             if ($this->config->tls !== null) {
                 // Read from disk here, in each new worker: a reload serves renewed certificates, and a
                 // key that does not match fails the reload (this boot) while the old generation serves on.
-                TlsAcceptor::prepare($this->config->tls, $this->listener->resource());
+                $this->tlsOptions = TlsAcceptor::prepare($this->config->tls, $this->listener->resource());
             }
         } catch (\Throwable $e) {
             $this->logger->critical('Worker could not load the application: {message}', ['message' => $e->getMessage(), 'exception' => $e]);
@@ -116,6 +118,7 @@ final class Worker
             $connections = $this->connections;
             $this->tls = new TlsAcceptor(
                 $this->config->tls,
+                $this->tlsOptions,
                 $this->driver,
                 $this->logger,
                 $connections->add(...),

@@ -37,15 +37,19 @@ final class TlsAcceptor
     private int $resumed = 0;
     /** Whether tickets shared across workers are on (TicketKeys, the native extension). */
     private bool $tickets = false;
+    /** Whether connections get an SSL of this worker's one native context (Weft\Ext\tlsAttach()). */
+    private bool $native = false;
     private int $ticketPeriod = 0;
 
     /**
+     * @param array<string, mixed> $contextOptions what prepare() set on the listener
      * @param \Closure(resource, ?string, TlsSession): void $onReady gets each connection once encrypted
      * @param \Closure(): void $onSettled called after each handshake ends, however it ends
      * @param int $maxPending handshakes in progress at most; more connections are closed at once
      */
     public function __construct(
         private readonly TlsConfig $config,
+        array $contextOptions,
         private readonly Driver $driver,
         private readonly LoggerInterface $logger,
         private readonly \Closure $onReady,
@@ -56,7 +60,34 @@ final class TlsAcceptor
         if ($this->tickets) {
             $this->rotateTickets();
             $driver->unreference($driver->repeat(10.0, $this->rotateTickets(...)));
+            $this->native = $this->nativeContext($contextOptions);
         }
+    }
+
+    /**
+     * One SSL_CTX per worker (and per SNI name), built by the extension from the same pinned files and
+     * policy, instead of the one PHP builds, decoding the certificate and key again, for every
+     * connection. Only once the layout check passed (ticketsWork()); on any failure PHP's path serves.
+     *
+     * @param array<string, mixed> $options
+     */
+    private function nativeContext(array $options): bool
+    {
+        $certificates = [[null, $options['local_cert'], $options['local_pk']]];
+        foreach ($options['SNI_server_certs'] ?? [] as $name => $files) {
+            $certificates[] = [(string) $name, $files['local_cert'], $files['local_pk']];
+        }
+        $alpn = '';
+        foreach ($this->config->alpn as $protocol) {
+            $alpn .= \chr(\strlen($protocol)) . $protocol;
+        }
+        try {
+            \Weft\Ext\tlsContext($certificates, $this->config->ciphers, $alpn, TicketKeys::LIFETIME);
+        } catch (\Throwable $e) {
+            $this->logger->warning("TLS: the native context could not be built ({message}); PHP's OpenSSL layer serves the handshakes", ['message' => $e->getMessage()]);
+            return false;
+        }
+        return true;
     }
 
     /**
@@ -108,11 +139,14 @@ final class TlsAcceptor
      * socket's context. Checks the certificates first (a worker that cannot serve them must not start).
      *
      * @param resource $listener
+     * @return array<string, mixed> the options set, for the constructor
      * @throws TlsConfigError
      */
-    public static function prepare(TlsConfig $config, mixed $listener): void
+    public static function prepare(TlsConfig $config, mixed $listener): array
     {
-        \stream_context_set_option($listener, ['ssl' => $config->contextOptions(new PinnedFiles())]);
+        $options = $config->contextOptions(new PinnedFiles());
+        \stream_context_set_option($listener, ['ssl' => $options]);
+        return $options;
     }
 
     /** Starts the handshake of a connection just accepted. @param resource $stream */
@@ -129,7 +163,10 @@ final class TlsAcceptor
             $this->fail($id, 'no complete handshake within --tls-handshake-timeout');
         });
         $this->pending[$id] = [$stream, $peer, null, $timer, false];
-        if ($this->tickets && \Weft\Ext\tlsShareTickets($stream, TlsConfig::METHOD, TicketKeys::LIFETIME) === -1) {
+        if ($this->native) {
+            // 0 (not applicable): PHP's own setup below serves it.
+            \Weft\Ext\tlsAttach($stream);
+        } elseif ($this->tickets && \Weft\Ext\tlsShareTickets($stream, TlsConfig::METHOD, TicketKeys::LIFETIME) === -1) {
             $this->tickets = false;
             $this->logger->warning("TLS session resumption off in this worker: PHP's OpenSSL stream layout is not the one this build of the extension knows");
         }
@@ -142,10 +179,10 @@ final class TlsAcceptor
         return \count($this->pending);
     }
 
-    /** @return array{tls_handshakes: int, tls_resumed: int, tls_handshake_failures: int, tls_handshakes_pending: int} */
+    /** @return array{tls_native: bool, tls_handshakes: int, tls_resumed: int, tls_handshake_failures: int, tls_handshakes_pending: int} */
     public function stats(): array
     {
-        return ['tls_handshakes' => $this->completed, 'tls_resumed' => $this->resumed, 'tls_handshake_failures' => $this->failed, 'tls_handshakes_pending' => \count($this->pending)];
+        return ['tls_native' => $this->native, 'tls_handshakes' => $this->completed, 'tls_resumed' => $this->resumed, 'tls_handshake_failures' => $this->failed, 'tls_handshakes_pending' => \count($this->pending)];
     }
 
     /** Ends every handshake in progress (the grace period is over). */
