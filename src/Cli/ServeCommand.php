@@ -385,6 +385,7 @@ final class ServeCommand
             throw new UsageError($e->getMessage());
         }
         $tls->check();
+        $tls->selfTest();
         return $tls;
     }
 

@@ -92,6 +92,60 @@ final class TlsConfig
     }
 
     /**
+     * One handshake through PHP's own TLS layer on a loopback connection, with these options: what the
+     * file checks cannot see (a --tls-ciphers list OpenSSL refuses, a certificate it cannot use with
+     * TLS 1.2 and 1.3) stops the start instead of failing every connection.
+     *
+     * @throws TlsConfigError
+     */
+    public function selfTest(): void
+    {
+        $server = @\stream_socket_server('tcp://127.0.0.1:0', $errno, $error, \STREAM_SERVER_BIND | \STREAM_SERVER_LISTEN, \stream_context_create(['ssl' => $this->contextOptions()]));
+        if ($server === false) {
+            return; // no loopback: nothing to learn here
+        }
+        $client = @\stream_socket_client('tcp://' . \stream_socket_get_name($server, false), $errno, $error, 2.0, \STREAM_CLIENT_CONNECT,
+            \stream_context_create(['ssl' => ['verify_peer' => false, 'verify_peer_name' => false]]));
+        $accepted = $client === false ? false : @\stream_socket_accept($server, 2.0);
+        \fclose($server);
+        if ($accepted === false) {
+            return;
+        }
+        \stream_set_blocking($client, false);
+        \stream_set_blocking($accepted, false);
+        $failure = null;
+        $serverDone = $clientDone = false;
+        $deadline = \microtime(true) + 5.0;
+        while (!($serverDone && $clientDone) && $failure === null && \microtime(true) < $deadline) {
+            foreach ([[$client, \STREAM_CRYPTO_METHOD_TLS_CLIENT, &$clientDone], [$accepted, self::METHOD, &$serverDone]] as [$stream, $method, &$done]) {
+                if (!$done) {
+                    \error_clear_last();
+                    $result = @\stream_socket_enable_crypto($stream, true, $method);
+                    if ($result === false) {
+                        // A cipher list OpenSSL refuses fails PHP's setup without a warning.
+                        $failure = \error_get_last()['message']
+                            ?? ($this->ciphers !== self::INTERMEDIATE_CIPHERS ? "OpenSSL refused it: check --tls-ciphers '{$this->ciphers}'" : 'OpenSSL refused it');
+                        break;
+                    }
+                    $done = $result === true;
+                }
+            }
+            unset($done);
+            if (!($serverDone && $clientDone)) {
+                \usleep(1000);
+            }
+        }
+        \fclose($client);
+        \fclose($accepted);
+        while (\openssl_error_string() !== false) {
+        }
+        \error_clear_last();
+        if ($failure !== null || !$serverDone) {
+            throw new TlsConfigError('A TLS handshake with these certificates and settings fails: ' . \preg_replace('/^stream_socket_enable_crypto\(\): /', '', $failure ?? 'it did not complete'));
+        }
+    }
+
+    /**
      * The "ssl" stream context options that PHP's OpenSSL layer applies to each accepted connection
      * (it builds an SSL_CTX per connection from them, reading the files each time). With $pinned, the
      * files are read and checked once and private copies are served (see PinnedFiles).

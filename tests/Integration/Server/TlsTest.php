@@ -189,6 +189,9 @@ final class TlsTest extends TestCase
             [['--tls-cert', $cert['key'], '--tls-key', $cert['key']], "TLS certificate {$cert['key']} holds no PEM certificate", 1],
             [['--tls-cert', "a.test={$cert['cert']}"], "option '--tls-cert' needs a default certificate", 2],
             [['--tls-key', $cert['key']], "option '--tls-key' needs --tls-cert", 2],
+            [['--tls-cert', $cert['cert'], '--tls-key', $cert['key'], '--tls-ciphers', 'NO-SUCH-CIPHER'], "A TLS handshake with these certificates and settings fails: OpenSSL refused it: check --tls-ciphers 'NO-SUCH-CIPHER'", 1],
+            [['--tls-cert', $cert['cert'], '--tls-key', $cert['key'], '--hsts', '60', '--protocol', 'line'], "options '--redirect-http' and '--hsts' need --protocol http", 2],
+            [['--hsts', '60'], "option '--hsts' needs --tls-cert", 2],
             [['--tls-cert', $cert['cert'], '--tls-key', $cert['key'], '--mode', 'fpm'], "option '--tls-cert' is not available in fpm mode", 2],
         ];
         foreach ($cases as [$args, $message, $exit]) {
