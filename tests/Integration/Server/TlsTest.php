@@ -151,6 +151,25 @@ final class TlsTest extends TestCase
         $server->stop();
     }
 
+    public function testHandshakesInProgressAreBoundedByMaxConnections(): void
+    {
+        $cert = $this->ca->issue('localhost');
+        $server = new ServerProcess([self::APP, '--workers', '1', '--tls-cert', $cert['cert'], '--tls-key', $cert['key'],
+            '--max-connections', '2', '--tls-handshake-timeout', '60']);
+        $stalled = [$this->connect($server->port), $this->connect($server->port)];
+        // The two stalled handshakes hold the worker's two places: a third connection is closed at once
+        // (readToEnd() gives up after 15 s, long before the 60 s handshake timeout).
+        ServerProcess::waitFor(static fn () => ($server->status()['workers'][0]['tls_handshakes_pending'] ?? 0) === 2 ?: null, 10, 'two handshakes pending');
+        self::assertSame('', $this->readToEnd($this->connect($server->port)));
+        // Clients that give up free their places.
+        foreach ($stalled as $client) {
+            \fclose($client);
+        }
+        $served = ServerProcess::waitFor(fn () => $this->curl($server->port, '/')[0] === 0 ?: null, 15, 'a freed place');
+        self::assertTrue($served);
+        $server->stop();
+    }
+
     public function testReloadServesRenewedCertificatesAndRefusesAKeyThatDoesNotMatch(): void
     {
         $first = $this->ca->issue('site');
