@@ -42,6 +42,34 @@ final class TlsTest extends TestCase
         $server->stop();
     }
 
+    public function testLargeBodiesBothWaysAndAWebSocketOverTls(): void
+    {
+        $cert = $this->ca->issue('localhost');
+        $server = new ServerProcess([__DIR__ . '/../../../examples/websocket-echo.php', '--workers', '1', '--tls-cert', $cert['cert'], '--tls-key', $cert['key']]);
+        // wss:// through Python's websockets (many TLS records each way for the large message).
+        $script = <<<'PY'
+            import asyncio, ssl, sys, websockets
+            async def main():
+                ctx = ssl.create_default_context(cafile=sys.argv[1])
+                async with websockets.connect("wss://localhost:%s/" % sys.argv[2], ssl=ctx) as ws:
+                    for message in ["hello over wss", "x" * 300000]:
+                        await ws.send(message)
+                        print(len(await ws.recv()))
+            asyncio.run(main())
+            PY;
+        [$code, $out] = $this->exec(['/usr/bin/python3', '-c', $script, $this->ca->caFile, (string) $server->port]);
+        self::assertSame([0, "14\n300000\n"], [$code, $out]);
+        $server->stop();
+
+        $server = new ServerProcess([self::APP, '--workers', '1', '--tls-cert', $cert['cert'], '--tls-key', $cert['key']]);
+        $body = $this->ca->dir . '/body';
+        \file_put_contents($body, \random_bytes(3 * 1024 * 1024));
+        [$code, $out] = $this->exec(['curl', '-sS', '--cacert', $this->ca->caFile, '--data-binary', "@$body", '-H', 'Content-Type: application/octet-stream', "https://localhost:{$server->port}/echo"]);
+        self::assertSame(0, $code, $out);
+        self::assertTrue($out === \file_get_contents($body), 'the 3 MB body came back whole');
+        $server->stop();
+    }
+
     public function testTls12And13OnlyAndAlpnOffersWhatIsServed(): void
     {
         $cert = $this->ca->issue('localhost');
