@@ -17,7 +17,7 @@ final class TestCa
 
     public function __construct()
     {
-        $this->dir = \sys_get_temp_dir() . '/weft-tls-' . \bin2hex(\random_bytes(4));
+        $this->dir = \sys_get_temp_dir() . '/weft-test-ca-' . \bin2hex(\random_bytes(4));
         \mkdir($this->dir, 0700);
         $this->caFile = $this->dir . '/ca.pem';
         self::run(['openssl', 'req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', $this->dir . '/ca.key', '-out', $this->caFile,

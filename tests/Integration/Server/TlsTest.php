@@ -264,6 +264,11 @@ final class TlsTest extends TestCase
         self::assertStringContainsString("Strict-Transport-Security: max-age=31536000\r\n", $out);
         self::assertStringEndsWith('Hello over TLS', $out);
         self::assertSame(1, \substr_count($out, 'Strict-Transport-Security'), 'not on the plain-HTTP redirect');
+        // The new workers of a reload take the plain-HTTP listener over.
+        [$code, $output] = $server->control('reload');
+        self::assertSame(0, $code, $output);
+        [, $out] = $this->exec(['curl', '-sS', '-o', '/dev/null', '-w', '%{http_code}', "http://localhost:$plain/again"]);
+        self::assertSame('301', $out);
         $server->stop();
     }
 
