@@ -9,9 +9,12 @@ use Weft\Loop\Driver;
 
 /**
  * Takes accepted TCP connections through the server side of the TLS handshake, driven by the loop: a
- * handshake never blocks the worker. PHP's OpenSSL layer does the work; on a non-blocking stream
+ * handshake never blocks the worker. PHP's OpenSSL stream layer does the work; on a non-blocking stream
  * stream_socket_enable_crypto() returns 0 while it needs more from the client, and this retries it each
  * time the socket becomes readable. Each handshake has its own deadline (--tls-handshake-timeout).
+ * With the native extension, the stream first gets an SSL of the worker's one context, which also
+ * carries the ticket keys shared by the workers (ext/weft_tls.c); without it PHP builds a context per
+ * connection and no session resumes.
  *
  * Outcomes, one per connection, never more than that connection:
  * - a ClientHello that completes: the connection goes to $onReady with what was agreed (TlsSession);
