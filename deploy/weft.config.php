@@ -17,4 +17,9 @@ return [
     'metrics' => '127.0.0.1:9100',           // /health and /metrics
     'log-format' => 'json',
     'log-level' => 'info',
+    // HTTPS without nginx in front (docs/operating.md: HTTPS on one box); 'host' => '0.0.0.0', 'port' => 443:
+    // 'tls-cert' => ['/etc/letsencrypt/live/example.org/fullchain.pem'],   // NAME=FILE entries for more names (SNI)
+    // 'tls-key' => ['/etc/letsencrypt/live/example.org/privkey.pem'],
+    // 'redirect-http' => '80',              // plain HTTP answered with a redirect to HTTPS
+    // 'hsts' => 31536000,
 ];

@@ -26,6 +26,54 @@ namespace Weft\Ext {
     function parseHead(string $buffer, int $offset, int $scanFrom, int $maxHeaderBytes, int $maxTargetBytes, int $maxHeaderCount, array $methods): array|false {}
 
     /**
+     * The TLS session ticket keys of this process (weft_tls.c): up to three keys of 80 bytes (name 16,
+     * AES-256 32, HMAC-SHA256 32), the first encrypts new tickets, all decrypt. Every worker sets the
+     * same ones (Weft\Socket\Tls\TicketKeys), so a ticket from one worker resumes on another.
+     */
+    function tlsTicketKeys(string $keys): void {}
+
+    /**
+     * Runs PHP's crypto setup on an accepted server stream (the first half of
+     * stream_socket_enable_crypto($stream, true, $method)) and makes the SSL_CTX PHP built for it use
+     * the tlsTicketKeys() keys, tickets living $lifetime seconds.
+     *
+     * @param resource $stream
+     * @return int 1: done; 0: not a PHP OpenSSL socket stream, or PHP's setup failed; -1: PHP's private
+     *         layout is not the one this build knows (nothing changed: no resumption)
+     */
+    function tlsShareTickets($stream, int $method, int $lifetime): int {}
+
+    /**
+     * Whether the handshake of a server stream resumed a session (null: not a PHP OpenSSL stream, or
+     * a layout this build does not know).
+     *
+     * @param resource $stream
+     */
+    function tlsSessionReused($stream): ?bool {}
+
+    /**
+     * Builds this process's TLS server contexts once (weft_tls.c): the default certificate first, then
+     * one per server name (SNI, "*.example.org" for subdomains), TLS 1.2-1.3, $ciphers for TLS 1.2, the
+     * ALPN protocols in wire form, the shared ticket keys with tickets living $lifetime seconds.
+     * Replaces the previous contexts (open connections keep theirs).
+     *
+     * @param list<array{0: ?string, 1: string, 2: string}> $certificates [name, cert file, key file]
+     * @throws \Exception naming what OpenSSL refused
+     */
+    function tlsContext(array $certificates, string $ciphers, string $alpn, int $lifetime): void {}
+
+    /**
+     * Gives an accepted, non-blocking stream PHP has not set up for TLS an SSL of the tlsContext()
+     * context, where PHP's own setup would put one; stream_socket_enable_crypto() then runs the
+     * handshake on it.
+     *
+     * @param resource $stream
+     * @return int 1: attached; 0: not applicable (no context, not a PHP OpenSSL stream, set up
+     *         already, blocking); -1: the layout was not verified (tlsShareTickets() first)
+     */
+    function tlsAttach($stream): int {}
+
+    /**
      * One epoll(7) instance (created with EPOLL_CLOEXEC), level-triggered unless Epoll::ET is passed.
      *
      * Registrations are identified by an integer key chosen by the caller (Weft uses the stream's

@@ -152,6 +152,36 @@ ZEND_END_ARG_INFO()
 
 #define arginfo_class_Weft_Ext_Inotify_close arginfo_class_Weft_Ext_Hooks_uninstall
 
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_Weft_Ext_tlsTicketKeys, 0, 1, IS_VOID, 0)
+	ZEND_ARG_TYPE_INFO(0, keys, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_Weft_Ext_tlsShareTickets, 0, 3, IS_LONG, 0)
+	ZEND_ARG_INFO(0, stream)
+	ZEND_ARG_TYPE_INFO(0, method, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, lifetime, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_Weft_Ext_tlsSessionReused, 0, 1, _IS_BOOL, 1)
+	ZEND_ARG_INFO(0, stream)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_Weft_Ext_tlsContext, 0, 4, IS_VOID, 0)
+	ZEND_ARG_TYPE_INFO(0, certificates, IS_ARRAY, 0)
+	ZEND_ARG_TYPE_INFO(0, ciphers, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, alpn, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, lifetime, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_Weft_Ext_tlsAttach, 0, 1, IS_LONG, 0)
+	ZEND_ARG_INFO(0, stream)
+ZEND_END_ARG_INFO()
+
+ZEND_FUNCTION(weft_tls_context);
+ZEND_FUNCTION(weft_tls_attach);
+ZEND_FUNCTION(weft_tls_session_reused);
+ZEND_FUNCTION(weft_tls_ticket_keys);
+ZEND_FUNCTION(weft_tls_share_tickets);
 ZEND_METHOD(Weft_Ext_Epoll, __construct);
 ZEND_METHOD(Weft_Ext_Epoll, add);
 ZEND_METHOD(Weft_Ext_Epoll, modify);
@@ -193,6 +223,11 @@ ZEND_METHOD(Weft_Ext_Inotify, close);
 static const zend_function_entry ext_functions[] = {
 	ZEND_NS_NAMED_FE("Weft\\Ext", version, ZEND_FN(weft_version), arginfo_Weft_Ext_version)
 	ZEND_NS_NAMED_FE("Weft\\Ext", parseHead, ZEND_FN(weft_parse_head), arginfo_Weft_Ext_parseHead)
+	ZEND_NS_NAMED_FE("Weft\\Ext", tlsTicketKeys, ZEND_FN(weft_tls_ticket_keys), arginfo_Weft_Ext_tlsTicketKeys)
+	ZEND_NS_NAMED_FE("Weft\\Ext", tlsShareTickets, ZEND_FN(weft_tls_share_tickets), arginfo_Weft_Ext_tlsShareTickets)
+	ZEND_NS_NAMED_FE("Weft\\Ext", tlsSessionReused, ZEND_FN(weft_tls_session_reused), arginfo_Weft_Ext_tlsSessionReused)
+	ZEND_NS_NAMED_FE("Weft\\Ext", tlsContext, ZEND_FN(weft_tls_context), arginfo_Weft_Ext_tlsContext)
+	ZEND_NS_NAMED_FE("Weft\\Ext", tlsAttach, ZEND_FN(weft_tls_attach), arginfo_Weft_Ext_tlsAttach)
 	ZEND_FE_END
 };
 

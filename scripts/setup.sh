@@ -24,10 +24,11 @@ die() { printf 'setup: ERROR: %s\n' "$*" >&2; exit 1; }
 
 PACKAGES=(
     php8.2-cli php8.2-fpm php8.2-mysql php8.2-pgsql php8.2-dev php8.2-opcache
-    php8.2-curl php8.2-mbstring php8.2-xml php8.2-redis libcurl4-openssl-dev valgrind
+    php8.2-curl php8.2-mbstring php8.2-xml php8.2-redis libcurl4-openssl-dev libssl-dev valgrind
     gcc make libc6-dev
     nginx
     curl
+    openssl  # the TLS tests make their CA and talk with s_client
     mariadb-server mariadb-client
     postgresql postgresql-client
     redis-server

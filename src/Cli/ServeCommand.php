@@ -77,6 +77,13 @@ final class ServeCommand
             'access-log-format' => ['string', 'combined', 'access log format: combined (Combined Log Format + duration, worker), or json', AccessLog::FORMATS],
             'trusted-proxies' => ['list', [], 'addresses or CIDR ranges (IPv4, IPv6; private, loopback) of reverse proxies whose --proxy-header names the client, who then is the request\'s and the access log\'s address (default: none)'],
             'proxy-header' => ['string', TrustedProxies::X_FORWARDED_FOR, 'where the trusted proxies name the client: x-forwarded-for (and X-Forwarded-Proto), or forwarded (RFC 7239)', TrustedProxies::HEADERS],
+            'tls-cert' => ['list', [], 'serve HTTPS: PEM certificate file (its chain after it); NAME=FILE for the certificate of server name NAME (SNI, *.example.org for subdomains); the first without NAME is the default'],
+            'tls-key' => ['list', [], "--tls-cert's private keys, FILE or NAME=FILE as there (default: the key is in the certificate's file)"],
+            'tls-handshake-timeout' => ['float', \Weft\Socket\Tls\TlsConfig::DEFAULT_HANDSHAKE_TIMEOUT, 'seconds a client has to complete the TLS handshake before its connection is closed'],
+            'tls-ciphers' => ['string', null, "TLS 1.2 cipher list, OpenSSL's syntax (default: Mozilla's intermediate policy)"],
+            'redirect-http' => ['string', null, 'with --tls-cert: also listen for plain HTTP on [HOST:]PORT and redirect every request to the same URL over HTTPS (301; 308 for methods other than GET and HEAD)'],
+            'hsts' => ['int', 0, 'with --tls-cert: send Strict-Transport-Security with this max-age in seconds on HTTPS answers (0: off)'],
+            'hsts-subdomains' => ['bool', false, '--hsts: add includeSubDomains'],
             'daemon' => ['bool', false, 'run in the background'],
             'debug' => ['bool', false, 'show exception traces in 500 responses'],
             'static' => ['string', null, 'serve files from this directory before the application'],
@@ -184,9 +191,18 @@ final class ServeCommand
             if ($options->get('metrics') !== null) {
                 throw new UsageError("option '--metrics' is not available in fpm mode (bin/weft status shows php-fpm's and nginx's figures)");
             }
+            if ($options->get('tls-cert') !== []) {
+                throw new UsageError("option '--tls-cert' is not available in fpm mode (nginx receives the connections there: give it the certificate)");
+            }
             if ($options->get('trusted-proxies') !== []) {
                 throw new UsageError("option '--trusted-proxies' is not available in fpm mode (nginx receives the connections there: its real_ip module applies)");
             }
+        }
+        try {
+            $tls = self::tls($options);
+        } catch (\Weft\Socket\Tls\TlsConfigError $e) {
+            \fwrite(\STDERR, 'weft: ' . $e->getMessage() . "\n");
+            return 1;
         }
         $listener = null;
         if ($port === 0 && $options->get('pid-file') === null && $options->get('mode') !== 'fpm') {
@@ -225,6 +241,12 @@ final class ServeCommand
         if ($options->get('mode') === 'fpm') {
             return (new FpmCommand())->run($app, $options, $pidFile, $logFile);
         }
+        foreach ($tls === null ? [] : $tls->check() as $line) {
+            $logger->info('TLS certificate {line}', ['line' => $line]);
+        }
+        if ($tls !== null && !\function_exists('Weft\Ext\tlsShareTickets')) {
+            $logger->info('TLS session resumption off: PHP alone builds a new SSL context, with its own ticket keys, for every connection; the native extension shares one key across the workers (bash scripts/build-ext.sh)');
+        }
 
         if ($options->get('trusted-proxies') !== [] && $options->get('protocol') !== 'http') {
             throw new UsageError("option '--trusted-proxies' needs --protocol http");
@@ -258,8 +280,10 @@ final class ServeCommand
             self::watcher($app, $options, $logger),
         ]));
 
+        $redirect = self::redirect($options, $logger, $accessLog);
         $config = new ServerConfig(
             handlerFactory: self::handlerFactory($app, $options, $logger, $requestMetrics, $accessLog),
+            extraListeners: $redirect === null ? [] : [$redirect],
             host: $options->get('host'),
             port: $port,
             workers: $options->get('workers'),
@@ -281,6 +305,7 @@ final class ServeCommand
             hooks: $options->get('mode') === 'coroutine' ? $hooks : 0,
             blockingThreshold: $options->get('blocking-threshold'),
             outputBudget: self::outputBudget($options->get('memory-limit')),
+            tls: $tls,
         );
         $master = new Master($config, $logger);
         try {
@@ -298,6 +323,14 @@ final class ServeCommand
             $metricsServer?->bind();
         } catch (ListenException $e) {
             \fwrite(\STDERR, "weft: cannot listen for --metrics on {$options->get('metrics')}: " . $e->getMessage() . "\n");
+            return 1;
+        }
+        try {
+            if ($redirect !== null) {
+                $logger->info('Plain HTTP on {address} redirects to HTTPS (--redirect-http)', ['address' => $redirect->bind()->address()]);
+            }
+        } catch (ListenException $e) {
+            \fwrite(\STDERR, "weft: cannot listen for --redirect-http on {$options->get('redirect-http')}: " . $e->getMessage() . "\n");
             return 1;
         }
         if ($options->get('daemon')) {
@@ -318,6 +351,68 @@ final class ServeCommand
             // so, its session_start() and header() failing.
             \fwrite($readyTo, 'READY ' . \substr($address, (int) \strrpos($address, ':') + 1) . "\n");
         });
+    }
+
+    /**
+     * --tls-cert and its companions, checked here: a certificate that cannot be read or a key that does not
+     * match stops the start with the reason (exit 1), before anything listens.
+     */
+    private static function tls(Options $options): ?\Weft\Socket\Tls\TlsConfig
+    {
+        if ($options->get('tls-cert') === []) {
+            foreach (['tls-key' => [], 'tls-ciphers' => null, 'redirect-http' => null, 'hsts' => 0, 'hsts-subdomains' => false] as $name => $unset) {
+                if ($options->get($name) !== $unset) {
+                    throw new UsageError("option '--$name' needs --tls-cert");
+                }
+            }
+            return null;
+        }
+        if ($options->get('hsts') < 0) {
+            throw new UsageError("option '--hsts' cannot be negative");
+        }
+        if ($options->get('hsts-subdomains') && $options->get('hsts') === 0) {
+            throw new UsageError("option '--hsts-subdomains' needs --hsts");
+        }
+        if (($options->get('redirect-http') !== null || $options->get('hsts') > 0) && $options->get('protocol') !== 'http') {
+            throw new UsageError("options '--redirect-http' and '--hsts' need --protocol http");
+        }
+        if ($options->get('tls-handshake-timeout') <= 0) {
+            throw new UsageError("option '--tls-handshake-timeout' must be positive");
+        }
+        try {
+            $tls = \Weft\Socket\Tls\TlsConfig::fromOptions($options->get('tls-cert'), $options->get('tls-key'), $options->get('tls-handshake-timeout'), $options->get('tls-ciphers'));
+        } catch (\InvalidArgumentException $e) {
+            throw new UsageError($e->getMessage());
+        }
+        $tls->check();
+        $tls->selfTest();
+        return $tls;
+    }
+
+    /** --redirect-http: the plain-HTTP listener whose every answer sends the client to the HTTPS port. */
+    private static function redirect(Options $options, Logger $logger, ?AccessLog $accessLog): ?\Weft\Server\ExtraListener
+    {
+        $address = $options->get('redirect-http');
+        if ($address === null) {
+            return null;
+        }
+        if (\preg_match('/^\d+$/', $address) === 1) {
+            $host = $options->get('host');
+            $address = (\str_contains($host, ':') ? "[$host]" : $host) . ':' . $address;
+        } elseif (\preg_match('/^(\[[0-9a-fA-F:.]+\]|[^:\[\]]+):\d+$/', $address) !== 1) {
+            throw new UsageError("option '--redirect-http' expects [HOST:]PORT, got '$address'");
+        }
+        $maxHeader = $options->get('max-header');
+        $idleTimeout = $options->get('idle-timeout');
+        return new \Weft\Server\ExtraListener($address, static function (int $httpsPort) use ($logger, $accessLog, $maxHeader, $idleTimeout): \Weft\Server\Protocol {
+            $limits = (new Limits())->withMaxHeaderBytes($maxHeader)->withMaxTargetBytes($maxHeader);
+            return new HttpProtocol(
+                (new \Weft\Http\Tls\HttpsRedirect($httpsPort))(...),
+                $logger,
+                new HttpOptions(limits: $limits, idleTimeout: $idleTimeout),
+                $accessLog,
+            );
+        }, $options->get('backlog'));
     }
 
     /**
@@ -442,7 +537,9 @@ final class ServeCommand
         );
         $memoryLimit = $options->get('memory-limit');
         $sendTimeout = $options->get('send-timeout');
-        return static function () use ($sendTimeout, $app, $protocol, $maxLine, $httpOptions, $logger, $memoryLimit, $metrics, $static, $gzip, $accessLog) {
+        $hsts = $options->get('hsts');
+        $hstsSubdomains = $options->get('hsts-subdomains');
+        return static function () use ($sendTimeout, $app, $protocol, $maxLine, $httpOptions, $logger, $memoryLimit, $metrics, $static, $gzip, $accessLog, $hsts, $hstsSubdomains) {
             // In the worker, after fork: its own limits, and the code as it is on disk now.
             InFlight::reset();
             \ini_set('memory_limit', $memoryLimit > 0 ? (string) $memoryLimit : '-1');
@@ -458,6 +555,9 @@ final class ServeCommand
             }));
             ServerLog::install($logger);
             $application = \Weft\Mode\HttpLayers::wrap(AppLoader::load($app), $static, $gzip);
+            if ($hsts > 0 && $protocol === 'http') {
+                $application = (new \Weft\Http\Tls\Hsts($application, $hsts, $hstsSubdomains))(...);
+            }
             $metrics->watchLoop($loop);
             if ($protocol === 'line') {
                 if (!$application instanceof \Closure) {

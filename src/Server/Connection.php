@@ -48,6 +48,8 @@ final class Connection
     private const NONE = -1;
 
     public ?Session $session = null;
+    /** What the TLS handshake agreed (null: plain TCP). A native path hands such a connection to PHP's. */
+    public ?\Weft\Socket\Tls\TlsSession $tls = null;
     private readonly string $readWatcher;
     private ?string $writeWatcher = null;
     private bool $reading = true;
@@ -99,10 +101,14 @@ final class Connection
 
     /**
      * The socket's descriptor number, with the native extension (null without): where the extension
-     * writes a request's last words when the worker must go and PHP cannot (CodeDeadline::track()).
+     * writes a request's last words when the worker must go and PHP cannot (CodeDeadline::track()); null
+     * for a TLS connection too.
      */
     public function descriptor(): ?int
     {
+        if ($this->tls !== null) {
+            return null; // bytes written past OpenSSL would be garbage to the client
+        }
         return \class_exists(\Weft\Ext\Epoll::class, false) ? \Weft\Ext\Epoll::descriptorOf($this->stream) : null;
     }
 

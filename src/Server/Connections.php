@@ -48,8 +48,11 @@ final class Connections
         $this->readAhead = $driver->name() !== 'select';
     }
 
-    /** Takes an accepted socket: serves it, or refuses it when the worker cannot. @param resource $stream */
-    public function add(mixed $stream, ?string $peer): void
+    /**
+     * Takes an accepted socket: serves it, or refuses it when the worker cannot. @param resource $stream
+     * (encrypted already when $tls is given)
+     */
+    public function add(mixed $stream, ?string $peer, ?\Weft\Socket\Tls\TlsSession $tls = null): void
     {
         \stream_set_blocking($stream, false);
         \stream_set_read_buffer($stream, 0);
@@ -75,6 +78,7 @@ final class Connections
         $id = $this->nextId++;
         $connection = new Connection($id, $stream, $peer === '' ? null : $peer, $this, $this->driver, $this->timeouts, $this->output);
         $this->open[$id] = $connection;
+        $connection->tls = $tls;
         $connection->session = $this->protocol->open($connection);
         $connection->update();
     }

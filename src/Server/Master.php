@@ -139,7 +139,7 @@ final class Master
             $this->driver->unreference($this->driver->repeat(1.0, fn () => $this->checkLiveness()));
         }
         $this->logger->info('Weft listening on {address}: {workers} {mode} worker(s), loop {loop}, master pid {pid}', [
-            'address' => $this->listener->address(), 'workers' => $this->config->workers,
+            'address' => ($this->config->tls !== null ? 'https://' : '') . $this->listener->address(), 'workers' => $this->config->workers,
             'mode' => $this->config->mode, 'loop' => DriverFactory::resolve($this->config->loop), 'pid' => \getmypid(),
         ]);
         if ($onReady !== null || $this->config->masterHooks !== []) {

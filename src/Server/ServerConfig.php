@@ -53,6 +53,10 @@ final class ServerConfig
         public readonly ?\Closure $workerStats = null,
         /** bytes of unsent output a worker holds at most (OutputBudget); 0: each connection's own bound only */
         public readonly int $outputBudget = self::DEFAULT_OUTPUT_BUDGET,
+        /** TLS on the listener (--tls-cert): certificates checked in each worker as it loads, so a reload renews them */
+        public readonly ?\Weft\Socket\Tls\TlsConfig $tls = null,
+        /** @var list<ExtraListener> more addresses served by the workers (--redirect-http) */
+        public readonly array $extraListeners = [],
     ) {
         if ($workers < 1) {
             throw new \InvalidArgumentException('--workers must be at least 1');

@@ -10,6 +10,7 @@ use Weft\Hook\WorkerHooks;
 use Weft\Loop\Driver;
 use Weft\Loop\Loop;
 use Weft\Socket\Listener;
+use Weft\Socket\Tls\TlsAcceptor;
 
 /**
  * One worker process: loads the application once, then accepts and serves connections until told to
@@ -38,6 +39,12 @@ final class Worker
     private Driver $driver;
     private Dispatcher $dispatcher;
     private ?Connections $connections = null;
+    /** With --tls-cert: where accepted connections go first, for their handshake. */
+    private ?TlsAcceptor $tls = null;
+    /** @var array<string, mixed> the "ssl" options this worker's listener serves with */
+    private array $tlsOptions = [];
+    /** @var list<array{Listener, Connections, string}> ServerConfig::$extraListeners: listener, its connections, accept watcher */
+    private array $extras = [];
     private ?string $acceptWatcher = null;
     private ?WorkerChannel $channel = null;
     private bool $draining = false;
@@ -93,6 +100,11 @@ final class Worker
         }
         try {
             $protocol = ($this->config->handlerFactory)();
+            if ($this->config->tls !== null) {
+                // Read from disk here, in each new worker: a reload serves renewed certificates, and a
+                // key that does not match fails the reload (this boot) while the old generation serves on.
+                $this->tlsOptions = TlsAcceptor::prepare($this->config->tls, $this->listener->resource());
+            }
         } catch (\Throwable $e) {
             $this->logger->critical('Worker could not load the application: {message}', ['message' => $e->getMessage(), 'exception' => $e]);
             // With where: this line is all a `serve --daemon` or a `reload` prints of the failure.
@@ -107,6 +119,23 @@ final class Worker
         InFlight::onFatal($this->dispatcher->abandonAll(...), $this->dispatcher->currentRequest(...));
         $this->answerWhenStuck();
         $this->connections = new Connections($protocol, $this->dispatcher, $this->driver, $this->logger, $this->config->maxConnections, $this->config->outputBudget);
+        if ($this->config->tls !== null) {
+            $connections = $this->connections;
+            $this->tls = new TlsAcceptor(
+                $this->config->tls,
+                $this->tlsOptions,
+                $this->driver,
+                $this->logger,
+                $connections->add(...),
+                function () use ($connections): void {
+                    // A drain waits for handshakes under way too: each ends as a connection, or not at all.
+                    if ($this->draining && $connections->count() === 0) {
+                        $this->drained();
+                    }
+                },
+                $this->config->maxConnections,
+            );
+        }
         if ($this->config->maxRequests > 0) {
             $this->dispatcher->onCall(function (int $calls): void {
                 if ($calls >= $this->config->maxRequests && !$this->draining) {
@@ -135,6 +164,20 @@ final class Worker
             },
         );
         $this->acceptWatcher = $this->driver->onReadable($this->listener->resource(), $this->accept(...));
+        foreach ($this->config->extraListeners as $extra) {
+            $listener = $extra->listener();
+            $connections = new Connections($extra->protocol($this->listener->port()), $this->dispatcher, $this->driver, $this->logger, $this->config->maxConnections, $this->config->outputBudget);
+            $watcher = $this->driver->onReadable($listener->resource(), function () use ($listener, $connections): void {
+                for ($i = 0; $i < self::ACCEPT_BATCH && !$this->draining; $i++) {
+                    $stream = $listener->acceptStream($peer);
+                    if ($stream === null) {
+                        return;
+                    }
+                    $connections->add($stream, $peer);
+                }
+            });
+            $this->extras[] = [$listener, $connections, $watcher];
+        }
         $this->channel?->send(WorkerMessage::ready($this->stats()));
 
         // run() clears a stop() that came before it, so a drain that is already complete skips it.
@@ -156,7 +199,11 @@ final class Worker
             if ($stream === null) {
                 return; // another worker took it, or the backlog is empty
             }
-            $this->connections->add($stream, $peer);
+            if ($this->tls !== null) {
+                $this->tls->start($stream, $peer);
+            } else {
+                $this->connections->add($stream, $peer);
+            }
             if ($this->config->mode === 'sync' && $this->config->workers > 1) {
                 $this->yieldAccepting();
                 return;
@@ -206,20 +253,33 @@ final class Worker
             $this->acceptWatcher = null;
         }
         $this->listener->detach();
+        foreach ($this->extras as [$listener, $connections, $watcher]) {
+            $this->driver->cancel($watcher);
+            $listener->detach();
+            $connections->closeAll();
+        }
         $this->channel?->send(WorkerMessage::draining($this->stats()));
         // The grace period: connections still open then are cut; the master enforces it too.
         $this->driver->unreference($this->driver->delay($this->config->grace, function (): void {
             $this->logger->warning('Grace period over with {n} connection(s) still open: closing them', ['n' => $this->connections->count()]);
             $this->connections->closeAll();
+            $this->tls?->closeAll();
             $this->finished = true;
             $this->driver->stop();
             $this->channel?->flushNow();
             exit(self::EXIT_OK);
         }));
-        $this->connections->drain(function (): void {
-            $this->finished = true;
-            $this->driver->stop();
-        });
+        $this->connections->drain($this->drained(...));
+    }
+
+    /** The last connection of a draining worker has closed: done, unless a TLS handshake is still under way. */
+    private function drained(): void
+    {
+        if ($this->finished || ($this->tls !== null && $this->tls->pending() > 0)) {
+            return;
+        }
+        $this->finished = true;
+        $this->driver->stop();
     }
 
     /**
@@ -271,6 +331,9 @@ final class Worker
     {
         $stats = Stats::collect($this->connections?->count() ?? 0, $this->dispatcher->calls(), $this->started, $this->dispatcher->mode(), $this->driver->name());
         $stats['slot'] = $this->slot;
+        if ($this->tls !== null) {
+            $stats += $this->tls->stats();
+        }
         if ($this->config->workerStats !== null) {
             $stats += ($this->config->workerStats)();
         }

@@ -111,6 +111,19 @@ final class Listener
         return new Socket($client, $peer === '' ? null : $peer);
     }
 
+    /**
+     * Serves TLS on this listener: the connections accepted from now on are encrypted by
+     * Socket::enableServerTls(), each in the coroutine that serves it, so that a client slow to
+     * complete its handshake holds no other accept. (The server core does the same from the loop,
+     * through Tls\TlsAcceptor.) Checks the certificates first.
+     *
+     * @throws Tls\TlsConfigError
+     */
+    public function useTls(Tls\TlsConfig $config): void
+    {
+        Tls\TlsAcceptor::prepare($config, $this->resource);
+    }
+
     /** The bound address, e.g. "127.0.0.1:41234" or the socket path. */
     public function address(): string
     {

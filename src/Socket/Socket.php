@@ -212,6 +212,38 @@ final class Socket
         }
     }
 
+    /**
+     * The server side of the TLS handshake, on a connection accepted from a listener that serves TLS
+     * (Listener::useTls()). Suspends only this coroutine while the client is slow.
+     *
+     * @throws TlsException when the handshake fails or does not complete within $timeout
+     */
+    public function enableServerTls(?float $timeout = Tls\TlsConfig::DEFAULT_HANDSHAKE_TIMEOUT): Tls\TlsSession
+    {
+        $deadline = $timeout === null ? null : \hrtime(true) / 1e9 + $timeout;
+        while (true) {
+            \error_clear_last();
+            $result = @\stream_socket_enable_crypto($this->resource, true, Tls\TlsConfig::METHOD);
+            if ($result === true) {
+                return Tls\TlsSession::of($this->resource);
+            }
+            if ($result === false) {
+                $error = \error_get_last();
+                \error_clear_last();
+                throw new TlsException('TLS handshake failed: ' . ($error['message'] ?? 'unknown error'));
+            }
+            $left = $deadline === null ? null : $deadline - \hrtime(true) / 1e9;
+            if ($left !== null && $left <= 0) {
+                throw new TlsException('TLS handshake timed out');
+            }
+            try {
+                $this->waiter()->readable($left);
+            } catch (\Weft\Coroutine\Timeout) {
+                throw new TlsException('TLS handshake timed out');
+            }
+        }
+    }
+
     public function close(): void
     {
         if ($this->closed) {

@@ -310,8 +310,8 @@ final class Request
     }
 
     /**
-     * "https" when a trusted proxy (--trusted-proxies) says the client came over HTTPS; "http"
-     * otherwise (Weft itself speaks plain HTTP).
+     * "https" when the request came over TLS (--tls-cert), or when a trusted proxy (--trusted-proxies)
+     * says the client came over HTTPS; "http" otherwise.
      */
     public function scheme(): string
     {
@@ -335,6 +335,19 @@ final class Request
         $clone->forwarded = true;
         $clone->remoteAddress = $address;
         $clone->scheme = $scheme;
+        return $clone;
+    }
+
+    /**
+     * The request as it arrived over TLS at Weft itself (--tls-cert): scheme() "https", so the PSR-7
+     * bridge and the framework bridges set HTTPS=on as they do for a trusted proxy's X-Forwarded-Proto.
+     *
+     * @internal called by the HTTP session of a TLS connection
+     */
+    public function overTls(): self
+    {
+        $clone = clone $this;
+        $clone->scheme = 'https';
         return $clone;
     }
 

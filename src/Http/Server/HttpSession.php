@@ -200,6 +200,9 @@ final class HttpSession implements Session, Abandonable
                         }
                         break;
                     }
+                    if ($connection->tls !== null) {
+                        $request = $request->overTls();
+                    }
                     if ($this->protocol->proxies !== null
                         && ($this->trustedPeer ??= $this->protocol->proxies->trusts((string) $request->remoteAddress()))) {
                         // Before anything sees the request (the application, the access log, a refusal's line).

@@ -1,0 +1,409 @@
+/*
+ * TLS session tickets shared by the workers of one instance: Weft\Ext\tlsTicketKeys() and
+ * Weft\Ext\tlsShareTickets().
+ *
+ * PHP's OpenSSL stream layer (ext/openssl/xp_ssl.c) builds a new SSL_CTX for every connection
+ * (php_openssl_setup_crypto: SSL_CTX_new per stream), and OpenSSL gives each SSL_CTX random ticket keys
+ * of its own: a ticket issued on one connection can be decrypted by no other, not even in the same
+ * worker, and PHP offers no context option for a ticket key. So without this file no resumption ever
+ * happens. tlsShareTickets() runs PHP's own crypto setup early (php_stream_xport_crypto_setup(), the
+ * first half of stream_socket_enable_crypto()), finds the SSL_CTX it made, and installs a ticket key
+ * callback that uses the keys every worker derives from one secret (Weft\Socket\Tls\TicketKeys).
+ *
+ * The SSL_CTX is reached through a private layout: the start of php_openssl_netstream_data_t, which is
+ * { php_netstream_data_t s; SSL *ssl_handle; SSL_CTX *ctx; ... } in PHP 8.0 to 8.3. It is used only when
+ * the stream's ops are PHP's OpenSSL socket ops (by label), only for the PHP versions whose layout is
+ * known (compile time), and only when what it finds is consistent: SSL_get_fd() of the handle is the
+ * stream's socket and SSL_get_SSL_CTX() of it is the context found next to it. Otherwise the function
+ * says so (-1) and changes nothing; the caller logs it once and runs without resumption.
+ *
+ * Weft\Ext\tlsContext() and tlsAttach() go one step further, once tlsShareTickets() has verified the
+ * layout on a stream PHP set up itself: the worker builds its SSL_CTX (and one per SNI name) once, from
+ * the same files and policy, and tlsAttach() gives an accepted stream an SSL of that context in the two
+ * fields PHP's setup would fill. PHP's stream_socket_enable_crypto() then finds its setup done (it
+ * returns early when ssl_handle is set on a non-blocking stream) and runs the handshake, reads, writes
+ * and close (SSL_free, SSL_CTX_free of the reference taken here) exactly as for its own. What that
+ * saves is PHP's per-connection SSL_CTX_new() and certificate and key decoding, several times the cost
+ * of the handshake's own cryptography with OpenSSL 3.
+ */
+
+#ifdef HAVE_CONFIG_H
+# include "config.h"
+#endif
+
+#include "php.h"
+#include "php_network.h"
+#include "php_weft.h"
+
+#include <openssl/ssl.h>
+#include <openssl/evp.h>
+#include <openssl/rand.h>
+#include <openssl/core_names.h>
+#include <openssl/params.h>
+#include <openssl/err.h>
+#include "zend_exceptions.h"
+
+#define WEFT_TICKET_NAME 16
+#define WEFT_TICKET_AES 32
+#define WEFT_TICKET_HMAC 32
+#define WEFT_TICKET_KEY (WEFT_TICKET_NAME + WEFT_TICKET_AES + WEFT_TICKET_HMAC)
+#define WEFT_TICKET_KEYS 3
+
+#if PHP_VERSION_ID >= 80000 && PHP_VERSION_ID < 80400
+# define WEFT_TLS_LAYOUT_KNOWN 1
+typedef struct {
+	php_netstream_data_t s;
+	SSL *ssl_handle;
+	SSL_CTX *ctx;
+} weft_openssl_netstream_head;
+#else
+# define WEFT_TLS_LAYOUT_KNOWN 0
+#endif
+
+typedef struct {
+	unsigned char name[WEFT_TICKET_NAME];
+	unsigned char aes[WEFT_TICKET_AES];
+	unsigned char hmac[WEFT_TICKET_HMAC];
+} weft_ticket_key;
+
+/* [0] encrypts new tickets; all decrypt. Per process: set in each worker from the shared secret. */
+static weft_ticket_key weft_ticket_keys[WEFT_TICKET_KEYS];
+static int weft_ticket_key_count = 0;
+/* Set once tlsShareTickets() found PHP's own setup where this build expects it. */
+static bool weft_tls_layout_verified = false;
+
+#define WEFT_TLS_MAX_CONTEXTS 64
+typedef struct {
+	char *name; /* NULL: the default; "*.example.org": its subdomains */
+	SSL_CTX *ctx;
+} weft_tls_context;
+static weft_tls_context weft_tls_contexts[WEFT_TLS_MAX_CONTEXTS];
+static int weft_tls_context_count = 0;
+static unsigned char weft_tls_alpn[256];
+static unsigned int weft_tls_alpn_len = 0;
+
+static int weft_ticket_mac(EVP_MAC_CTX *hmac, weft_ticket_key *key)
+{
+	OSSL_PARAM params[3];
+	params[0] = OSSL_PARAM_construct_octet_string(OSSL_MAC_PARAM_KEY, key->hmac, WEFT_TICKET_HMAC);
+	params[1] = OSSL_PARAM_construct_utf8_string(OSSL_MAC_PARAM_DIGEST, (char *) "sha256", 0);
+	params[2] = OSSL_PARAM_construct_end();
+	return EVP_MAC_CTX_set_params(hmac, params);
+}
+
+/* OpenSSL's ticket key callback (SSL_CTX_set_tlsext_ticket_key_evp_cb): pure C, no PHP inside. */
+static int weft_ticket_callback(SSL *ssl, unsigned char *name, unsigned char *iv, EVP_CIPHER_CTX *cipher, EVP_MAC_CTX *hmac, int encrypt)
+{
+	if (weft_ticket_key_count == 0) {
+		return encrypt ? 0 : 0; /* no key: issue no ticket; a ticket offered means a full handshake */
+	}
+	if (encrypt) {
+		weft_ticket_key *key = &weft_ticket_keys[0];
+		if (RAND_bytes(iv, EVP_CIPHER_get_iv_length(EVP_aes_256_cbc())) <= 0
+			|| EVP_EncryptInit_ex(cipher, EVP_aes_256_cbc(), NULL, key->aes, iv) != 1
+			|| weft_ticket_mac(hmac, key) != 1) {
+			return -1;
+		}
+		memcpy(name, key->name, WEFT_TICKET_NAME);
+		return 1;
+	}
+	for (int i = 0; i < weft_ticket_key_count; i++) {
+		weft_ticket_key *key = &weft_ticket_keys[i];
+		if (memcmp(name, key->name, WEFT_TICKET_NAME) != 0) {
+			continue;
+		}
+		if (weft_ticket_mac(hmac, key) != 1 || EVP_DecryptInit_ex(cipher, EVP_aes_256_cbc(), NULL, key->aes, iv) != 1) {
+			return -1;
+		}
+		/* 2: valid, but under an older key: the client gets a fresh ticket. */
+		return i == 0 ? 1 : 2;
+	}
+	return 0; /* unknown (rotated out, or another instance's): a full handshake */
+}
+
+PHP_FUNCTION(weft_tls_ticket_keys)
+{
+	zend_string *keys;
+
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_STR(keys)
+	ZEND_PARSE_PARAMETERS_END();
+
+	size_t count = ZSTR_LEN(keys) / WEFT_TICKET_KEY;
+	if (ZSTR_LEN(keys) % WEFT_TICKET_KEY != 0 || count > WEFT_TICKET_KEYS) {
+		zend_argument_value_error(1, "must be up to %d keys of %d bytes each", WEFT_TICKET_KEYS, WEFT_TICKET_KEY);
+		RETURN_THROWS();
+	}
+	for (size_t i = 0; i < count; i++) {
+		const unsigned char *from = (const unsigned char *) ZSTR_VAL(keys) + i * WEFT_TICKET_KEY;
+		memcpy(weft_ticket_keys[i].name, from, WEFT_TICKET_NAME);
+		memcpy(weft_ticket_keys[i].aes, from + WEFT_TICKET_NAME, WEFT_TICKET_AES);
+		memcpy(weft_ticket_keys[i].hmac, from + WEFT_TICKET_NAME + WEFT_TICKET_AES, WEFT_TICKET_HMAC);
+	}
+	weft_ticket_key_count = (int) count;
+}
+
+PHP_FUNCTION(weft_tls_share_tickets)
+{
+	zval *zstream;
+	zend_long method;
+	zend_long lifetime;
+	php_stream *stream;
+
+	ZEND_PARSE_PARAMETERS_START(3, 3)
+		Z_PARAM_RESOURCE(zstream)
+		Z_PARAM_LONG(method)
+		Z_PARAM_LONG(lifetime)
+	ZEND_PARSE_PARAMETERS_END();
+
+	php_stream_from_zval(stream, zstream);
+
+#if WEFT_TLS_LAYOUT_KNOWN
+	/* PHP's OpenSSL socket streams only (accepted from a tcp:// server, which the openssl extension provides). */
+	if (stream->ops == NULL || stream->ops->label == NULL || strcmp(stream->ops->label, "tcp_socket/ssl") != 0
+		|| stream->abstract == NULL) {
+		RETURN_LONG(0);
+	}
+	if (php_stream_xport_crypto_setup(stream, (php_stream_xport_crypt_method_t) method, NULL) < 0) {
+		RETURN_LONG(0); /* PHP said why (a warning); stream_socket_enable_crypto() will fail the same way */
+	}
+	weft_openssl_netstream_head *head = (weft_openssl_netstream_head *) stream->abstract;
+	SSL *ssl = head->ssl_handle;
+	SSL_CTX *ctx = head->ctx;
+	if (ssl == NULL || ctx == NULL || SSL_get_fd(ssl) != (int) head->s.socket || SSL_get_SSL_CTX(ssl) != ctx) {
+		RETURN_LONG(-1);
+	}
+	weft_tls_layout_verified = true;
+	SSL_CTX_set_tlsext_ticket_key_evp_cb(ctx, weft_ticket_callback);
+	if (lifetime > 0) {
+		SSL_CTX_set_timeout(ctx, (long) lifetime);
+	}
+	RETURN_LONG(1);
+#else
+	RETURN_LONG(-1);
+#endif
+}
+
+PHP_FUNCTION(weft_tls_session_reused)
+{
+	zval *zstream;
+	php_stream *stream;
+
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_RESOURCE(zstream)
+	ZEND_PARSE_PARAMETERS_END();
+
+	php_stream_from_zval(stream, zstream);
+#if WEFT_TLS_LAYOUT_KNOWN
+	if (stream->ops != NULL && stream->ops->label != NULL && strcmp(stream->ops->label, "tcp_socket/ssl") == 0 && stream->abstract != NULL) {
+		weft_openssl_netstream_head *head = (weft_openssl_netstream_head *) stream->abstract;
+		SSL *ssl = head->ssl_handle;
+		if (ssl != NULL && SSL_get_fd(ssl) == (int) head->s.socket && SSL_get_SSL_CTX(ssl) != NULL) {
+			RETURN_BOOL(SSL_session_reused(ssl));
+		}
+	}
+#endif
+	RETURN_NULL();
+}
+
+static void weft_tls_free_contexts(void)
+{
+	for (int i = 0; i < weft_tls_context_count; i++) {
+		SSL_CTX_free(weft_tls_contexts[i].ctx); /* connections hold their own references */
+		if (weft_tls_contexts[i].name != NULL) {
+			pefree(weft_tls_contexts[i].name, 1);
+		}
+	}
+	weft_tls_context_count = 0;
+}
+
+static bool weft_tls_name_matches(const char *pattern, const char *name)
+{
+	if (strcasecmp(pattern, name) == 0) {
+		return true;
+	}
+	/* "*.example.org": one more label, never the bare domain */
+	if (pattern[0] == '*' && pattern[1] == '.') {
+		const char *dot = strchr(name, '.');
+		return dot != NULL && dot != name && strcasecmp(dot, pattern + 1) == 0;
+	}
+	return false;
+}
+
+static int weft_tls_servername(SSL *ssl, int *alert, void *arg)
+{
+	const char *name = SSL_get_servername(ssl, TLSEXT_NAMETYPE_host_name);
+	if (name == NULL) {
+		return SSL_TLSEXT_ERR_NOACK;
+	}
+	for (int i = 1; i < weft_tls_context_count; i++) {
+		if (weft_tls_name_matches(weft_tls_contexts[i].name, name)) {
+			SSL_set_SSL_CTX(ssl, weft_tls_contexts[i].ctx);
+			return SSL_TLSEXT_ERR_OK;
+		}
+	}
+	return SSL_TLSEXT_ERR_NOACK; /* the default certificate */
+}
+
+static int weft_tls_alpn_select(SSL *ssl, const unsigned char **out, unsigned char *outlen, const unsigned char *in, unsigned int inlen, void *arg)
+{
+	if (weft_tls_alpn_len == 0 || SSL_select_next_proto((unsigned char **) out, outlen, weft_tls_alpn, weft_tls_alpn_len, in, inlen) != OPENSSL_NPN_NEGOTIATED) {
+		return SSL_TLSEXT_ERR_NOACK;
+	}
+	return SSL_TLSEXT_ERR_OK;
+}
+
+static SSL_CTX *weft_tls_new_context(const char *cert, const char *key, const char *ciphers, zend_long lifetime, char *error, size_t error_size)
+{
+	SSL_CTX *ctx = SSL_CTX_new(TLS_server_method());
+	if (ctx == NULL) {
+		snprintf(error, error_size, "SSL_CTX_new failed");
+		return NULL;
+	}
+	const char *what = NULL;
+	ERR_clear_error();
+	if (SSL_CTX_set_min_proto_version(ctx, TLS1_2_VERSION) != 1 || SSL_CTX_set_max_proto_version(ctx, TLS1_3_VERSION) != 1) {
+		what = "protocol versions";
+	} else if (SSL_CTX_set_cipher_list(ctx, ciphers) != 1) {
+		what = "cipher list";
+	} else if (SSL_CTX_use_certificate_chain_file(ctx, cert) != 1) {
+		what = "certificate";
+	} else if (SSL_CTX_use_PrivateKey_file(ctx, key, SSL_FILETYPE_PEM) != 1) {
+		what = "private key";
+	} else if (SSL_CTX_check_private_key(ctx) != 1) {
+		what = "key against the certificate";
+	}
+	if (what != NULL) {
+		char reason[256] = "";
+		ERR_error_string_n(ERR_get_error(), reason, sizeof(reason));
+		ERR_clear_error();
+		snprintf(error, error_size, "OpenSSL refused the %s (%s): %s", what, cert, reason);
+		SSL_CTX_free(ctx);
+		return NULL;
+	}
+	/* What PHP's own setup sets for a server, less what only its callbacks need; renegotiation off. */
+	SSL_CTX_set_options(ctx, SSL_OP_ALL | SSL_OP_NO_COMPRESSION | SSL_OP_NO_RENEGOTIATION
+#ifdef SSL_OP_IGNORE_UNEXPECTED_EOF
+		| SSL_OP_IGNORE_UNEXPECTED_EOF
+#endif
+	);
+	SSL_CTX_clear_options(ctx, SSL_OP_DONT_INSERT_EMPTY_FRAGMENTS | SSL_OP_CIPHER_SERVER_PREFERENCE);
+	SSL_CTX_set_dh_auto(ctx, 1); /* the RFC 7919 group matching the key's strength for the DHE suites */
+	SSL_CTX_set_verify(ctx, SSL_VERIFY_NONE, NULL);
+	SSL_CTX_set_session_id_context(ctx, (const unsigned char *) "weft", 4);
+	SSL_CTX_set_alpn_select_cb(ctx, weft_tls_alpn_select, NULL);
+	SSL_CTX_set_tlsext_ticket_key_evp_cb(ctx, weft_ticket_callback);
+	if (lifetime > 0) {
+		SSL_CTX_set_timeout(ctx, (long) lifetime);
+	}
+	return ctx;
+}
+
+PHP_FUNCTION(weft_tls_context)
+{
+	HashTable *certificates;
+	zend_string *ciphers;
+	zend_string *alpn;
+	zend_long lifetime;
+
+	ZEND_PARSE_PARAMETERS_START(4, 4)
+		Z_PARAM_ARRAY_HT(certificates)
+		Z_PARAM_STR(ciphers)
+		Z_PARAM_STR(alpn)
+		Z_PARAM_LONG(lifetime)
+	ZEND_PARSE_PARAMETERS_END();
+
+	uint32_t count = zend_hash_num_elements(certificates);
+	if (count == 0 || count > WEFT_TLS_MAX_CONTEXTS) {
+		zend_argument_value_error(1, "must hold 1 to %d certificates", WEFT_TLS_MAX_CONTEXTS);
+		RETURN_THROWS();
+	}
+	if (ZSTR_LEN(alpn) > sizeof(weft_tls_alpn)) {
+		zend_argument_value_error(3, "is too long");
+		RETURN_THROWS();
+	}
+	weft_tls_context fresh[WEFT_TLS_MAX_CONTEXTS];
+	int made = 0;
+	char error[512];
+	zval *entry;
+	ZEND_HASH_FOREACH_VAL(certificates, entry) {
+		zval *name, *cert, *key;
+		if (Z_TYPE_P(entry) != IS_ARRAY
+			|| (name = zend_hash_index_find(Z_ARRVAL_P(entry), 0)) == NULL
+			|| (cert = zend_hash_index_find(Z_ARRVAL_P(entry), 1)) == NULL || Z_TYPE_P(cert) != IS_STRING
+			|| (key = zend_hash_index_find(Z_ARRVAL_P(entry), 2)) == NULL || Z_TYPE_P(key) != IS_STRING
+			|| (made == 0) != (Z_TYPE_P(name) == IS_NULL) || (made > 0 && Z_TYPE_P(name) != IS_STRING)) {
+			for (int i = 0; i < made; i++) {
+				SSL_CTX_free(fresh[i].ctx);
+				if (fresh[i].name != NULL) {
+					pefree(fresh[i].name, 1);
+				}
+			}
+			zend_argument_value_error(1, "must list [name, cert, key] entries, the first with a null name, the others with one");
+			RETURN_THROWS();
+		}
+		SSL_CTX *ctx = weft_tls_new_context(Z_STRVAL_P(cert), Z_STRVAL_P(key), ZSTR_VAL(ciphers), lifetime, error, sizeof(error));
+		if (ctx == NULL) {
+			for (int i = 0; i < made; i++) {
+				SSL_CTX_free(fresh[i].ctx);
+				if (fresh[i].name != NULL) {
+					pefree(fresh[i].name, 1);
+				}
+			}
+			zend_throw_exception(zend_ce_exception, error, 0);
+			RETURN_THROWS();
+		}
+		fresh[made].ctx = ctx;
+		fresh[made].name = Z_TYPE_P(name) == IS_STRING ? pestrdup(Z_STRVAL_P(name), 1) : NULL;
+		made++;
+	} ZEND_HASH_FOREACH_END();
+
+	weft_tls_free_contexts();
+	memcpy(weft_tls_contexts, fresh, sizeof(fresh[0]) * made);
+	weft_tls_context_count = made;
+	memcpy(weft_tls_alpn, ZSTR_VAL(alpn), ZSTR_LEN(alpn));
+	weft_tls_alpn_len = (unsigned int) ZSTR_LEN(alpn);
+	if (made > 1) {
+		SSL_CTX_set_tlsext_servername_callback(weft_tls_contexts[0].ctx, weft_tls_servername);
+	}
+}
+
+PHP_FUNCTION(weft_tls_attach)
+{
+	zval *zstream;
+	php_stream *stream;
+
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_RESOURCE(zstream)
+	ZEND_PARSE_PARAMETERS_END();
+
+	php_stream_from_zval(stream, zstream);
+#if WEFT_TLS_LAYOUT_KNOWN
+	if (!weft_tls_layout_verified) {
+		RETURN_LONG(-1);
+	}
+	if (weft_tls_context_count == 0 || stream->ops == NULL || stream->ops->label == NULL
+		|| strcmp(stream->ops->label, "tcp_socket/ssl") != 0 || stream->abstract == NULL) {
+		RETURN_LONG(0);
+	}
+	weft_openssl_netstream_head *head = (weft_openssl_netstream_head *) stream->abstract;
+	/* Only a stream PHP has not set up yet, and non-blocking (PHP's setup returns early only then). */
+	if (head->ssl_handle != NULL || head->ctx != NULL || head->s.is_blocked) {
+		RETURN_LONG(0);
+	}
+	SSL_CTX *ctx = weft_tls_contexts[0].ctx;
+	SSL *ssl = SSL_new(ctx);
+	if (ssl == NULL) {
+		RETURN_LONG(0);
+	}
+	if (SSL_set_fd(ssl, (int) head->s.socket) != 1 || SSL_CTX_up_ref(ctx) != 1) {
+		SSL_free(ssl);
+		RETURN_LONG(0);
+	}
+	head->ctx = ctx;
+	head->ssl_handle = ssl;
+	RETURN_LONG(1);
+#else
+	RETURN_LONG(-1);
+#endif
+}

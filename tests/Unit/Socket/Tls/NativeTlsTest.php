@@ -1,0 +1,158 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Tests\Unit\Socket\Tls;
+
+use PHPUnit\Framework\TestCase;
+use Weft\Socket\Tls\TicketKeys;
+use Weft\Socket\Tls\TlsConfig;
+
+/**
+ * The extension's TLS functions (ext/weft_tls.c) on real connections within this process: both ends
+ * non-blocking, the handshake stepped by hand. Also run under valgrind (scripts/ext-memcheck.sh).
+ */
+final class NativeTlsTest extends TestCase
+{
+    private static string $dir;
+    /** @var array<string, array{string, string}> cert and key files by CN */
+    private static array $files = [];
+
+    public static function setUpBeforeClass(): void
+    {
+        self::$dir = \sys_get_temp_dir() . '/weft-native-tls-' . \bin2hex(\random_bytes(4));
+        \mkdir(self::$dir, 0700);
+        foreach (['default.test', 'other.test'] as $cn) {
+            $key = \openssl_pkey_new(['private_key_type' => \OPENSSL_KEYTYPE_EC, 'curve_name' => 'prime256v1']);
+            $cert = \openssl_csr_sign(\openssl_csr_new(['commonName' => $cn], $key), null, $key, 1);
+            \openssl_x509_export_to_file($cert, self::$dir . "/$cn.pem");
+            \openssl_pkey_export_to_file($key, self::$dir . "/$cn.key");
+            self::$files[$cn] = [self::$dir . "/$cn.pem", self::$dir . "/$cn.key"];
+        }
+    }
+
+    public static function tearDownAfterClass(): void
+    {
+        \array_map('unlink', \glob(self::$dir . '/*') ?: []);
+        @\rmdir(self::$dir);
+    }
+
+    protected function setUp(): void
+    {
+        if (!\function_exists('Weft\Ext\tlsAttach')) {
+            self::markTestSkipped('needs the native extension');
+        }
+    }
+
+    public function testTheLayoutCheckPassesAndAttachedStreamsHandshakeWithAlpnSniAndResumption(): void
+    {
+        [$server, $client] = $this->pair();
+        self::assertSame(1, \Weft\Ext\tlsShareTickets($server, TlsConfig::METHOD, 60), 'the layout of this PHP is the one the build knows');
+        \fclose($server);
+        \fclose($client);
+
+        \Weft\Ext\tlsTicketKeys((new TicketKeys(\random_bytes(32)))->keysFor(1));
+        \Weft\Ext\tlsContext([[null, ...self::$files['default.test']], ['other.test', ...self::$files['other.test']]], TlsConfig::INTERMEDIATE_CIPHERS, "\x08http/1.1", 60);
+
+        [$server, $client] = $this->pair(['peer_name' => 'other.test', 'alpn_protocols' => 'h2,http/1.1']);
+        self::assertSame(1, \Weft\Ext\tlsAttach($server));
+        self::assertSame(0, \Weft\Ext\tlsAttach($server), 'set up already');
+        $this->handshake($server, $client);
+        self::assertSame('other.test', \openssl_x509_parse(\stream_context_get_options($client)['ssl']['peer_certificate'])['subject']['CN']);
+        self::assertSame('http/1.1', \stream_get_meta_data($server)['crypto']['alpn_protocol']);
+        self::assertFalse(\Weft\Ext\tlsSessionReused($server));
+        \fwrite($client, 'ping');
+        self::assertSame('ping', $this->readSome($server));
+        \fwrite($server, 'pong');
+        self::assertSame('pong', $this->readSome($client));
+
+        // A second connection resumes the first one's session (TLS 1.2: the ticket comes with the handshake).
+        [$server2, $client2] = $this->pair(['peer_name' => 'other.test']);
+        self::assertSame(1, \Weft\Ext\tlsAttach($server2));
+        $this->handshake($server2, $client2, $client);
+        self::assertTrue(\Weft\Ext\tlsSessionReused($server2));
+        foreach ([$server, $client, $server2, $client2] as $stream) {
+            \fclose($stream);
+        }
+    }
+
+    public function testInsideAFiberToo(): void
+    {
+        \Weft\Ext\tlsContext([[null, ...self::$files['default.test']]], TlsConfig::INTERMEDIATE_CIPHERS, '', 60);
+        $fiber = new \Fiber(function (): string {
+            [$server, $client] = $this->pair(['peer_name' => 'default.test']);
+            self::assertSame(1, \Weft\Ext\tlsAttach($server));
+            \Fiber::suspend();
+            $this->handshake($server, $client);
+            \fwrite($client, 'in a fiber');
+            return $this->readSome($server);
+        });
+        $fiber->start();
+        $fiber->resume();
+        self::assertSame('in a fiber', $fiber->getReturn());
+    }
+
+    public function testWhatDoesNotApplyIsRefusedAndABadPairThrows(): void
+    {
+        \Weft\Ext\tlsContext([[null, ...self::$files['default.test']]], TlsConfig::INTERMEDIATE_CIPHERS, '', 60);
+        [$server, $client] = $this->pair();
+        \stream_set_blocking($server, true);
+        self::assertSame(0, \Weft\Ext\tlsAttach($server), 'a blocking stream');
+        $file = \fopen('php://memory', 'r+');
+        self::assertSame(0, \Weft\Ext\tlsAttach($file), 'not a socket');
+        try {
+            \Weft\Ext\tlsContext([[null, self::$files['default.test'][0], self::$files['other.test'][1]]], TlsConfig::INTERMEDIATE_CIPHERS, '', 60);
+            self::fail('a key of another certificate was taken');
+        } catch (\Exception $e) {
+            self::assertStringContainsString('OpenSSL refused the private key', $e->getMessage());
+        }
+        // The previous context still serves.
+        \stream_set_blocking($server, false);
+        self::assertSame(1, \Weft\Ext\tlsAttach($server));
+    }
+
+    /** @return array{resource, resource} an accepted server stream and its client, both non-blocking */
+    private function pair(array $clientSsl = []): array
+    {
+        $listener = \stream_socket_server('tcp://127.0.0.1:0');
+        $client = \stream_socket_client('tcp://' . \stream_socket_get_name($listener, false), $errno, $error, 5, \STREAM_CLIENT_CONNECT,
+            \stream_context_create(['ssl' => $clientSsl + ['verify_peer' => false, 'verify_peer_name' => false, 'capture_peer_cert' => true]]));
+        $server = \stream_socket_accept($listener, 5);
+        \fclose($listener);
+        \stream_set_blocking($server, false);
+        \stream_set_blocking($client, false);
+        return [$server, $client];
+    }
+
+    /** Steps both ends until both are done. TLS 1.2 for the client: its session comes with the handshake. */
+    private function handshake(mixed $server, mixed $client, mixed $session = null): void
+    {
+        $serverDone = $clientDone = false;
+        for ($i = 0; $i < 1000 && !($serverDone && $clientDone); $i++) {
+            if (!$clientDone) {
+                $result = \stream_socket_enable_crypto($client, true, \STREAM_CRYPTO_METHOD_TLSv1_2_CLIENT, $session);
+                self::assertNotFalse($result, 'client handshake');
+                $clientDone = $result === true;
+            }
+            if (!$serverDone) {
+                $result = \stream_socket_enable_crypto($server, true, TlsConfig::METHOD);
+                self::assertNotFalse($result, 'server handshake');
+                $serverDone = $result === true;
+            }
+            \usleep(1000);
+        }
+        self::assertTrue($serverDone && $clientDone);
+    }
+
+    private function readSome(mixed $stream): string
+    {
+        for ($i = 0; $i < 1000; $i++) {
+            $data = \fread($stream, 100);
+            if ($data !== '' && $data !== false) {
+                return $data;
+            }
+            \usleep(1000);
+        }
+        self::fail('nothing to read');
+    }
+}
