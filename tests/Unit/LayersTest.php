@@ -38,6 +38,8 @@ final class LayersTest extends TestCase
         'Http/Compression' => ['Coroutine', 'Http/Message', 'Http/Psr', 'Http/Server'],
         'Http/Static' => ['Loop', 'Coroutine', 'Http/Message', 'Http/Psr', 'Http/Compression'],
         'Http/Fuzz' => ['Http/Message', 'Http/Parser'],
+        // HTTPS answers around an application: the redirect from plain HTTP, the HSTS header.
+        'Http/Tls' => ['Http/Message', 'Http/Psr'],
         'Line' => ['Loop', 'Coroutine', 'Socket', 'Server'],
         // The HTTP client reads responses with Http's pure parser.
         'Client' => ['Loop', 'Coroutine', 'Socket', 'Pool', 'Http/Message', 'Http/Parser'],
