@@ -238,9 +238,10 @@ final class HttpSession implements Session, Abandonable
         $started = $this->protocol->observed ? \hrtime(true) : 0;
         // While the application has it: what the native extension answers if the worker must go and
         // PHP cannot (stuck in a long C call, see CodeDeadline). Left when the application returns.
+        $isHead = $request->method() === 'HEAD';
         CodeDeadline::track(
             $this->descriptor !== false ? $this->descriptor : ($this->descriptor = $connection->descriptor()),
-            $request->method() === 'HEAD' ? self::LAST_WORDS_HEAD : self::LAST_WORDS,
+            $isHead ? self::LAST_WORDS_HEAD : self::LAST_WORDS,
         );
         $response = $this->protocol->call->respond($request);
         $upgrade = $response->upgrade();
@@ -261,7 +262,6 @@ final class HttpSession implements Session, Abandonable
             $this->protocol->call->log($request, new \UnexpectedValueException("Status {$response->status()} is an interim response, not a final one"));
             $response = $this->protocol->call->error();
         }
-        $isHead = $request->method() === 'HEAD';
         $this->answering = true;
         $keepAlive = !$this->done && !$connection->isDraining() && $this->protocol->encoder->keepAlive($request, $response);
         $this->sent = 0;
