@@ -58,6 +58,8 @@ final class ResponseEncoder
     /** The response names its own Server or Date: the default one is left out. */
     private bool $ownServer = false;
     private bool $ownDate = false;
+    /** A Connection field of the response names "close" (keepAlive()). */
+    private bool $closes = false;
 
     /** @param string $serverName value of the Server field; "" sends none */
     public function __construct(string $serverName = 'weft')
@@ -87,12 +89,10 @@ final class ResponseEncoder
         if ($response->isStreamed()) {
             throw new \LogicException('A streamed response is written with encodeHead() and its producer');
         }
-        $head = $this->head($response, $version, $keepAlive, $isHead, $date);
         $status = $response->status();
-        if ($isHead || $status < 200 || $status === 204 || $status === 304) {
-            return $head;
-        }
-        return $head . $response->body();
+        // The body goes into the head's one concatenation: one string made, not two.
+        return $this->head($response, $version, $keepAlive, $isHead, $date,
+            $isHead || $status < 200 || $status === 204 || $status === 304 ? '' : $response->body());
     }
 
     /**
@@ -127,9 +127,15 @@ final class ResponseEncoder
         if (!$request->keepAlive()) {
             return false;
         }
-        $connection = $response->header('connection');
-        if ($connection !== null && HeaderBlock::listHas($connection, 'close')) {
-            return false;
+        if ($response->headerFields() === $this->analysed) {
+            if ($this->closes) {
+                return false;
+            }
+        } else {
+            $connection = $response->header('connection');
+            if ($connection !== null && HeaderBlock::listHas($connection, 'close')) {
+                return false;
+            }
         }
         return !$response->isStreamed()
             || $this->framing($response, $request->version(), $request->method() === 'HEAD') !== BodyFraming::CloseDelimited;
@@ -149,7 +155,8 @@ final class ResponseEncoder
         return self::LAST_CHUNK;
     }
 
-    private function head(Response $response, string $version, bool $keepAlive, bool $isHead, string $date): string
+    /** @param string $body what follows the head in the same string ('' for the head alone) */
+    private function head(Response $response, string $version, bool $keepAlive, bool $isHead, string $date, string $body = ''): string
     {
         $status = $response->status();
         if ($response->hasCustomReason()) {
@@ -206,7 +213,7 @@ final class ResponseEncoder
         }
 
         return $head . $server . $dateField . $fields . $framing
-            . $connection . ($keepAlive ? "keep-alive\r\n\r\n" : "close\r\n\r\n");
+            . $connection . ($keepAlive ? "keep-alive\r\n\r\n" : "close\r\n\r\n") . $body;
     }
 
     /**
@@ -224,6 +231,7 @@ final class ResponseEncoder
         $coding = null;
         $ownServer = false;
         $ownDate = false;
+        $closes = null;
         $connection = 'Connection: ';
         foreach ($headers as $name => $value) {
             $name = (string) $name;
@@ -239,8 +247,13 @@ final class ResponseEncoder
                 if ($managed === self::CONNECTION) {
                     // Keep-alive or close is decided in head(); an "upgrade" option survives, as a 426
                     // that names the protocol in Upgrade must send it (RFC 9110 section 7.8).
-                    if (HeaderBlock::listHas(\is_array($value) ? implode(',', $value) : (string) $value, 'upgrade')) {
+                    $options = \is_array($value) ? implode(',', $value) : (string) $value;
+                    if (HeaderBlock::listHas($options, 'upgrade')) {
                         $connection = 'Connection: Upgrade, ';
+                    }
+                    // As Response::header() reads it for keepAlive(): the first Connection field only.
+                    if ($closes === null) {
+                        $closes = HeaderBlock::listHas($options, 'close');
                     }
                     continue;
                 }
@@ -277,6 +290,7 @@ final class ResponseEncoder
         $this->connection = $connection;
         $this->ownServer = $ownServer;
         $this->ownDate = $ownDate;
+        $this->closes = $closes ?? false;
     }
 
     private static function checkLength(string $length): string

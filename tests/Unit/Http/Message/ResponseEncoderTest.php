@@ -284,6 +284,9 @@ final class ResponseEncoderTest extends TestCase
             new Response(200, ['X-Bad' => "a\r\nInjected: yes"], 'bad again'),
             new Response(200, [], 'none'),
             new Response(200, ['Transfer-Encoding' => 'chunked'], "1\r\nx\r\n0\r\n\r\n"),
+            new Response(200, ['Connection' => 'close'], 'closes'),
+            new Response(200, ['Connection' => 'keep-alive', 'connection' => 'close'], 'the first one counts'),
+            new Response(200, ['Connection' => ['upgrade', 'close']], 'closes too'),
             new Response(200, $plain, 'last'),
         ];
         $reused = new ResponseEncoder();
@@ -296,6 +299,8 @@ final class ResponseEncoderTest extends TestCase
                             self::outcome($reused, $response, $version, $isHead, $date),
                             "response $i, HTTP/$version" . ($isHead ? ', HEAD' : ''),
                         );
+                        $request = Request::create($isHead ? 'HEAD' : 'GET', '/', [], '', $version);
+                        self::assertSame((new ResponseEncoder())->keepAlive($request, $response), $reused->keepAlive($request, $response), "keep-alive, response $i");
                     }
                 }
             }
