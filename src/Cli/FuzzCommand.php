@@ -4,6 +4,7 @@ declare(strict_types=1);
 
 namespace Weft\Cli;
 
+use Weft\Http\Fuzz\ConnectionOracle;
 use Weft\Http\Fuzz\Fuzzer;
 use Weft\Http\Fuzz\Wire;
 
@@ -21,6 +22,7 @@ final class FuzzCommand
             'seed' => ['int', 1, 'the run (the same seed gives the same cases)'],
             'live' => ['bool', false, 'also send the cases to a live server (bin/weft serve on the echo app)'],
             'live-every' => ['int', 1, 'with --live: send every Nth case'],
+            'connections-every' => ['int', 10, 'feed every Nth case to whole in-process connections on every path (PHP parser, native head parser) and compare the bytes answered; 0: never'],
             'help' => ['bool', false, 'show this help'],
         ];
     }
@@ -35,6 +37,9 @@ final class FuzzCommand
         }
         if ($options->get('cases') < 1 || $options->get('live-every') < 1) {
             throw new UsageError("options '--cases' and '--live-every' must be at least 1");
+        }
+        if ($options->get('connections-every') < 0) {
+            throw new UsageError("option '--connections-every' must be 0 or more");
         }
         $root = \dirname(__DIR__, 2);
         $vectors = Fuzzer::VECTORS;
@@ -53,6 +58,7 @@ final class FuzzCommand
                 !\stream_isatty(\STDERR) ? null : static function (int $done, int $failed): void {
                     \fwrite(\STDERR, "\r$done cases, $failed failure(s)");
                 },
+                $options->get('connections-every'),
             );
             if ($address !== null) {
                 // And the server is still serving after all that.
@@ -71,8 +77,8 @@ final class FuzzCommand
             \fwrite(\STDERR, "\r");
         }
         \printf(
-            "%d cases (seed %d), %d sent to a live server, %.1f s; outcomes: %s\n",
-            $report['cases'], $options->get('seed'), $report['live'], \microtime(true) - $started,
+            "%d cases (seed %d), %d through whole connections on paths %s, %d sent to a live server, %.1f s; outcomes: %s\n",
+            $report['cases'], $options->get('seed'), $report['connections'], \implode('+', ConnectionOracle::paths()), $report['live'], \microtime(true) - $started,
             \json_encode($report['errors']),
         );
         foreach ($report['failures'] as $failure) {

@@ -23,7 +23,6 @@ final class LineSession implements Session
     /** @var list<array{string, string}> decoded lines not yet dispatched: [line, its ending] */
     private array $lines = [];
     private bool $busy = false;
-    private bool $pumping = false;
     private bool $ended = false;
     private bool $done = false;
     private ?Peer $peer = null;
@@ -40,6 +39,7 @@ final class LineSession implements Session
             return;
         }
         $this->pump();
+        $this->server->flush();
     }
 
     public function ended(): void
@@ -47,6 +47,7 @@ final class LineSession implements Session
         $this->ended = true;
         if (!$this->busy) {
             $this->pump();
+            $this->server->flush();
         }
     }
 
@@ -72,6 +73,7 @@ final class LineSession implements Session
     {
         if (!$this->busy) {
             $this->pump();
+            $this->server->flush();
         }
     }
 
@@ -99,57 +101,42 @@ final class LineSession implements Session
             $this->finish();
         }
         $this->busy = false;
-        if (!$this->pumping) {
-            $this->pump();
-        }
+        // Nothing more here: the Dispatcher tells pump() or resume() how to go on (dispatch()'s answer).
     }
 
     /**
-     * Dispatches decoded lines one at a time until one suspends, the input runs out or the output is
-     * over its bound; then writes what was answered. The same loop shape as HttpSession::pump(), kept
-     * apart on purpose: a shared skeleton would add an indirect call per request on both hot paths.
+     * Dispatches decoded lines one at a time until one waits (dispatch() returns false: resume() when it
+     * is answered), the input runs out or the output is over its bound; the callers flush once after it.
+     * The same loop shape as HttpSession::pump(), kept apart on purpose: a shared skeleton would add an
+     * indirect call per request on both hot paths.
      */
     private function pump(): void
     {
-        if ($this->pumping) {
-            return;
-        }
-        $this->pumping = true;
         $server = $this->server;
-        try {
-            do {
-                $stalled = false;
-                while (!$this->busy && !$this->done) {
-                    if ($server->outOfRoom()) {
-                        $stalled = true;
-                        break;
-                    }
-                    if ($this->lines === []) {
-                        try {
-                            $this->lines = $this->protocol->codec->decode($this->buffer);
-                        } catch (LineTooLong $e) {
-                            $server->write('ERROR ' . $e->getMessage() . "\r\n");
-                            $this->finish();
-                            break;
-                        }
-                        if ($this->lines === []) {
-                            if ($this->ended || ($server->isDraining() && $this->buffer === '')) {
-                                $this->finish();
-                            }
-                            break;
-                        }
-                    }
-                    $this->busy = true;
-                    $server->dispatch(\array_shift($this->lines));
+        while (!$this->busy && !$this->done) {
+            if ($server->outOfRoom()) {
+                return; // roomFreed() calls resume()
+            }
+            if ($this->lines === []) {
+                try {
+                    $this->lines = $this->protocol->codec->decode($this->buffer);
+                } catch (LineTooLong $e) {
+                    $server->write('ERROR ' . $e->getMessage() . "\r\n");
+                    $this->finish();
+                    return;
                 }
-                $server->flush();
-            } while ($stalled && !$server->outOfRoom() && !$server->isClosed());
-        } catch (\Throwable $e) {
-            // Every line comes through here: no finally (see Scheduler's docblock).
-            $this->pumping = false;
-            throw $e;
+                if ($this->lines === []) {
+                    if ($this->ended || ($server->isDraining() && $this->buffer === '')) {
+                        $this->finish();
+                    }
+                    return;
+                }
+            }
+            $this->busy = true;
+            if (!$server->dispatcher->dispatch($this, \array_shift($this->lines))) {
+                return;
+            }
         }
-        $this->pumping = false;
     }
 
     private function finish(): void

@@ -12,9 +12,10 @@ use Weft\Socket\Errno;
 
 /**
  * One accepted connection, driven by loop callbacks: no coroutine is parked on it. A readable callback
- * reads what is there and hands it to the protocol's Session, which parses every complete request and
- * dispatches each to a (pooled) coroutine. This object is the connection's one writer: the Session,
- * the application's coroutines and the timers all write through write()/flush(), never to the socket.
+ * reads what is there and hands it to the protocol's Session, which parses every complete request,
+ * dispatches each to a (pooled) coroutine (Dispatcher::dispatch()) and flushes once. This object is the
+ * connection's one writer: the Session, the application's coroutines and the timers all write through
+ * write()/flush(), never to the socket.
  *
  * Backpressure: while more than HIGH_WATER bytes wait to be sent, reading and dispatching pause and a
  * streaming producer waits in waitForRoom(). The worker's connections together are bounded too (the
@@ -50,6 +51,8 @@ final class Connection
     public ?Session $session = null;
     /** What the TLS handshake agreed (null: plain TCP). A native path hands such a connection to PHP's. */
     public ?\Weft\Socket\Tls\TlsSession $tls = null;
+    /** Where the session hands its complete requests (Dispatcher::dispatch()): the request's one way to the application. */
+    public readonly Dispatcher $dispatcher;
     private readonly string $readWatcher;
     private ?string $writeWatcher = null;
     private bool $reading = true;
@@ -90,6 +93,7 @@ final class Connection
         private Timeouts $timeouts,
         private readonly OutputBudget $output,
     ) {
+        $this->dispatcher = $owner->dispatcher;
         $this->readWatcher = $driver->onReadable($stream, $this->onReadable(...));
         $this->expire = $this->expired(...);
     }
@@ -121,12 +125,6 @@ final class Connection
     public function isDraining(): bool
     {
         return $this->owner->isDraining();
-    }
-
-    /** Hands a complete request to the application (a coroutine of its own; one at a time in sync mode). */
-    public function dispatch(mixed $request): void
-    {
-        $this->owner->dispatcher->dispatch($this->session, $request);
     }
 
     /** Whether this connection's unsent output is over its own bound (HIGH_WATER). */

@@ -43,6 +43,12 @@ final class Dispatcher
     private ?Deadlines $deadlines = null;
     /** Whether the extension interrupts a request's running code at its deadline (CodeDeadline). */
     private bool $interrupts = false;
+    /**
+     * The key of the call start() is starting now (null: none): a call that ends while its key is still
+     * here was answered inside dispatch(), whose caller goes on by itself; any other is reported to its
+     * session (Session::resume()) when it ends.
+     */
+    private ?int $starting = null;
 
     /**
      * @param int $concurrency application calls at once (1: sync mode, 0: no limit)
@@ -67,19 +73,20 @@ final class Dispatcher
         return $this->concurrency === 1 ? 'sync' : 'coroutine';
     }
 
-    public function dispatch(Session $session, mixed $request): void
+    /**
+     * Hands a request to the application, in a (pooled) coroutine of its own. This is the request's one
+     * way in and out: the session's serve() runs the application and writes the answer; then either
+     * this returns true (answered before dispatch() returned: the caller goes on with its next
+     * request), or it returns false (the call waits: it suspended, or queues in sync mode) and the
+     * session's resume() is called once the call has ended. Never both, never re-entered.
+     */
+    public function dispatch(Session $session, mixed $request): bool
     {
         if ($this->concurrency > 0 && $this->active >= $this->concurrency) {
             $this->queue[] = [$session, $request];
-            return;
+            return false;
         }
-        $this->active++;
-        try {
-            $this->scheduler->spawn($this->run, [$session, $request]);
-        } catch (\Throwable $e) {
-            $this->active--;
-            throw $e;
-        }
+        return $this->start($session, $request);
     }
 
     /** Application calls completed so far (requests, lines). */
@@ -165,6 +172,25 @@ final class Dispatcher
         return $answered;
     }
 
+    /** @return bool whether the call ended before this returned */
+    private function start(Session $session, mixed $request): bool
+    {
+        $this->active++;
+        $outer = $this->starting;
+        $key = $this->starting = $this->nextKey;
+        try {
+            $this->scheduler->spawn($this->run, [$session, $request]);
+        } catch (\Throwable $e) {
+            $this->starting = $outer;
+            if ($this->nextKey === $key) {
+                $this->active--; // never started (no coroutine to be had): run() did not count it down
+            }
+            throw $e;
+        }
+        $this->starting = $outer;
+        return !isset($this->running[$key]);
+    }
+
     private function run(Session $session, mixed $request): void
     {
         $key = $this->nextKey++;
@@ -204,6 +230,9 @@ final class Dispatcher
             }
         }
         $this->done($key, $hold);
+        if ($this->starting !== $key) {
+            $session->resume(); // answered after dispatch() returned: the session goes on from here
+        }
     }
 
     /** The call under $key has ended: its bookkeeping, then the next queued call in sync mode. */
@@ -224,8 +253,11 @@ final class Dispatcher
             ($this->listener)($this->calls);
         }
         if ($this->queue !== []) {
+            // Its session's dispatch() returned false long ago: it hears of the answer from here.
             [$nextSession, $nextRequest] = \array_shift($this->queue);
-            $this->dispatch($nextSession, $nextRequest);
+            if ($this->start($nextSession, $nextRequest)) {
+                $nextSession->resume();
+            }
         }
     }
 }

@@ -19,7 +19,7 @@ interface Session
     /** A request is in the application or being answered: no read timer runs. */
     public const BUSY = 3;
 
-    /** Bytes arrived: parse every complete request and dispatch them (Connection::dispatch()). */
+    /** Bytes arrived: parse every complete request and dispatch them (Dispatcher::dispatch()), then flush once. */
     public function received(string $bytes): void;
 
     /** The peer closed its sending side; what was received is still served. */
@@ -33,12 +33,18 @@ interface Session
     /** The head or body timer expired: what to write before closing (e.g. a 408), or null to close quietly. */
     public function timedOut(): ?string;
 
-    /** The connection's unsent output fell below the bound: go on with pipelined requests. */
+    /**
+     * Go on with pipelined requests: the connection's unsent output fell below the bound, or the
+     * Dispatcher reports that a call whose dispatch() returned false has ended (its answer is written).
+     */
     public function resume(): void;
 
     public function closed(): void;
 
-    /** Runs one request in its own (pooled) coroutine: call the application and write the answer. */
+    /**
+     * Runs one request in its own (pooled) coroutine: call the application and write the answer (queued;
+     * the session flushes). It never dispatches: the Dispatcher tells the session how to go on.
+     */
     public function serve(mixed $request): void;
 
     /** A short description of a request for logs and `status`, e.g. "GET /path?query". */

@@ -7,9 +7,10 @@ namespace Weft\Http\Fuzz;
 /**
  * A bounded, deterministic mutational fuzzer for the request parser and, when given one, a live server
  * running the echo application (ECHO_APP: it answers "METHOD target bodylength"). Each case must pass
- * ParserOracle; against the server, each answer must be well-formed HTTP and agree with the parser: one
- * 200 per request it parsed (until one that ends the connection), then its error status, then the end
- * of the connection.
+ * ParserOracle, and every Nth also ConnectionOracle (whole connections: every path that serves one gives
+ * the same bytes); against the server, each answer must be well-formed
+ * HTTP and agree with the parser: one 200 per request it parsed (until one that ends the connection),
+ * then its error status, then the end of the connection.
  */
 final class Fuzzer
 {
@@ -27,18 +28,23 @@ final class Fuzzer
     private array $failures = [];
 
     /** @param list<string> $seeds */
-    public function __construct(private readonly array $seeds, private readonly ParserOracle $oracle = new ParserOracle())
-    {
+    public function __construct(
+        private readonly array $seeds,
+        private readonly ParserOracle $oracle = new ParserOracle(),
+        private readonly ConnectionOracle $connections = new ConnectionOracle(),
+    ) {
     }
 
     /**
      * @param null|\Closure(int, int): void $progress told (cases done, failures) now and then
-     * @return array{cases: int, live: int, failures: list<string>, errors: array<int|string, int>}
+     * @param int $connectionsEvery run ConnectionOracle on every Nth case (0: never); it needs a loop that is not running
+     * @return array{cases: int, live: int, connections: int, failures: list<string>, errors: array<int|string, int>}
      */
-    public function run(int $seed, int $cases, ?string $server = null, int $liveEvery = 1, ?\Closure $progress = null): array
+    public function run(int $seed, int $cases, ?string $server = null, int $liveEvery = 1, ?\Closure $progress = null, int $connectionsEvery = 0): array
     {
         $mutator = new RequestMutator($this->seeds);
         $live = 0;
+        $connections = 0;
         $errors = [];
         for ($case = 0; $case < $cases; $case++) {
             $data = $mutator->mutate($seed, $case);
@@ -46,6 +52,10 @@ final class Fuzzer
                 $outcome = $this->oracle->check($data, $seed + $case);
                 $key = $outcome['error'] ?? ($outcome['partial'] ? 'partial' : 'ok');
                 $errors[$key] = ($errors[$key] ?? 0) + 1;
+                if ($connectionsEvery > 0 && $case % $connectionsEvery === 0) {
+                    $this->connections->check($data, $seed + $case);
+                    $connections++;
+                }
                 if ($server !== null && $case % $liveEvery === 0) {
                     $this->checkLive($server, $data, $outcome);
                     $live++;
@@ -58,7 +68,7 @@ final class Fuzzer
             }
         }
         \ksort($errors);
-        return ['cases' => $cases, 'live' => $live, 'failures' => $this->failures, 'errors' => $errors];
+        return ['cases' => $cases, 'live' => $live, 'connections' => $connections, 'failures' => $this->failures, 'errors' => $errors];
     }
 
     /** @param array{requests: list<string>, error: ?int, partial: ?bool, close: ?int} $outcome */

@@ -43,6 +43,23 @@ final class ResponseEncoder
     private string $date = '';
     private string $dateField = '';
     private readonly string $serverField;
+    /**
+     * The last field lines that passed the check below: an application answers with the same few
+     * header sets again and again, and comparing a short string costs a fraction of the pattern.
+     */
+    private string $checkedFields = '';
+    private int $checkedLines = 0;
+    /** @var array<string, mixed>|null the header fields analyse() read last, and what it made of them: */
+    private ?array $analysed = null;
+    private string $fields = '';
+    private ?string $length = null;
+    private ?string $coding = null;
+    private string $connection = 'Connection: ';
+    /** The response names its own Server or Date: the default one is left out. */
+    private bool $ownServer = false;
+    private bool $ownDate = false;
+    /** A Connection field of the response names "close" (keepAlive()). */
+    private bool $closes = false;
 
     /** @param string $serverName value of the Server field; "" sends none */
     public function __construct(string $serverName = 'weft')
@@ -72,12 +89,10 @@ final class ResponseEncoder
         if ($response->isStreamed()) {
             throw new \LogicException('A streamed response is written with encodeHead() and its producer');
         }
-        $head = $this->head($response, $version, $keepAlive, $isHead, $date);
         $status = $response->status();
-        if ($isHead || $status < 200 || $status === 204 || $status === 304) {
-            return $head;
-        }
-        return $head . $response->body();
+        // The body goes into the head's one concatenation: one string made, not two.
+        return $this->head($response, $version, $keepAlive, $isHead, $date,
+            $isHead || $status < 200 || $status === 204 || $status === 304 ? '' : $response->body());
     }
 
     /**
@@ -112,9 +127,15 @@ final class ResponseEncoder
         if (!$request->keepAlive()) {
             return false;
         }
-        $connection = $response->header('connection');
-        if ($connection !== null && HeaderBlock::listHas($connection, 'close')) {
-            return false;
+        if ($response->headerFields() === $this->analysed) {
+            if ($this->closes) {
+                return false;
+            }
+        } else {
+            $connection = $response->header('connection');
+            if ($connection !== null && HeaderBlock::listHas($connection, 'close')) {
+                return false;
+            }
         }
         return !$response->isStreamed()
             || $this->framing($response, $request->version(), $request->method() === 'HEAD') !== BodyFraming::CloseDelimited;
@@ -134,7 +155,8 @@ final class ResponseEncoder
         return self::LAST_CHUNK;
     }
 
-    private function head(Response $response, string $version, bool $keepAlive, bool $isHead, string $date): string
+    /** @param string $body what follows the head in the same string ('' for the head alone) */
+    private function head(Response $response, string $version, bool $keepAlive, bool $isHead, string $date, string $body = ''): string
     {
         $status = $response->status();
         if ($response->hasCustomReason()) {
@@ -145,56 +167,25 @@ final class ResponseEncoder
             $head = $this->lines11[$status] ??= 'HTTP/1.1 ' . $status . ' ' . $response->reason() . "\r\n";
         }
 
-        $fields = '';
-        $lines = 0;
-        $length = null;
-        $coding = null;
-        $server = $this->serverField;
-        if ($date !== $this->date) {
-            $this->date = $date;
-            $this->dateField = 'Date: ' . $date . "\r\n";
+        // The fields are the same as the last response's more often than not (an application answers
+        // with a few header sets, often one array literal): then what was made of them last time stands.
+        $headers = $response->headerFields();
+        if ($headers !== $this->analysed) {
+            $this->analyse($headers, $response);
         }
-        $dateField = $this->dateField;
-        $connection = 'Connection: ';
-        foreach ($response->headerFields() as $name => $value) {
-            $name = (string) $name;
-            if (isset(self::MANAGED_LENGTHS[\strlen($name)]) && ($managed = self::MANAGED[strtolower($name)] ?? 0) !== 0) {
-                if ($managed === self::CONTENT_LENGTH) {
-                    $length = (string) (\is_array($value) ? ($value[0] ?? '') : $value);
-                    continue;
-                }
-                if ($managed === self::TRANSFER_ENCODING) {
-                    $coding = \is_array($value) ? implode(', ', $value) : (string) $value;
-                    continue;
-                }
-                if ($managed === self::CONNECTION) {
-                    // Keep-alive or close is decided below; an "upgrade" option survives, as a 426
-                    // that names the protocol in Upgrade must send it (RFC 9110 section 7.8).
-                    if (HeaderBlock::listHas(\is_array($value) ? implode(',', $value) : (string) $value, 'upgrade')) {
-                        $connection = 'Connection: Upgrade, ';
-                    }
-                    continue;
-                }
-                if ($managed === self::SERVER) {
-                    $server = '';
-                } else {
-                    $dateField = '';
-                }
+        $fields = $this->fields;
+        $length = $this->length;
+        $coding = $this->coding;
+        $connection = $this->connection;
+        $server = $this->ownServer ? '' : $this->serverField;
+        if ($this->ownDate) {
+            $dateField = '';
+        } else {
+            if ($date !== $this->date) {
+                $this->date = $date;
+                $this->dateField = 'Date: ' . $date . "\r\n";
             }
-            if (\is_array($value)) {
-                foreach ($value as $item) {
-                    $fields .= $name . ': ' . $item . "\r\n";
-                    ++$lines;
-                }
-            } else {
-                $fields .= $name . ': ' . $value . "\r\n";
-                ++$lines;
-            }
-        }
-        // One check for all fields: the pattern refuses bad names and control bytes, and an LF
-        // count beyond the lines written means a value or name smuggled in a line of its own.
-        if ($fields !== '' && (preg_match(self::FIELDS, $fields) !== 1 || substr_count($fields, "\n") !== $lines)) {
-            throw new \InvalidArgumentException(self::describeInvalidField($response));
+            $dateField = $this->dateField;
         }
 
         if ($status < 200 || $status === 204) {
@@ -222,7 +213,84 @@ final class ResponseEncoder
         }
 
         return $head . $server . $dateField . $fields . $framing
-            . $connection . ($keepAlive ? "keep-alive\r\n\r\n" : "close\r\n\r\n");
+            . $connection . ($keepAlive ? "keep-alive\r\n\r\n" : "close\r\n\r\n") . $body;
+    }
+
+    /**
+     * Reads a response's header fields into the properties head() uses: the field lines (checked), and
+     * the managed fields apart. Nothing is kept of fields that fail the check.
+     *
+     * @param array<string, mixed> $headers
+     * @throws \InvalidArgumentException when a header name or value could break the head
+     */
+    private function analyse(array $headers, Response $response): void
+    {
+        $fields = '';
+        $lines = 0;
+        $length = null;
+        $coding = null;
+        $ownServer = false;
+        $ownDate = false;
+        $closes = null;
+        $connection = 'Connection: ';
+        foreach ($headers as $name => $value) {
+            $name = (string) $name;
+            if (isset(self::MANAGED_LENGTHS[\strlen($name)]) && ($managed = self::MANAGED[strtolower($name)] ?? 0) !== 0) {
+                if ($managed === self::CONTENT_LENGTH) {
+                    $length = (string) (\is_array($value) ? ($value[0] ?? '') : $value);
+                    continue;
+                }
+                if ($managed === self::TRANSFER_ENCODING) {
+                    $coding = \is_array($value) ? implode(', ', $value) : (string) $value;
+                    continue;
+                }
+                if ($managed === self::CONNECTION) {
+                    // Keep-alive or close is decided in head(); an "upgrade" option survives, as a 426
+                    // that names the protocol in Upgrade must send it (RFC 9110 section 7.8).
+                    $options = \is_array($value) ? implode(',', $value) : (string) $value;
+                    if (HeaderBlock::listHas($options, 'upgrade')) {
+                        $connection = 'Connection: Upgrade, ';
+                    }
+                    // As Response::header() reads it for keepAlive(): the first Connection field only.
+                    if ($closes === null) {
+                        $closes = HeaderBlock::listHas($options, 'close');
+                    }
+                    continue;
+                }
+                if ($managed === self::SERVER) {
+                    $ownServer = true;
+                } else {
+                    $ownDate = true;
+                }
+            }
+            if (\is_array($value)) {
+                foreach ($value as $item) {
+                    $fields .= $name . ': ' . $item . "\r\n";
+                    ++$lines;
+                }
+            } else {
+                $fields .= $name . ': ' . $value . "\r\n";
+                ++$lines;
+            }
+        }
+        // One check for all fields: the pattern refuses bad names and control bytes, and an LF
+        // count beyond the lines written means a value or name smuggled in a line of its own.
+        // The line count too: the same bytes from fewer fields mean a line smuggled inside a value.
+        if ($fields !== '' && ($fields !== $this->checkedFields || $lines !== $this->checkedLines)) {
+            if (preg_match(self::FIELDS, $fields) !== 1 || substr_count($fields, "\n") !== $lines) {
+                throw new \InvalidArgumentException(self::describeInvalidField($response));
+            }
+            $this->checkedFields = $fields;
+            $this->checkedLines = $lines;
+        }
+        $this->analysed = $headers;
+        $this->fields = $fields;
+        $this->length = $length;
+        $this->coding = $coding;
+        $this->connection = $connection;
+        $this->ownServer = $ownServer;
+        $this->ownDate = $ownDate;
+        $this->closes = $closes ?? false;
     }
 
     private static function checkLength(string $length): string

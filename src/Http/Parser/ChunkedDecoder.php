@@ -79,10 +79,13 @@ final class ChunkedDecoder
             if ($this->state === self::SIZE) {
                 $eol = strpos($buffer, "\r\n", $offset);
                 $maxLine = self::MAX_SIZE_DIGITS + $this->limits->maxChunkExtBytes - $this->extensionBytes;
+                // A bare LF within the line's bounds fails it whatever else the line holds, whether its
+                // CRLF has arrived or not: the error must not depend on how the bytes were split.
+                $lf = strpos($buffer, "\n", $offset);
+                if ($lf !== false && $lf <= $offset + $maxLine && ($eol === false || $lf < $eol)) {
+                    throw Syntax::bareLf();
+                }
                 if ($eol === false) {
-                    if (strpos($buffer, "\n", $offset) !== false) {
-                        throw Syntax::bareLf();
-                    }
                     // The last byte may be the CR of the line's CRLF.
                     if ($length - $offset - ($length > $offset && $buffer[$length - 1] === "\r" ? 1 : 0) > $maxLine) {
                         throw HttpError::badRequest('Chunk size line too long');

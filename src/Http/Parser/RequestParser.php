@@ -212,6 +212,10 @@ final class RequestParser
     {
         $buffer = $this->buffer;
         $offset = $this->offset;
+        if ($offset === \strlen($buffer)) {
+            // Nothing buffered: the usual call after a batch's last request (consumedTo() emptied it).
+            return null;
+        }
         if (isset($buffer[$offset]) && $buffer[$offset] === "\r") {
             while (substr($buffer, $offset, 2) === "\r\n") {
                 $offset += 2;

@@ -14,6 +14,7 @@ use Weft\Http\Parser\RequestParser;
 use Weft\Server\Abandonable;
 use Weft\Server\CodeDeadline;
 use Weft\Server\Connection;
+use Weft\Server\Dispatcher;
 use Weft\Server\Session;
 use Weft\Socket\ConnectionClosed;
 
@@ -39,8 +40,8 @@ final class HttpSession implements Session, Abandonable
         . "Retry-After: 1\r\nContent-Length: 62\r\nConnection: close\r\n\r\n";
     private const LAST_WORDS = self::LAST_WORDS_HEAD . "Service unavailable: the worker failed while this request ran\n";
 
+    /** A request of this connection is with the application (dispatched, not yet answered). */
     private bool $busy = false;
-    private bool $pumping = false;
     /** No request was dispatched yet: the header timeout counts from the connection's opening. */
     private bool $fresh = true;
     /** The peer closed its sending side. */
@@ -61,11 +62,14 @@ final class HttpSession implements Session, Abandonable
     /** The connection's descriptor, once asked for (CodeDeadline::track()); false: not yet. */
     private int|null|false $descriptor = false;
 
+    private readonly Dispatcher $dispatcher;
+
     public function __construct(
         private readonly HttpProtocol $protocol,
         private readonly Connection $connection,
         private readonly RequestParser $parser,
     ) {
+        $this->dispatcher = $connection->dispatcher;
     }
 
     public function received(string $bytes): void
@@ -80,6 +84,7 @@ final class HttpSession implements Session, Abandonable
             return;
         }
         $this->pump();
+        $this->connection->flush();
     }
 
     public function ended(): void
@@ -87,6 +92,7 @@ final class HttpSession implements Session, Abandonable
         $this->ended = true;
         if (!$this->busy) {
             $this->pump();
+            $this->connection->flush();
         }
     }
 
@@ -126,6 +132,7 @@ final class HttpSession implements Session, Abandonable
     {
         if (!$this->busy) {
             $this->pump();
+            $this->connection->flush();
         }
     }
 
@@ -160,82 +167,71 @@ final class HttpSession implements Session, Abandonable
     }
 
     /**
-     * Takes complete requests from the parser and dispatches them, one at a time, until one suspends,
-     * the input runs out or the output is over its bound; then writes what was answered.
+     * Takes complete requests from the parser and dispatches them, one at a time, until one waits (its
+     * dispatch() returns false: the Dispatcher calls resume() once it is answered), the input runs out or
+     * the output is over its bound (roomFreed() calls resume()). The answers are queued, not written:
+     * every caller flushes once after this, so a pipelined batch goes out in one write. Only loop
+     * callbacks and resume() call this, never serve(): it is never re-entered.
      *
      * The same loop shape as LineSession::pump(), kept apart on purpose: the steps differ (parse errors,
      * 100-continue, body budget, refusals) and a shared skeleton would add an indirect call per request here.
      */
     private function pump(): void
     {
-        if ($this->pumping) {
-            return;
-        }
-        $this->pumping = true;
         $connection = $this->connection;
-        try {
-            do {
-                $stalled = false;
-                while (!$this->busy && !$this->done) {
-                    if ($connection->outOfRoom()) {
-                        $stalled = true;
-                        break;
-                    }
-                    try {
-                        $request = $this->parser->next();
-                    } catch (HttpError $e) {
-                        $this->done = true;
-                        $refusal = $e->toResponse();
-                        $connection->write($this->protocol->encoder->encode($refusal, '1.1', false, false, $this->protocol->date()));
-                        $this->protocol->accessLog?->record(HttpProtocol::host($connection->remoteAddress()), $this->parser->failedLine()[0] ?? null, $this->parser->failedLine()[1] ?? null, $this->parser->failedLine()[2] ?? '1.1', $refusal->status(), \strlen($refusal->body()), 0.0);
-                        $connection->closeAfterFlush();
-                        break;
-                    }
-                    if ($request === null) {
-                        if ($this->parser->needsContinue()) {
-                            $connection->write(ResponseEncoder::CONTINUE);
-                        } elseif ($this->ended) {
-                            $this->done = true;
-                            $connection->closeAfterFlush();
-                        }
-                        break;
-                    }
-                    if ($connection->tls !== null) {
-                        $request = $request->overTls();
-                    }
-                    if ($this->protocol->proxies !== null
-                        && ($this->trustedPeer ??= $this->protocol->proxies->trusts((string) $request->remoteAddress()))) {
-                        // Before anything sees the request (the application, the access log, a refusal's line).
-                        $request = $this->protocol->proxies->resolveFromTrustedPeer($request);
-                    }
-                    $this->fresh = false;
-                    $this->busy = true;
-                    if ($this->protocol->options->bodyMemory > 0) {
-                        $this->runningBody = \strlen($request->body());
-                        $this->account();
-                    }
-                    try {
-                        $connection->dispatch($request);
-                    } catch (TooManyCoroutines $e) {
-                        $this->protocol->logger->error('{method} {target}: refused: {message}', [
-                            'method' => $request->method(), 'target' => $request->target(), 'message' => $e->getMessage(),
-                        ]);
-                        $this->busy = false;
-                        $this->done = true;
-                        $unavailable = new Response(503, ['Content-Type' => 'text/plain; charset=utf-8', 'Retry-After' => '1'], "Service unavailable: too many requests in flight\n");
-                        $connection->write($this->protocol->encoder->encode($unavailable, $request->version(), false, $request->method() === 'HEAD', $this->protocol->date()));
-                        $this->protocol->accessLog?->record($request->remoteAddress(), $request->method(), $request->target(), $request->version(), 503, $request->method() === 'HEAD' ? 0 : \strlen($unavailable->body()), 0.0, $request->header('referer'), $request->header('user-agent'));
-                        $connection->closeAfterFlush();
-                    }
+        while (!$this->busy && !$this->done) {
+            if ($connection->outOfRoom()) {
+                return;
+            }
+            try {
+                $request = $this->parser->next();
+            } catch (HttpError $e) {
+                $this->done = true;
+                $refusal = $e->toResponse();
+                $connection->write($this->protocol->encoder->encode($refusal, '1.1', false, false, $this->protocol->date()));
+                $this->protocol->accessLog?->record(HttpProtocol::host($connection->remoteAddress()), $this->parser->failedLine()[0] ?? null, $this->parser->failedLine()[1] ?? null, $this->parser->failedLine()[2] ?? '1.1', $refusal->status(), \strlen($refusal->body()), 0.0);
+                $connection->closeAfterFlush();
+                return;
+            }
+            if ($request === null) {
+                if ($this->parser->needsContinue()) {
+                    $connection->write(ResponseEncoder::CONTINUE);
+                } elseif ($this->ended) {
+                    $this->done = true;
+                    $connection->closeAfterFlush();
                 }
-                $connection->flush();
-            } while ($stalled && !$connection->outOfRoom() && !$connection->isClosed());
-        } catch (\Throwable $e) {
-            // Not finally: the tracing JIT does not compile finally blocks (see Scheduler::spawn()).
-            $this->pumping = false;
-            throw $e;
+                return;
+            }
+            if ($connection->tls !== null) {
+                $request = $request->overTls();
+            }
+            if ($this->protocol->proxies !== null
+                && ($this->trustedPeer ??= $this->protocol->proxies->trusts((string) $request->remoteAddress()))) {
+                // Before anything sees the request (the application, the access log, a refusal's line).
+                $request = $this->protocol->proxies->resolveFromTrustedPeer($request);
+            }
+            $this->fresh = false;
+            $this->busy = true;
+            if ($this->protocol->options->bodyMemory > 0) {
+                $this->runningBody = \strlen($request->body());
+                $this->account();
+            }
+            try {
+                if (!$this->dispatcher->dispatch($this, $request)) {
+                    return; // it waits: resume() when it is answered
+                }
+            } catch (TooManyCoroutines $e) {
+                $this->protocol->logger->error('{method} {target}: refused: {message}', [
+                    'method' => $request->method(), 'target' => $request->target(), 'message' => $e->getMessage(),
+                ]);
+                $this->busy = false;
+                $this->done = true;
+                $unavailable = new Response(503, ['Content-Type' => 'text/plain; charset=utf-8', 'Retry-After' => '1'], "Service unavailable: too many requests in flight\n");
+                $connection->write($this->protocol->encoder->encode($unavailable, $request->version(), false, $request->method() === 'HEAD', $this->protocol->date()));
+                $this->protocol->accessLog?->record($request->remoteAddress(), $request->method(), $request->target(), $request->version(), 503, $request->method() === 'HEAD' ? 0 : \strlen($unavailable->body()), 0.0, $request->header('referer'), $request->header('user-agent'));
+                $connection->closeAfterFlush();
+            }
         }
-        $this->pumping = false;
     }
 
     /** Runs in the request's own coroutine. @param Request $request */
@@ -245,9 +241,10 @@ final class HttpSession implements Session, Abandonable
         $started = $this->protocol->observed ? \hrtime(true) : 0;
         // While the application has it: what the native extension answers if the worker must go and
         // PHP cannot (stuck in a long C call, see CodeDeadline). Left when the application returns.
+        $isHead = $request->method() === 'HEAD';
         CodeDeadline::track(
             $this->descriptor !== false ? $this->descriptor : ($this->descriptor = $connection->descriptor()),
-            $request->method() === 'HEAD' ? self::LAST_WORDS_HEAD : self::LAST_WORDS,
+            $isHead ? self::LAST_WORDS_HEAD : self::LAST_WORDS,
         );
         $response = $this->protocol->call->respond($request);
         $upgrade = $response->upgrade();
@@ -268,7 +265,6 @@ final class HttpSession implements Session, Abandonable
             $this->protocol->call->log($request, new \UnexpectedValueException("Status {$response->status()} is an interim response, not a final one"));
             $response = $this->protocol->call->error();
         }
-        $isHead = $request->method() === 'HEAD';
         $this->answering = true;
         $keepAlive = !$this->done && !$connection->isDraining() && $this->protocol->encoder->keepAlive($request, $response);
         $this->sent = 0;
@@ -297,10 +293,7 @@ final class HttpSession implements Session, Abandonable
             $this->runningBody = 0;
             $this->account();
         }
-        if ($this->pumping) {
-            return; // answered at once, inside pump(): it goes on with the next request and writes
-        }
-        $this->pump();
+        // Nothing more here: the Dispatcher tells pump() or resume() how to go on (dispatch()'s answer).
     }
 
     /**

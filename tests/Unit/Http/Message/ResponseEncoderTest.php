@@ -262,4 +262,57 @@ final class ResponseEncoderTest extends TestCase
         self::assertSame('weft', $first->header('server'));
         self::assertSame('next', $parser->next()?->body());
     }
+
+    /**
+     * One encoder serves a worker's every response and keeps what it made of the last header set: any
+     * sequence of responses, valid or not, is encoded exactly as a fresh encoder encodes each alone.
+     */
+    public function testAReusedEncoderEncodesEveryResponseAsAFreshOneDoes(): void
+    {
+        $plain = ['Content-Type' => 'text/plain'];
+        $responses = [
+            new Response(200, $plain, 'a'),
+            new Response(200, $plain, 'bb'),
+            new Response(404, $plain, 'gone'),
+            new Response(200, ['Content-Type' => 'text/plain', 'Server' => 'mine', 'Date' => 'then'], 'own'),
+            new Response(200, $plain, 'back'),
+            new Response(426, ['Connection' => 'Upgrade', 'Upgrade' => 'websocket'], 'upgrade'),
+            new Response(200, ['Content-Length' => '99', 'X-Multi' => ['1', '2']], 'cl'),
+            new Response(304, ['Content-Length' => '99', 'ETag' => '"x"'], ''),
+            new Response(200, ['X-Bad' => "a\r\nInjected: yes"], 'bad'),
+            new Response(200, ['X-Bad' => 'a', 'Injected' => 'yes'], 'good again'),
+            new Response(200, ['X-Bad' => "a\r\nInjected: yes"], 'bad again'),
+            new Response(200, [], 'none'),
+            new Response(200, ['Transfer-Encoding' => 'chunked'], "1\r\nx\r\n0\r\n\r\n"),
+            new Response(200, ['Connection' => 'close'], 'closes'),
+            new Response(200, ['Connection' => 'keep-alive', 'connection' => 'close'], 'the first one counts'),
+            new Response(200, ['Connection' => ['upgrade', 'close']], 'closes too'),
+            new Response(200, $plain, 'last'),
+        ];
+        $reused = new ResponseEncoder();
+        foreach ([false, true] as $isHead) {
+            foreach (['1.1', '1.0'] as $version) {
+                foreach ($responses as $i => $response) {
+                    foreach (['Thu, 26 Nov 2026 23:59:59 GMT', 'Fri, 27 Nov 2026 00:00:00 GMT'] as $date) {
+                        self::assertSame(
+                            self::outcome(new ResponseEncoder(), $response, $version, $isHead, $date),
+                            self::outcome($reused, $response, $version, $isHead, $date),
+                            "response $i, HTTP/$version" . ($isHead ? ', HEAD' : ''),
+                        );
+                        $request = Request::create($isHead ? 'HEAD' : 'GET', '/', [], '', $version);
+                        self::assertSame((new ResponseEncoder())->keepAlive($request, $response), $reused->keepAlive($request, $response), "keep-alive, response $i");
+                    }
+                }
+            }
+        }
+    }
+
+    private static function outcome(ResponseEncoder $encoder, Response $response, string $version, bool $isHead, string $date): string
+    {
+        try {
+            return $encoder->encode($response, $version, $version === '1.1', $isHead, $date);
+        } catch (\InvalidArgumentException $e) {
+            return 'refused: ' . $e->getMessage();
+        }
+    }
 }
