@@ -9,7 +9,7 @@ use Weft\Coroutine\Scheduler;
 use Weft\Ext\Hooks as Native;
 use Weft\Loop\DescriptorDriver;
 use Weft\Loop\Driver;
-use Weft\Loop\EpollDriver;
+use Weft\Loop\NativeDriver;
 use Weft\Loop\InvalidWatcher;
 use Weft\Loop\Loop;
 
@@ -176,7 +176,7 @@ final class FdWaiter
      */
     private function bindIdle(Driver $driver): void
     {
-        if ($driver instanceof EpollDriver) {
+        if ($driver instanceof NativeDriver) {
             Native::idleLoop($driver->epoll());
             $this->idleDriver = $driver;
             return;

@@ -7,21 +7,21 @@ namespace Weft\Tests\Unit\Loop;
 use Weft\Ext\Epoll;
 use Weft\Ext\EpollException;
 use Weft\Loop\Driver;
-use Weft\Loop\EpollDriver;
+use Weft\Loop\NativeDriver;
 use Weft\Loop\UnsupportedStream;
 
 /**
  * The contract suite plus what is particular to epoll. Needs the weft extension: scripts/test.sh loads
  * ext/modules/weft.so when it is built (bash scripts/build-ext.sh); without it these tests skip.
  */
-final class EpollDriverTest extends DriverContract
+final class NativeDriverTest extends DriverContract
 {
     protected function createDriver(): Driver
     {
-        if (!EpollDriver::isSupported()) {
+        if (!NativeDriver::isSupported()) {
             self::markTestSkipped('the weft extension is not loaded (bash scripts/build-ext.sh, then php -d extension=ext/modules/weft.so)');
         }
-        return new EpollDriver();
+        return new NativeDriver();
     }
 
     public function testNameAndWhatItCanWatch(): void
@@ -385,7 +385,7 @@ final class EpollDriverTest extends DriverContract
             }
             try {
                 $this->loop->cancel($id);
-                $fresh = new EpollDriver();
+                $fresh = new NativeDriver();
                 [$c, $d] = self::pair();
                 \fwrite($c, 'x');
                 $ok = false;
