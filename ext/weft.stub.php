@@ -221,12 +221,13 @@ namespace Weft\Ext {
         public static function waitFds(array $fds, float $timeout = -1): array {}
 
         /**
-         * The loop's epoll object (null: none, the select loop). While it is set, a single-descriptor
-         * hook asks the waiter with the IDLE flag (8) first: a float answer says the loop is idle for
-         * that long (-1: no timer), and the hook polls its descriptor together with the loop's in C, with
-         * no Fiber switch; anything that would end the loop's wait sends it back to the waiter.
+         * The native loop (null: none, the select loop). While it is set and idle (the loop decides,
+         * ext/weft_loop.c), a single-descriptor hook asks the waiter with the IDLE flag (8) first: a true
+         * answer says the calling coroutine may hold the loop, and the hook polls its descriptor together
+         * with the loop's in C, with no Fiber switch; anything that would end the loop's wait sends it
+         * back to the waiter.
          */
-        public static function idleLoop(?Epoll $epoll): void {}
+        public static function idleLoop(?Loop $loop): void {}
     }
 
     /**

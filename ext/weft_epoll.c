@@ -735,7 +735,8 @@ static bool weft_epoll_entry_idle(const weft_epoll_entry *entry)
 }
 
 /*
- * For a hook about to suspend a coroutine while the loop has nothing else to do (weft_hooks.c): the
+ * For a hook about to suspend a coroutine while the loop has nothing else to do (weft_loop_idle(), for
+ * the hooks' idle poll): the
  * descriptor to poll(2) next to the hook's own, so that whatever would end the loop's next wait ends
  * this one too. -1 when a wait() would not block in the kernel: PHP code closed a watched stream, or
  * data sits in a PHP read buffer, among the streams the next sweep looks at (the same ones it would);

@@ -32,6 +32,7 @@
 #include "weft_loop.h"
 
 #include <sys/epoll.h>
+#include <poll.h>
 #include <errno.h>
 #include <math.h>
 #include <signal.h>
@@ -98,6 +99,8 @@ struct weft_loop {
 	zend_ulong next_id;
 	zend_long referenced;       /* enabled and referenced watchers other than deferred ones */
 	uint32_t undispatched;      /* events of the running dispatch not handed out yet */
+	uint32_t idle_skip;         /* hooked waits left that do not try an idle poll (see weft_loop_idle_poll) */
+	uint32_t idle_backoff;      /* skip length after the next miss */
 	bool running;
 	bool stopped;
 	bool bailing;               /* exit() inside a callback: leave run() at once */
@@ -1017,6 +1020,7 @@ static zend_object *weft_loop_create(zend_class_entry *ce)
 	loop->next_id = 0;
 	loop->referenced = 0;
 	loop->undispatched = 0;
+	loop->idle_skip = loop->idle_backoff = 0;
 	loop->running = loop->stopped = loop->bailing = false;
 	loop->now_ns = weft_loop_hrtime();
 	ZVAL_NULL(&loop->error_handler);
@@ -1622,6 +1626,90 @@ bool weft_loop_idle(weft_loop *loop, int *epfd, double *budget)
 	}
 	*epfd = empty ? -1 : fd;
 	return true;
+}
+
+/*
+ * Back-off for idle polls that the loop interrupts at once. Under load the loop's descriptor is nearly
+ * always ready, and an idle poll then only costs a call into PHP and a ppoll() before the usual wait:
+ * after such a miss the next `idle_skip` waits do not try (doubling up to WEFT_IDLE_SKIP_MAX while
+ * misses go on); a poll that ends with the hook's own descriptor ready starts over at once.
+ */
+#define WEFT_IDLE_SKIP_MAX 64
+
+bool weft_loop_idle_wanted(weft_loop *loop)
+{
+	if (loop->idle_skip > 0) {
+		loop->idle_skip--;
+		return false;
+	}
+	int epfd;
+	double budget;
+	return weft_loop_idle(loop, &epfd, &budget);
+}
+
+void weft_loop_idle_reset(weft_loop *loop)
+{
+	loop->idle_skip = loop->idle_backoff = 0;
+}
+
+static short weft_loop_poll_events(uint32_t events)
+{
+	return (short) (((events & WEFT_LOOP_READ) ? POLLIN : 0) | ((events & WEFT_LOOP_WRITE) ? POLLOUT : 0));
+}
+
+int weft_loop_idle_poll(weft_loop *loop, int fd, uint32_t events, double left)
+{
+	int epfd = -1;
+	double budget = -1.0;
+	if (!weft_loop_idle(loop, &epfd, &budget)) {
+		return -1;
+	}
+	double span = budget;
+	bool ends_with_timeout = false;
+	if (left >= 0 && (span < 0 || left <= span)) {
+		span = left;
+		ends_with_timeout = true;
+	}
+	struct timespec ts, *tsp = NULL;
+	if (span >= 0) {
+		if (span > 86400.0) {
+			span = 86400.0;
+		}
+		ts.tv_sec = (time_t) span;
+		ts.tv_nsec = (long) ((span - (double) ts.tv_sec) * 1e9);
+		if (ts.tv_nsec > 999999999L) {
+			ts.tv_nsec = 999999999L;
+		}
+		tsp = &ts;
+	}
+	struct pollfd pfds[2] = {
+		{.fd = fd, .events = weft_loop_poll_events(events), .revents = 0},
+		{.fd = epfd, .events = POLLIN, .revents = 0},
+	};
+	/* With nothing registered the loop's descriptor can never turn ready: only signals and timers end
+	 * its wait, and they end this one too (EINTR, the budget). */
+	int r = ppoll(pfds, epfd < 0 ? 1 : 2, tsp, NULL);
+	if (r > 0 && pfds[0].revents != 0) {
+		loop->idle_backoff = 0;
+		short revents = pfds[0].revents;
+		uint32_t ready = 0;
+		if (revents & (POLLIN | POLLPRI | POLLERR | POLLHUP | POLLNVAL)) {
+			ready |= WEFT_LOOP_READ;
+		}
+		if (revents & (POLLOUT | POLLERR | POLLHUP)) {
+			ready |= WEFT_LOOP_WRITE;
+		}
+		return (int) ready;
+	}
+	if (r == 0 && ends_with_timeout) {
+		return 0;
+	}
+	if (r > 0) {
+		/* The loop had work (its descriptor is ready): a miss. */
+		loop->idle_backoff = loop->idle_backoff == 0 ? 1 : (loop->idle_backoff >= WEFT_IDLE_SKIP_MAX ? WEFT_IDLE_SKIP_MAX : loop->idle_backoff * 2);
+		loop->idle_skip = loop->idle_backoff;
+	}
+	return -1;
 }
 
 /* ---- registration ------------------------------------------------------------------------------ */

@@ -64,4 +64,17 @@ void weft_loop_stop(weft_loop *loop);
  */
 bool weft_loop_idle(weft_loop *loop, int *epfd, double *budget);
 
+/*
+ * The hooks' idle poll, the one place that decides whether a hooked wait may hold the loop (together with
+ * the coroutine's own answer, which only PHP's scheduler knows: see WEFT_WAIT_IDLE in weft_hooks.h).
+ * weft_loop_idle_wanted(): whether to try at all (the loop is idle now, and no back-off after recent
+ * misses). weft_loop_idle_poll(): polls fd for `events` (WEFT_LOOP_READ/WRITE) together with the loop's
+ * epoll descriptor for at most `left` seconds (< 0: no limit) and the loop's idle budget. Returns the
+ * ready events (> 0), 0 when `left` passed, or -1 when the loop has something to do first (then wait
+ * through the loop as usual; a miss backs further tries off). weft_loop_idle_reset(): forget the back-off.
+ */
+bool weft_loop_idle_wanted(weft_loop *loop);
+int weft_loop_idle_poll(weft_loop *loop, int fd, uint32_t events, double left);
+void weft_loop_idle_reset(weft_loop *loop);
+
 #endif
