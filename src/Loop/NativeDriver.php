@@ -20,8 +20,6 @@ namespace Weft\Loop;
  */
 final class NativeDriver extends \Weft\Ext\Loop implements DescriptorDriver
 {
-    public static function isSupported(): bool
-    {
-        return \class_exists(\Weft\Ext\Loop::class, false);
-    }
+    // Whether it is available: DriverFactory::epollAvailable() (this class cannot even load without the
+    // extension, so it cannot answer that itself).
 }

@@ -29,7 +29,7 @@ final class IdlePollTest extends TestCase
 
     protected function setUp(): void
     {
-        if (!Hooks::isSupported() || !NativeDriver::isSupported()) {
+        if (!Hooks::isSupported() || !\Weft\Loop\DriverFactory::epollAvailable()) {
             self::markTestSkipped('the weft extension is not loaded (bash scripts/build-ext.sh)');
         }
         Loop::reset('epoll');
