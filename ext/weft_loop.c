@@ -253,10 +253,11 @@ static void weft_loop_invoke(weft_loop *loop, weft_watcher *w, zval *arg)
 		zend_call_known_function(w->fcc.function_handler, w->fcc.object, w->fcc.called_scope, &retval, count, params, NULL);
 		zval_ptr_dtor(&retval);
 	} else if (w->handler != NULL) {
+		/* The C API's ids are the table's + 1 (0 means "failed" there). */
 		if (w->type == W_READ || w->type == W_WRITE) {
-			((weft_loop_fd_handler) w->handler)(loop, w->id, (int) Z_LVAL(w->stream), w->type == W_READ ? WEFT_LOOP_READ : WEFT_LOOP_WRITE, w->data);
+			((weft_loop_fd_handler) w->handler)(loop, w->id + 1, (int) Z_LVAL(w->stream), w->type == W_READ ? WEFT_LOOP_READ : WEFT_LOOP_WRITE, w->data);
 		} else {
-			((weft_loop_handler) w->handler)(loop, w->id, w->data);
+			((weft_loop_handler) w->handler)(loop, w->id + 1, w->data);
 		}
 	}
 	weft_watcher_release(w);
@@ -1712,6 +1713,83 @@ int weft_loop_idle_poll(weft_loop *loop, int fd, uint32_t events, double left)
 	return -1;
 }
 
+/*
+ * A test seam for the C API (weft_loop.h has no other user yet): registers, with C handlers, a read
+ * watcher on fd, a deferred call, a delay and a repeat that each report to $report(string $what, int $n)
+ * and show what a C watcher may do: the fd watcher cancels itself, the repeat cancels itself after its
+ * second call. Each handler's data holds a reference to $report, dropped by its release function.
+ */
+typedef struct {
+	zval report;
+	const char *what;
+	zend_long calls;
+} weft_probe;
+
+static void weft_probe_release(void *data)
+{
+	weft_probe *probe = data;
+	zval_ptr_dtor(&probe->report);
+	efree(probe);
+}
+
+static void weft_probe_report(weft_probe *probe, zend_long n)
+{
+	zval args[2], retval;
+	ZVAL_STRING(&args[0], probe->what);
+	ZVAL_LONG(&args[1], n);
+	zend_fcall_info_cache fcc;
+	(void) zend_is_callable_ex(&probe->report, NULL, 0, NULL, &fcc, NULL);
+	zend_call_known_function(fcc.function_handler, fcc.object, fcc.called_scope, &retval, 2, args, NULL);
+	zval_ptr_dtor(&retval);
+	zval_ptr_dtor(&args[0]);
+}
+
+static void weft_probe_on_fd(weft_loop *loop, zend_ulong id, int fd, uint32_t events, void *data)
+{
+	weft_loop_cancel(loop, id); /* cancelling itself: data stays valid until this handler returns */
+	weft_probe_report(data, (zend_long) events);
+}
+
+static void weft_probe_on_call(weft_loop *loop, zend_ulong id, void *data)
+{
+	weft_probe *probe = data;
+	probe->calls++;
+	if (strcmp(probe->what, "repeat") == 0 && probe->calls == 2) {
+		weft_loop_cancel(loop, id);
+	}
+	weft_probe_report(probe, probe->calls);
+}
+
+static weft_probe *weft_probe_new(zval *report, const char *what)
+{
+	weft_probe *probe = emalloc(sizeof(*probe));
+	ZVAL_COPY(&probe->report, report);
+	probe->what = what;
+	probe->calls = 0;
+	return probe;
+}
+
+PHP_METHOD(Weft_Ext_Loop, probeNativeApi)
+{
+	zend_long fd;
+	zval *report;
+	ZEND_PARSE_PARAMETERS_START(2, 2)
+		Z_PARAM_LONG(fd)
+		Z_PARAM_OBJECT_OF_CLASS(report, zend_ce_closure)
+	ZEND_PARSE_PARAMETERS_END();
+	WEFT_LOOP_THIS();
+	weft_probe *probe = weft_probe_new(report, "fd");
+	zend_ulong fd_id = weft_loop_add_fd(loop, (int) fd, WEFT_LOOP_READ, weft_probe_on_fd, probe, weft_probe_release);
+	if (fd_id == 0) {
+		RETURN_THROWS(); /* the release function ran: the watcher is gone */
+	}
+	array_init(return_value);
+	add_next_index_long(return_value, (zend_long) fd_id);
+	add_next_index_long(return_value, (zend_long) weft_loop_add_defer(loop, weft_probe_on_call, weft_probe_new(report, "defer"), weft_probe_release));
+	add_next_index_long(return_value, (zend_long) weft_loop_add_timer(loop, 0.002, false, weft_probe_on_call, weft_probe_new(report, "delay"), weft_probe_release));
+	add_next_index_long(return_value, (zend_long) weft_loop_add_timer(loop, 0.001, true, weft_probe_on_call, weft_probe_new(report, "repeat"), weft_probe_release));
+}
+
 /* ---- registration ------------------------------------------------------------------------------ */
 
 ZEND_BEGIN_ARG_INFO_EX(arginfo_weft_loop_construct, 0, 0, 0)
@@ -1781,6 +1859,11 @@ ZEND_END_ARG_INFO()
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_weft_loop_array, 0, 0, IS_ARRAY, 0)
 ZEND_END_ARG_INFO()
 
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_weft_loop_probe, 0, 2, IS_ARRAY, 0)
+	ZEND_ARG_TYPE_INFO(0, fd, IS_LONG, 0)
+	ZEND_ARG_OBJ_INFO(0, report, Closure, 0)
+ZEND_END_ARG_INFO()
+
 ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_weft_loop_epoll, 0, 0, Weft\\Ext\\Epoll, 0)
 ZEND_END_ARG_INFO()
 
@@ -1810,6 +1893,7 @@ static const zend_function_entry weft_loop_methods[] = {
 	ZEND_ME(Weft_Ext_Loop, watcherCount, arginfo_weft_loop_array, ZEND_ACC_PUBLIC)
 	ZEND_ME(Weft_Ext_Loop, idleFor, arginfo_weft_loop_idle_for, ZEND_ACC_PUBLIC)
 	ZEND_ME(Weft_Ext_Loop, epoll, arginfo_weft_loop_epoll, ZEND_ACC_PUBLIC)
+	ZEND_ME(Weft_Ext_Loop, probeNativeApi, arginfo_weft_loop_probe, ZEND_ACC_PUBLIC)
 	ZEND_FE_END
 };
 

@@ -2,7 +2,8 @@
  * The native event loop's C API (weft_loop.c): native code registers C handlers on the same loop that
  * runs the PHP watchers (Weft\Loop\NativeDriver), without a PHP call per event.
  *
- * A C watcher is a watcher like any other: it has an id (the number of the PHP id "w<N>"), it counts in
+ * A C watcher is a watcher like any other: it has an id (N + 1 for the PHP id "w<N>", so that 0 can mean
+ * "failed"; handlers receive the same id), it counts in
  * watcherCount(), it keeps run() going while enabled and referenced, and enable/disable/reference/
  * unreference/cancel work on it by id from C (below) and from PHP ("w<N>"). Its handler runs from the
  * loop's dispatch, never from inside the call that registers it, exactly where a PHP callback of the same

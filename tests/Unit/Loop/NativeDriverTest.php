@@ -476,4 +476,55 @@ final class NativeDriverTest extends DriverContract
             }
         }
     }
+
+    public function testCWatchersRunOnTheSameLoopInTheirPlaceAmongPhpOnes(): void
+    {
+        // ext/weft_loop.h's C API, through its test seam: a C read watcher on a raw descriptor, a C
+        // deferred call, a C delay and a C repeat, between PHP watchers of the same kinds.
+        [$a, $b] = self::pair();
+        $fd = Epoll::descriptorOf($b);
+        self::assertIsInt($fd);
+        $log = [];
+        $report = static function (string $what, int $n) use (&$log): void {
+            $log[] = "C $what $n";
+        };
+        $this->loop->defer(static function () use (&$log): void {
+            $log[] = 'PHP defer';
+        });
+        $ids = $this->loop->probeNativeApi($fd, $report);
+        self::assertCount(4, $ids);
+        self::assertSame(['enabled' => 5, 'referenced' => 3, 'total' => 5], $this->loop->watcherCount());
+        $this->loop->delay(0.02, static function () use ($a, &$log): void {
+            $log[] = 'PHP delay';
+            \fwrite($a, 'x');
+        });
+        $this->loop->run();
+        self::assertSame([
+            'PHP defer', 'C defer 1',      // deferred: in order, before the first wait
+            'C repeat 1', 'C delay 1',     // 1 ms, then 2 ms
+            'C repeat 2',                  // cancels itself
+            'PHP delay', 'C fd 1',         // the descriptor turns readable: WEFT_LOOP_READ; cancels itself
+        ], $log);
+        self::assertSame(['enabled' => 0, 'referenced' => 0, 'total' => 0], $this->loop->watcherCount());
+        unset($report);
+        // Each C watcher's release function dropped its reference to $report: nothing holds it now.
+        $weak = \WeakReference::create($probe = static function (): void {
+        });
+        $this->loop->probeNativeApi($fd, $probe);
+        unset($probe);
+        self::assertNotNull($weak->get(), 'held by the C watchers');
+        $this->loop = $this->createDriver();
+        self::assertNull($weak->get(), 'released with the loop');
+    }
+
+    public function testACWatcherOnADescriptorEpollRefusesFailsCleanly(): void
+    {
+        $this->expectException(UnsupportedStream::class);
+        try {
+            $this->loop->probeNativeApi(99999, static function (): void {
+            });
+        } finally {
+            self::assertSame(0, $this->loop->watcherCount()['total']);
+        }
+    }
 }
