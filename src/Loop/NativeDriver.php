@@ -4,6 +4,12 @@ declare(strict_types=1);
 
 namespace Weft\Loop;
 
+// Without the extension there is no parent class: this file then declares nothing, so that autoloading
+// it (class_exists(), a scan of src/) answers "no such class" instead of failing.
+if (!\class_exists(\Weft\Ext\Loop::class, false)) {
+    return;
+}
+
 /**
  * The native loop: the weft extension's Weft\Ext\Loop (ext/weft_loop.c) implements every method of the
  * contract in C, and run() is one call into C that dispatches deferred calls, signals, the epoll wait,
