@@ -527,4 +527,14 @@ final class NativeDriverTest extends DriverContract
             self::assertSame(0, $this->loop->watcherCount()['total']);
         }
     }
+
+    public function testTheHooksIdlePollTakesTheNativeLoopOnly(): void
+    {
+        try {
+            \Weft\Ext\Hooks::idleLoop(new Epoll());
+            self::fail('an Epoll was accepted');
+        } catch (\TypeError $e) {
+            self::assertStringContainsString('Weft\Ext\Loop', $e->getMessage());
+        }
+    }
 }
