@@ -499,12 +499,12 @@ final class NativeDriverTest extends DriverContract
             \fwrite($a, 'x');
         });
         $this->loop->run();
-        self::assertSame([
-            'PHP defer', 'C defer 1',      // deferred: in order, before the first wait
-            'C repeat 1', 'C delay 1',     // 1 ms, then 2 ms
-            'C repeat 2',                  // cancels itself
-            'PHP delay', 'C fd 1',         // the descriptor turns readable: WEFT_LOOP_READ; cancels itself
-        ], $log);
+        // Deferred calls run in order before the first wait; the rest in the order time and I/O allow
+        // (not asserted between timers of 1 and 2 ms: a slow machine, or valgrind, may merge them).
+        self::assertSame(['PHP defer', 'C defer 1'], \array_slice($log, 0, 2));
+        self::assertEqualsCanonicalizing(['PHP defer', 'C defer 1', 'C repeat 1', 'C delay 1', 'C repeat 2', 'PHP delay', 'C fd 1'], $log);
+        self::assertLessThan(\array_search('C repeat 2', $log, true), \array_search('C repeat 1', $log, true));
+        self::assertSame(['PHP delay', 'C fd 1'], \array_slice($log, -2), 'the descriptor turns readable: WEFT_LOOP_READ; it cancels itself');
         self::assertSame(['enabled' => 0, 'referenced' => 0, 'total' => 0], $this->loop->watcherCount());
         unset($report);
         // Each C watcher's release function dropped its reference to $report: nothing holds it now.
