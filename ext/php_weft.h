@@ -21,6 +21,16 @@ zend_result weft_epoll_minit(const zend_function_entry *epoll_methods, const zen
 int weft_epoll_idle_fd(zend_object *epoll, double *budget, bool *empty);
 /* The class of Weft\Ext\Epoll objects (weft_epoll.c). */
 zend_class_entry *weft_epoll_class(void);
+/* Epoll's methods for C callers (the native loop, weft_loop.c); see weft_epoll.c. */
+zend_object *weft_epoll_new(void);
+bool weft_epoll_inherited(zend_object *epoll);
+int weft_epoll_descriptor_of(zval *zstream);
+zend_result weft_epoll_add(zend_object *epoll, zval *zstream, zend_long events, zend_long key);
+zend_result weft_epoll_modify(zend_object *epoll, zend_long key, zend_long events);
+int weft_epoll_remove(zend_object *epoll, zend_long key);
+zend_result weft_epoll_wait(zend_object *epoll, double timeout, zend_long max, zval *result);
+/* weft_loop.c: Weft\Ext\Loop, the native event loop. */
+zend_result weft_loop_minit(void);
 /* weft_http.c: Weft\Ext\parseHead() */
 zend_result weft_http_minit(void);
 

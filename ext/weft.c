@@ -49,6 +49,7 @@ static PHP_MINIT_FUNCTION(weft)
 	REGISTER_NS_STRING_CONSTANT("Weft\\Ext", "VERSION", PHP_WEFT_VERSION, CONST_PERSISTENT);
 	if (weft_http_minit() != SUCCESS
 		|| weft_epoll_minit(class_Weft_Ext_Epoll_methods, class_Weft_Ext_EpollException_methods) != SUCCESS
+		|| weft_loop_minit() != SUCCESS
 		|| weft_hooks_minit(class_Weft_Ext_Hooks_methods) != SUCCESS
 		|| weft_hook_stream_minit() != SUCCESS
 		|| weft_hook_sleep_minit() != SUCCESS

@@ -74,6 +74,53 @@ namespace Weft\Ext {
     function tlsAttach($stream): int {}
 
     /**
+     * The native event loop (weft_loop.c; its arginfo lives there, not in weft_arginfo.h): the
+     * Weft\Loop\Driver contract and DescriptorDriver in C. Weft\Loop\NativeDriver extends it and declares
+     * those interfaces; see src/Loop/Driver.php for what each method promises.
+     *
+     * @strict-properties
+     * @not-serializable
+     */
+    class Loop
+    {
+        public function __construct() {}
+        public function onReadable(mixed $stream, \Closure $callback): string {}
+        public function onWritable(mixed $stream, \Closure $callback): string {}
+        public function onReadableFd(int $fd, \Closure $callback): string {}
+        public function onWritableFd(int $fd, \Closure $callback): string {}
+        public function delay(float $seconds, \Closure $callback): string {}
+        public function repeat(float $interval, \Closure $callback): string {}
+        public function onSignal(int $signal, \Closure $callback): string {}
+        /** The pcntl handler of every watched signal (as a closure): queues it for the loop that owns it. */
+        private static function signalled(int $signal, mixed $info = null): void {}
+        public function defer(\Closure $callback): string {}
+        public function enable(string $id): void {}
+        public function disable(string $id): void {}
+        public function cancel(string $id): void {}
+        public function reference(string $id): void {}
+        public function unreference(string $id): void {}
+        public function run(): void {}
+        public function stop(): void {}
+        public function isRunning(): bool {}
+        public function now(): float {}
+        public function setErrorHandler(?\Closure $handler): void {}
+        public function canWatch(mixed $stream): bool {}
+        public function name(): string {}
+        /** @return array{enabled: int, referenced: int, total: int} */
+        public function watcherCount(): array {}
+        /** Diagnostics: null when the loop owes work before it may wait, else seconds to its next timer (-1: none). */
+        public function idleFor(): ?float {}
+        /** The Epoll object the loop waits on. */
+        public function epoll(): Epoll {}
+        /**
+         * The C API's test seam (weft_loop.h): C watchers on fd (read), a deferred call, a 2 ms delay and a
+         * 1 ms repeat (cancelled at its second call) that report to $report(string $what, int $n).
+         * @return list<int> their C ids
+         */
+        public function probeNativeApi(int $fd, \Closure $report): array {}
+    }
+
+    /**
      * One epoll(7) instance (created with EPOLL_CLOEXEC), level-triggered unless Epoll::ET is passed.
      *
      * Registrations are identified by an integer key chosen by the caller (Weft uses the stream's
@@ -269,12 +316,13 @@ namespace Weft\Ext {
         public static function waitFds(array $fds, float $timeout = -1): array {}
 
         /**
-         * The loop's epoll object (null: none, the select loop). While it is set, a single-descriptor
-         * hook asks the waiter with the IDLE flag (8) first: a float answer says the loop is idle for
-         * that long (-1: no timer), and the hook polls its descriptor together with the loop's in C, with
-         * no Fiber switch; anything that would end the loop's wait sends it back to the waiter.
+         * The native loop (null: none, the select loop). While it is set and idle (the loop decides,
+         * ext/weft_loop.c), a single-descriptor hook asks the waiter with the IDLE flag (8) first: a true
+         * answer says the calling coroutine may hold the loop, and the hook polls its descriptor together
+         * with the loop's in C, with no Fiber switch; anything that would end the loop's wait sends it
+         * back to the waiter.
          */
-        public static function idleLoop(?Epoll $epoll): void {}
+        public static function idleLoop(?Loop $loop): void {}
     }
 
     /**

@@ -77,7 +77,7 @@ ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_Hooks_waitFds, 0,
 ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_Hooks_idleLoop, 0, 1, IS_VOID, 0)
-	ZEND_ARG_OBJ_INFO(0, epoll, Weft\\Ext\\Epoll, 1)
+	ZEND_ARG_OBJ_INFO(0, loop, Weft\\Ext\\Loop, 1)
 ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_Watchdog_start, 0, 2, IS_VOID, 0)

@@ -307,6 +307,49 @@ static void weft_epoll_free(zend_object *object)
 	zend_object_std_dtor(&obj->std);
 }
 
+static zend_result weft_epoll_open(weft_epoll_object *obj)
+{
+	int epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (epfd < 0) {
+		weft_epoll_throw(errno, "epoll_create1() failed");
+		return FAILURE;
+	}
+	obj->epfd = epfd;
+	obj->generation = weft_fork_generation;
+	obj->pid = getpid();
+	return SUCCESS;
+}
+
+/* A new, open Weft\Ext\Epoll for C callers (the native loop), or NULL with an exception. */
+zend_object *weft_epoll_new(void)
+{
+	zend_object *object = weft_epoll_create(weft_ce_epoll);
+	if (weft_epoll_open(weft_epoll_from_obj(object)) != SUCCESS) {
+		OBJ_RELEASE(object);
+		return NULL;
+	}
+	return object;
+}
+
+/* Whether this Epoll was created by an ancestor process (it shares its kernel object with it). */
+bool weft_epoll_inherited(zend_object *object)
+{
+	return weft_epoll_from_obj(object)->generation != weft_fork_generation;
+}
+
+/* Epoll::descriptorOf() for C callers: -1 when the zval is not a stream with a descriptor. */
+int weft_epoll_descriptor_of(zval *zstream)
+{
+	if (Z_TYPE_P(zstream) != IS_RESOURCE) {
+		return -1;
+	}
+	zend_resource *res = Z_RES_P(zstream);
+	if (res->type != php_file_le_stream() && res->type != php_file_le_pstream()) {
+		return -1;
+	}
+	return (int) weft_stream_fd((php_stream *) res->ptr);
+}
+
 PHP_METHOD(Weft_Ext_Epoll, __construct)
 {
 	ZEND_PARSE_PARAMETERS_NONE();
@@ -316,30 +359,19 @@ PHP_METHOD(Weft_Ext_Epoll, __construct)
 		zend_throw_error(NULL, "Weft\\Ext\\Epoll::__construct() cannot be called twice");
 		RETURN_THROWS();
 	}
-	int epfd = epoll_create1(EPOLL_CLOEXEC);
-	if (epfd < 0) {
-		weft_epoll_throw(errno, "epoll_create1() failed");
+	if (weft_epoll_open(obj) != SUCCESS) {
 		RETURN_THROWS();
 	}
-	obj->epfd = epfd;
-	obj->generation = weft_fork_generation;
-	obj->pid = getpid();
 }
 
-PHP_METHOD(Weft_Ext_Epoll, add)
+/* Epoll::add() for C callers (the native loop, weft_loop.c): FAILURE with an exception. */
+zend_result weft_epoll_add(zend_object *object, zval *zstream, zend_long events, zend_long key)
 {
-	zval *zstream;
-	zend_long events, key;
-
-	ZEND_PARSE_PARAMETERS_START(3, 3)
-		Z_PARAM_ZVAL(zstream)
-		Z_PARAM_LONG(events)
-		Z_PARAM_LONG(key)
-	ZEND_PARSE_PARAMETERS_END();
-
-	weft_epoll_object *obj = weft_epoll_usable(ZEND_THIS, false);
+	zval this_zv;
+	ZVAL_OBJ(&this_zv, object);
+	weft_epoll_object *obj = weft_epoll_usable(&this_zv, false);
 	if (obj == NULL) {
-		RETURN_THROWS();
+		return FAILURE;
 	}
 	php_stream *stream = NULL;
 	php_socket_t fd;
@@ -348,23 +380,26 @@ PHP_METHOD(Weft_Ext_Epoll, add)
 		 * code cannot reach): the caller owns it and removes it before closing it. */
 		if (Z_LVAL_P(zstream) < 0 || Z_LVAL_P(zstream) > INT_MAX) {
 			zend_argument_value_error(1, "must be a stream resource or a descriptor number >= 0");
-			RETURN_THROWS();
+			return FAILURE;
 		}
 		fd = (php_socket_t) Z_LVAL_P(zstream);
 	} else if (Z_TYPE_P(zstream) == IS_RESOURCE) {
-		php_stream_from_zval(stream, zstream);
+		stream = (php_stream *) zend_fetch_resource2(Z_RES_P(zstream), "stream", php_file_le_stream(), php_file_le_pstream());
+		if (stream == NULL) {
+			return FAILURE;
+		}
 	} else {
 		zend_argument_type_error(1, "must be of type resource|int, %s given", zend_zval_type_name(zstream));
-		RETURN_THROWS();
+		return FAILURE;
 	}
 	if (!weft_epoll_check_events(events, 2)) {
-		RETURN_THROWS();
+		return FAILURE;
 	}
 	if (stream != NULL) {
 		fd = weft_stream_fd(stream);
 		if (fd < 0) {
 			weft_epoll_throw(0, "Cannot watch a stream of type %s: it has no file descriptor", stream->ops->label);
-			RETURN_THROWS();
+			return FAILURE;
 		}
 	}
 
@@ -372,7 +407,7 @@ PHP_METHOD(Weft_Ext_Epoll, add)
 	if (existing != NULL) {
 		if (!weft_resource_closed(existing->res)) {
 			weft_epoll_throw_key(EEXIST, key, "already registered");
-			RETURN_THROWS();
+			return FAILURE;
 		}
 		weft_epoll_forget(obj, (zend_ulong) key, existing, true);
 	}
@@ -384,7 +419,7 @@ PHP_METHOD(Weft_Ext_Epoll, add)
 		int err = errno;
 		if (err != EEXIST) {
 			weft_epoll_throw(err, "epoll_ctl(EPOLL_CTL_ADD) failed for descriptor %d", (int) fd);
-			RETURN_THROWS();
+			return FAILURE;
 		}
 		/* This open file is still registered at this number: under a key whose stream was closed without
 		 * closing the descriptor (pg_socket()), take the registration over; under a live key, refuse. */
@@ -397,11 +432,11 @@ PHP_METHOD(Weft_Ext_Epoll, add)
 			} else {
 				weft_epoll_throw(EEXIST, "epoll_ctl(EPOLL_CTL_ADD) failed for descriptor %d", (int) fd);
 			}
-			RETURN_THROWS();
+			return FAILURE;
 		}
 		if (epoll_ctl(obj->epfd, EPOLL_CTL_MOD, fd, &ev) != 0) {
 			weft_epoll_throw(errno, "epoll_ctl(EPOLL_CTL_MOD) failed for descriptor %d", (int) fd);
-			RETURN_THROWS();
+			return FAILURE;
 		}
 		weft_epoll_forget(obj, (zend_ulong) Z_LVAL_P(owner), previous, false);
 	}
@@ -421,6 +456,54 @@ PHP_METHOD(Weft_Ext_Epoll, add)
 	}
 	weft_epoll_set_owner(obj, (int) fd, key);
 	weft_epoll_note(obj, (zend_ulong) key);
+	return SUCCESS;
+}
+
+PHP_METHOD(Weft_Ext_Epoll, add)
+{
+	zval *zstream;
+	zend_long events, key;
+
+	ZEND_PARSE_PARAMETERS_START(3, 3)
+		Z_PARAM_ZVAL(zstream)
+		Z_PARAM_LONG(events)
+		Z_PARAM_LONG(key)
+	ZEND_PARSE_PARAMETERS_END();
+
+	if (weft_epoll_add(Z_OBJ_P(ZEND_THIS), zstream, events, key) != SUCCESS) {
+		RETURN_THROWS();
+	}
+}
+
+zend_result weft_epoll_modify(zend_object *object, zend_long key, zend_long events)
+{
+	zval this_zv;
+	ZVAL_OBJ(&this_zv, object);
+	weft_epoll_object *obj = weft_epoll_usable(&this_zv, false);
+	if (obj == NULL) {
+		return FAILURE;
+	}
+	if (!weft_epoll_check_events(events, 2)) {
+		return FAILURE;
+	}
+	weft_epoll_entry *entry = zend_hash_index_find_ptr(&obj->entries, (zend_ulong) key);
+	if (entry == NULL) {
+		weft_epoll_throw_key(ENOENT, key, "not registered");
+		return FAILURE;
+	}
+	entry->events = (uint32_t) events;
+	weft_epoll_note(obj, (zend_ulong) key);
+	if (weft_resource_closed(entry->res)) {
+		return SUCCESS; /* the next wait() reports it as closed */
+	}
+	struct epoll_event ev = {0};
+	ev.events = (uint32_t) events;
+	ev.data.u64 = (uint64_t) key;
+	if (epoll_ctl(obj->epfd, EPOLL_CTL_MOD, entry->fd, &ev) != 0) {
+		weft_epoll_throw(errno, "epoll_ctl(EPOLL_CTL_MOD) failed for descriptor %d", entry->fd);
+		return FAILURE;
+	}
+	return SUCCESS;
 }
 
 PHP_METHOD(Weft_Ext_Epoll, modify)
@@ -432,57 +515,33 @@ PHP_METHOD(Weft_Ext_Epoll, modify)
 		Z_PARAM_LONG(events)
 	ZEND_PARSE_PARAMETERS_END();
 
-	weft_epoll_object *obj = weft_epoll_usable(ZEND_THIS, false);
-	if (obj == NULL) {
-		RETURN_THROWS();
-	}
-	if (!weft_epoll_check_events(events, 2)) {
-		RETURN_THROWS();
-	}
-	weft_epoll_entry *entry = zend_hash_index_find_ptr(&obj->entries, (zend_ulong) key);
-	if (entry == NULL) {
-		weft_epoll_throw_key(ENOENT, key, "not registered");
-		RETURN_THROWS();
-	}
-	entry->events = (uint32_t) events;
-	weft_epoll_note(obj, (zend_ulong) key);
-	if (weft_resource_closed(entry->res)) {
-		return; /* the next wait() reports it as closed */
-	}
-	struct epoll_event ev = {0};
-	ev.events = (uint32_t) events;
-	ev.data.u64 = (uint64_t) key;
-	if (epoll_ctl(obj->epfd, EPOLL_CTL_MOD, entry->fd, &ev) != 0) {
-		weft_epoll_throw(errno, "epoll_ctl(EPOLL_CTL_MOD) failed for descriptor %d", entry->fd);
+	if (weft_epoll_modify(Z_OBJ_P(ZEND_THIS), key, events) != SUCCESS) {
 		RETURN_THROWS();
 	}
 }
 
-PHP_METHOD(Weft_Ext_Epoll, remove)
+/* Epoll::remove() for C callers: 1 removed, 0 only forgotten (closed stream, forked child), -1 exception. */
+int weft_epoll_remove(zend_object *object, zend_long key)
 {
-	zend_long key;
-
-	ZEND_PARSE_PARAMETERS_START(1, 1)
-		Z_PARAM_LONG(key)
-	ZEND_PARSE_PARAMETERS_END();
-
-	weft_epoll_object *obj = weft_epoll_usable(ZEND_THIS, true);
+	zval this_zv;
+	ZVAL_OBJ(&this_zv, object);
+	weft_epoll_object *obj = weft_epoll_usable(&this_zv, true);
 	if (obj == NULL) {
-		RETURN_THROWS();
+		return -1;
 	}
 	weft_epoll_entry *entry = zend_hash_index_find_ptr(&obj->entries, (zend_ulong) key);
 	if (entry == NULL) {
 		weft_epoll_throw_key(ENOENT, key, "not registered");
-		RETURN_THROWS();
+		return -1;
 	}
 	if (obj->generation != weft_fork_generation) {
 		/* A forked child: the registrations belong to the parent, which still uses them. */
 		weft_epoll_forget(obj, (zend_ulong) key, entry, false);
-		RETURN_FALSE;
+		return 0;
 	}
 	if (weft_resource_closed(entry->res)) {
 		weft_epoll_forget(obj, (zend_ulong) key, entry, true);
-		RETURN_FALSE;
+		return 0;
 	}
 
 	int fd = entry->fd;
@@ -498,9 +557,24 @@ PHP_METHOD(Weft_Ext_Epoll, remove)
 	/* EBADF/ENOENT: the descriptor was closed underneath the stream (the kernel dropped it already). */
 	if (err != 0 && err != EBADF && err != ENOENT) {
 		weft_epoll_throw(err, "epoll_ctl(EPOLL_CTL_DEL) failed for descriptor %d", fd);
+		return -1;
+	}
+	return 1;
+}
+
+PHP_METHOD(Weft_Ext_Epoll, remove)
+{
+	zend_long key;
+
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_LONG(key)
+	ZEND_PARSE_PARAMETERS_END();
+
+	int removed = weft_epoll_remove(Z_OBJ_P(ZEND_THIS), key);
+	if (removed < 0) {
 		RETURN_THROWS();
 	}
-	RETURN_TRUE;
+	RETURN_BOOL(removed > 0);
 }
 
 /* Adds bits to result[key]. */
@@ -661,7 +735,8 @@ static bool weft_epoll_entry_idle(const weft_epoll_entry *entry)
 }
 
 /*
- * For a hook about to suspend a coroutine while the loop has nothing else to do (weft_hooks.c): the
+ * For a hook about to suspend a coroutine while the loop has nothing else to do (weft_loop_idle(), for
+ * the hooks' idle poll): the
  * descriptor to poll(2) next to the hook's own, so that whatever would end the loop's next wait ends
  * this one too. -1 when a wait() would not block in the kernel: PHP code closed a watched stream, or
  * data sits in a PHP read buffer, among the streams the next sweep looks at (the same ones it would);
@@ -712,35 +787,23 @@ int weft_epoll_idle_fd(zend_object *object, double *budget, bool *empty)
 	return obj->epfd;
 }
 
-PHP_METHOD(Weft_Ext_Epoll, wait)
+/*
+ * Epoll::wait() for C callers: fills return_value, an initialized empty array, with key => events.
+ * FAILURE with an exception. EINTR is a SUCCESS with what the sweep found.
+ */
+zend_result weft_epoll_wait(zend_object *object, double timeout, zend_long max, zval *return_value)
 {
-	double timeout = -1.0;
-	zend_long max = 1024;
-
-	ZEND_PARSE_PARAMETERS_START(0, 2)
-		Z_PARAM_OPTIONAL
-		Z_PARAM_DOUBLE(timeout)
-		Z_PARAM_LONG(max)
-	ZEND_PARSE_PARAMETERS_END();
-
-	weft_epoll_object *obj = weft_epoll_usable(ZEND_THIS, false);
+	zval this_zv;
+	ZVAL_OBJ(&this_zv, object);
+	weft_epoll_object *obj = weft_epoll_usable(&this_zv, false);
 	if (obj == NULL) {
-		RETURN_THROWS();
-	}
-	if (zend_isnan(timeout)) {
-		zend_argument_value_error(1, "must not be NAN");
-		RETURN_THROWS();
-	}
-	if (max < 1 || max > WEFT_EPOLL_MAX_EVENTS) {
-		zend_argument_value_error(2, "must be between 1 and %d", WEFT_EPOLL_MAX_EVENTS);
-		RETURN_THROWS();
+		return FAILURE;
 	}
 	if (obj->buf_size < max) {
 		obj->buf = safe_erealloc(obj->buf, (size_t) max, sizeof(struct epoll_event), 0);
 		obj->buf_size = (int) max;
 	}
 
-	array_init(return_value);
 	uint32_t pending = 0;
 	if (zend_hash_num_elements(&obj->entries) > 0) {
 		pending = weft_epoll_sweep(obj, return_value, &timeout);
@@ -748,21 +811,17 @@ PHP_METHOD(Weft_Ext_Epoll, wait)
 		obj->check_count = 0;
 	}
 	if (UNEXPECTED(EG(exception) != NULL)) {
-		zval_ptr_dtor(return_value);
-		ZVAL_NULL(return_value);
-		RETURN_THROWS();
+		return FAILURE;
 	}
 
 	int n = weft_epoll_wait_raw(obj, (int) max, pending > 0 ? 0.0 : timeout);
 	if (n < 0) {
 		int err = errno;
 		if (err == EINTR) {
-			return; /* a signal: the caller dispatches it and waits again */
+			return SUCCESS; /* a signal: the caller dispatches it and waits again */
 		}
-		zval_ptr_dtor(return_value);
-		ZVAL_NULL(return_value);
 		weft_epoll_throw(err, "epoll_wait() failed");
-		RETURN_THROWS();
+		return FAILURE;
 	}
 
 	HashTable *result = Z_ARRVAL_P(return_value);
@@ -783,6 +842,34 @@ PHP_METHOD(Weft_Ext_Epoll, wait)
 			ZVAL_LONG(&value, events);
 			zend_hash_index_add_new(result, key, &value);
 		}
+	}
+	return SUCCESS;
+}
+
+PHP_METHOD(Weft_Ext_Epoll, wait)
+{
+	double timeout = -1.0;
+	zend_long max = 1024;
+
+	ZEND_PARSE_PARAMETERS_START(0, 2)
+		Z_PARAM_OPTIONAL
+		Z_PARAM_DOUBLE(timeout)
+		Z_PARAM_LONG(max)
+	ZEND_PARSE_PARAMETERS_END();
+
+	if (zend_isnan(timeout)) {
+		zend_argument_value_error(1, "must not be NAN");
+		RETURN_THROWS();
+	}
+	if (max < 1 || max > WEFT_EPOLL_MAX_EVENTS) {
+		zend_argument_value_error(2, "must be between 1 and %d", WEFT_EPOLL_MAX_EVENTS);
+		RETURN_THROWS();
+	}
+	array_init(return_value);
+	if (weft_epoll_wait(Z_OBJ_P(ZEND_THIS), timeout, max, return_value) != SUCCESS) {
+		zval_ptr_dtor(return_value);
+		ZVAL_NULL(return_value);
+		RETURN_THROWS();
 	}
 }
 

@@ -22,6 +22,7 @@
 #include "zend_fibers.h"
 #include "php_weft.h"
 #include "weft_hooks.h"
+#include "weft_loop.h"
 
 #include <errno.h>
 #include <math.h>
@@ -42,17 +43,9 @@ static zval weft_waiter_forget;
 static zend_fcall_info weft_waiter_forget_fci;
 static zend_fcall_info_cache weft_waiter_forget_fcc;
 static bool weft_waiter_forget_set = false;
-/* The loop's Weft\Ext\Epoll for idle polls (Hooks::idleLoop()), referenced; NULL: none. */
+/* The loop for idle polls (Hooks::idleLoop(): a Weft\Ext\Loop), referenced; NULL: none. What may hold
+ * the loop is decided next to it, in weft_loop.c (weft_loop_idle_wanted(), weft_loop_idle_poll()). */
 static zend_object *weft_idle_loop = NULL;
-/*
- * Back-off for idle polls that the loop interrupts at once. Under load the loop's descriptor is nearly
- * always ready, and an idle poll then only costs a call into PHP and a ppoll() before the usual wait:
- * after such a miss the next `weft_idle_skip` waits do not try (doubling up to WEFT_IDLE_SKIP_MAX while
- * misses go on); a poll that ends with the hook's own descriptor ready starts over at once.
- */
-#define WEFT_IDLE_SKIP_MAX 64
-static uint32_t weft_idle_skip = 0;     /* waits left to skip */
-static uint32_t weft_idle_backoff = 0;  /* skip length after the next miss */
 
 static zend_class_entry *weft_ce_hooks;
 
@@ -194,63 +187,6 @@ static int weft_call_waiter_one(int fd, int events, double timeout, zval *ret)
 	return 1;
 }
 
-/*
- * The loop is idle for `budget` seconds (< 0: no timer): poll fd and the loop's epoll descriptor together,
- * for at most that long and what is left of the hook's own timeout. Returns the ready events (> 0), 0 when
- * the hook's timeout passed, or -1 when the loop has something to do first (a descriptor of its own is
- * ready, its next timer is due, a signal arrived): the caller then waits through the loop as usual.
- */
-static int weft_idle_poll(int fd, short want, double budget, double timeout, double deadline)
-{
-	bool empty = false;
-	int epfd = weft_epoll_idle_fd(weft_idle_loop, &budget, &empty);
-	if (epfd < 0) {
-		return -1;
-	}
-	double span = budget;
-	bool ends_with_timeout = false;
-	if (timeout >= 0) {
-		double left = deadline - weft_now();
-		if (left <= 0) {
-			return 0;
-		}
-		if (span < 0 || left <= span) {
-			span = left;
-			ends_with_timeout = true;
-		}
-	}
-	struct timespec ts, *tsp = NULL;
-	if (span >= 0) {
-		if (span > 86400.0) {
-			span = 86400.0;
-		}
-		ts.tv_sec = (time_t) span;
-		ts.tv_nsec = (long) ((span - (double) ts.tv_sec) * 1e9);
-		if (ts.tv_nsec > 999999999L) {
-			ts.tv_nsec = 999999999L;
-		}
-		tsp = &ts;
-	}
-	struct pollfd pfds[2] = {
-		{.fd = fd, .events = want, .revents = 0},
-		{.fd = epfd, .events = POLLIN, .revents = 0},
-	};
-	int r = ppoll(pfds, empty ? 1 : 2, tsp, NULL);
-	if (r > 0 && pfds[0].revents != 0) {
-		weft_idle_backoff = 0;
-		return weft_revents_to_events(pfds[0].revents);
-	}
-	if (r == 0 && ends_with_timeout) {
-		return 0;
-	}
-	if (r > 0) {
-		/* The loop had work (its descriptor is ready): a miss. */
-		weft_idle_backoff = weft_idle_backoff == 0 ? 1 : (weft_idle_backoff >= WEFT_IDLE_SKIP_MAX ? WEFT_IDLE_SKIP_MAX : weft_idle_backoff * 2);
-		weft_idle_skip = weft_idle_backoff;
-	}
-	return -1;
-}
-
 int weft_hook_wait_fd(int fd, int events, double timeout)
 {
 	if (zend_isnan(timeout)) {
@@ -259,24 +195,27 @@ int weft_hook_wait_fd(int fd, int events, double timeout)
 	if (weft_hook_can_switch()) {
 		zval ret;
 		int flags = events & (WEFT_WAIT_READ | WEFT_WAIT_WRITE | (weft_waiter_forget_set ? WEFT_WAIT_KEEP : 0));
-		bool idle = weft_idle_loop != NULL;
-		if (idle && weft_idle_skip > 0) {
-			weft_idle_skip--;
-			idle = false;
-		}
+		weft_loop *loop = weft_idle_loop != NULL ? weft_loop_from_object(weft_idle_loop) : NULL;
+		/* The loop's side first (idle now, no back-off): only then ask the coroutine's. */
+		bool idle = loop != NULL && weft_loop_idle_wanted(loop);
 		/* Only an idle poll needs the deadline (its second call waits for what is left). */
 		double deadline = idle && timeout >= 0 ? weft_now() + timeout : 0;
 		if (weft_call_waiter_one(fd, flags | (idle ? WEFT_WAIT_IDLE : 0), timeout, &ret) < 0) {
 			return -1;
 		}
-		if (Z_TYPE(ret) == IS_DOUBLE) {
-			short want = (short) (((events & WEFT_WAIT_READ) ? POLLIN : 0) | ((events & WEFT_WAIT_WRITE) ? POLLOUT : 0));
-			int ready = weft_idle_poll(fd, want, Z_DVAL(ret), timeout, deadline);
+		if (Z_TYPE(ret) == IS_TRUE && idle) {
+			double left = timeout;
+			if (timeout >= 0) {
+				left = deadline - weft_now();
+				if (left <= 0) {
+					return 0;
+				}
+			}
+			int ready = weft_loop_idle_poll(loop, fd, (uint32_t) (events & (WEFT_WAIT_READ | WEFT_WAIT_WRITE)), left);
 			if (ready >= 0) {
 				return ready;
 			}
 			/* The loop has work: wait through it, for what is left of the timeout. */
-			double left = timeout;
 			if (timeout >= 0) {
 				left = deadline - weft_now();
 				if (left <= 0) {
@@ -509,16 +448,21 @@ PHP_METHOD(Weft_Ext_Hooks, idleLoop)
 	zval *epoll = NULL;
 
 	ZEND_PARSE_PARAMETERS_START(1, 1)
-		Z_PARAM_OBJECT_OF_CLASS_OR_NULL(epoll, weft_epoll_class())
+		Z_PARAM_OBJECT_OR_NULL(epoll)
 	ZEND_PARSE_PARAMETERS_END();
 
+	if (epoll != NULL && weft_loop_from_object(Z_OBJ_P(epoll)) == NULL) {
+		zend_argument_type_error(1, "must be a Weft\\Ext\\Loop (the native loop) or null, %s given", ZSTR_VAL(Z_OBJCE_P(epoll)->name));
+		RETURN_THROWS();
+	}
 	if (epoll != NULL && !weft_waiter_installed) {
 		zend_throw_error(NULL, "Hooks::idleLoop() needs a waiter: call Hooks::install() first");
 		RETURN_THROWS();
 	}
 	/* A new loop, or the hooks installed anew: start without a back-off. */
-	weft_idle_skip = 0;
-	weft_idle_backoff = 0;
+	if (epoll != NULL) {
+		weft_loop_idle_reset(weft_loop_from_object(Z_OBJ_P(epoll)));
+	}
 	if (epoll != NULL && Z_OBJ_P(epoll) == weft_idle_loop) {
 		return;
 	}

@@ -34,11 +34,13 @@
  */
 #define WEFT_WAIT_KEEP  0x04
 /*
- * Passed to the waiter, never by a hook: the waiter may answer with a float instead of waiting. The
- * loop has nothing to do for that many seconds (< 0: no timer at all), so the hook polls its descriptor
- * together with the loop's own (Hooks::idleLoop()) in this thread, without a Fiber switch or any PHP
- * code; whatever would end the loop's wait (another descriptor ready, a signal, the next timer) ends
- * this poll too, and the hook then calls the waiter again, without this flag, to wait the usual way.
+ * Passed to the waiter, never by a hook, and only when the native loop (Hooks::idleLoop()) says it is
+ * idle (weft_loop_idle_wanted(), weft_loop.c: the one place that decides, with its back-off): the waiter
+ * may answer true, "the calling coroutine may hold the loop" (what only PHP's scheduler knows), instead
+ * of waiting. The hook then polls its descriptor together with the loop's own in this thread
+ * (weft_loop_idle_poll()), without a Fiber switch or any PHP code; whatever would end the loop's wait
+ * (another descriptor ready, a signal, the next timer) ends this poll too, and the hook then calls the
+ * waiter again, without this flag, to wait the usual way.
  */
 #define WEFT_WAIT_IDLE  0x08
 

@@ -9,7 +9,7 @@ use Weft\Coroutine\Scheduler;
 use Weft\Ext\Hooks as Native;
 use Weft\Loop\DescriptorDriver;
 use Weft\Loop\Driver;
-use Weft\Loop\EpollDriver;
+use Weft\Loop\NativeDriver;
 use Weft\Loop\InvalidWatcher;
 use Weft\Loop\Loop;
 
@@ -39,11 +39,12 @@ final class FdWaiter
      */
     public const KEEP = 4;
     /**
-     * From the extension, with READ or WRITE: instead of waiting, wait() may return the seconds the loop
-     * has nothing to do (a float; -1.0: no timer). The hook then polls its descriptor together with the
-     * loop's epoll descriptor in C, with no Fiber switch and no loop tick, and calls wait() again without
-     * this flag when anything else needs the loop first (see ext/weft_hooks.h, WEFT_WAIT_IDLE). A query
-     * in a worker with nothing else to do then costs what it costs without hooks.
+     * From the extension, with READ or WRITE, when the native loop is idle (the extension decides that,
+     * next to the loop: ext/weft_loop.c): instead of waiting, wait() may return true, "this coroutine
+     * may hold the loop". The hook then polls its descriptor together with the loop's epoll descriptor in
+     * C, with no Fiber switch and no loop tick, and calls wait() again without this flag when anything
+     * else needs the loop first (see ext/weft_hooks.h, WEFT_WAIT_IDLE). A query in a worker with nothing
+     * else to do then costs what it costs without hooks.
      */
     public const IDLE = 8;
 
@@ -59,7 +60,7 @@ final class FdWaiter
     private array $timers = [];
     /** The driver the kept watchers belong to (a forked worker builds its own: they are then dropped). */
     private ?DescriptorDriver $keptDriver = null;
-    /** The driver whose epoll descriptor the extension polls when idle (Hooks::idleLoop()); null: not told yet. */
+    /** The driver the extension polls next to a hook's descriptor when idle (Hooks::idleLoop()); null: not told yet. */
     private ?Driver $idleDriver = null;
 
     /** Whether the code running now is a Weft coroutine (the exit hook asks). */
@@ -70,16 +71,15 @@ final class FdWaiter
     }
 
     /**
-     * @return int|float|null the ready events (READ | WRITE), 0 when the timeout passed, null: block
-     *     instead; with IDLE, a float: the loop is idle for that long (see IDLE)
+     * @return int|true|null the ready events (READ | WRITE), 0 when the timeout passed, null: block
+     *     instead; with IDLE, true: this coroutine may hold the loop (see IDLE)
      */
-    public function wait(int $fd, int $events, float $timeout): int|float|null
+    public function wait(int $fd, int $events, float $timeout): int|bool|null
     {
         if (($events & self::IDLE) !== 0) {
             $events &= ~self::IDLE;
-            $idle = $this->idle($fd, $events, $timeout);
-            if ($idle !== null) {
-                return $idle;
+            if ($this->idle($fd, $events, $timeout)) {
+                return true;
             }
         }
         $loop = Loop::get();
@@ -135,33 +135,33 @@ final class FdWaiter
     }
 
     /**
-     * The seconds the loop has nothing to do, when the calling coroutine may hold it meanwhile (see IDLE):
-     * a Weft coroutine the loop itself entered, on the loop the extension polls, with nothing owed first.
+     * The coroutine's half of "may this wait hold the loop" (the loop's half, idle or not, is decided in
+     * C before the extension asks): a Weft coroutine the loop itself entered, on the loop the extension
+     * polls, with nothing queued to run first.
      */
-    private function idle(int $fd, int $events, float $timeout): ?float
+    private function idle(int $fd, int $events, float $timeout): bool
     {
         $scheduler = Scheduler::get();
         $driver = $scheduler->driver;
         if ($driver !== $this->idleDriver || $timeout === 0.0 || !$scheduler->mayHoldTheLoop()) {
-            return null;
+            return false;
         }
         $current = $scheduler->current;
         if ($current === null || $current->fiber !== \Fiber::getCurrent()) {
-            return null;
+            return false;
         }
-        $idle = $driver->idleFor();
         // A write watcher kept for this descriptor would make the loop's epoll descriptor ready at once
         // (a socket is writable nearly always): park it while a read waits here; the next write that
         // waits through the loop enables it again. A kept read watcher stays: both descriptors turn
-        // ready together, and the hook looks at its own first.
+        // ready together, and the hook looks at its own first. The extension applies the change to the
+        // kernel's set before it polls.
         $write = $fd << 1 | 1;
-        if ($idle !== null && ($events & self::READ) !== 0 && $this->keptDriver === $driver
+        if (($events & self::READ) !== 0 && $this->keptDriver === $driver
             && isset($this->kept[$write]) && !isset($this->parked[$write])) {
             $this->parked[$write] = true;
             $driver->disable($this->kept[$write]);
-            $idle = $driver->idleFor() ?? 0.0;
         }
-        return $idle;
+        return true;
     }
 
     /** Hooks::install() dropped the extension's idle loop: tell it the current loop's again. */
@@ -171,13 +171,13 @@ final class FdWaiter
     }
 
     /**
-     * Tells the extension the epoll descriptor of the current loop, for its idle polls; the select loop
-     * has none (a hook there always waits through the loop).
+     * Tells the extension the current loop, for its idle polls: the native one only (a hook on the select
+     * loop always waits through the loop).
      */
     private function bindIdle(Driver $driver): void
     {
-        if ($driver instanceof EpollDriver) {
-            Native::idleLoop($driver->epoll());
+        if ($driver instanceof NativeDriver) {
+            Native::idleLoop($driver);
             $this->idleDriver = $driver;
             return;
         }

@@ -4,7 +4,11 @@ declare(strict_types=1);
 
 namespace Weft\Loop;
 
-/** Picks a loop backend: "auto" (epoll when the weft extension is loaded, else select), "select" or "epoll". */
+/**
+ * Picks a loop backend: "auto" (epoll when the weft extension is loaded, else select), "select" or "epoll".
+ * "epoll" is the native loop (NativeDriver: the extension's loop, dispatching in C); "select" is the
+ * pure-PHP loop, the one that works everywhere.
+ */
 final class DriverFactory
 {
     public const BACKENDS = ['auto', 'select', 'epoll'];
@@ -31,12 +35,13 @@ final class DriverFactory
 
     public static function epollAvailable(): bool
     {
-        return \class_exists(EpollDriver::class) && EpollDriver::isSupported();
+        // Checked before NativeDriver is loaded: the class extends the extension's and cannot load without it.
+        return \class_exists(\Weft\Ext\Loop::class, false);
     }
 
     private static function epoll(): ?Driver
     {
-        return self::epollAvailable() ? new EpollDriver() : null;
+        return self::epollAvailable() ? new NativeDriver() : null;
     }
 
     /** How to get the epoll loop: the extension is optional and PHP does not load it by itself. */

@@ -14,7 +14,6 @@ use Weft\Loop\Internal\Watcher;
 final class StreamSelectDriver extends AbstractDriver
 {
     /** @var array<int, resource> */
-    private bool $dispatching = false;
     private array $readStreams = [];
     /** @var array<int, array<string, Watcher>> */
     private array $readWatchers = [];
@@ -79,12 +78,6 @@ final class StreamSelectDriver extends AbstractDriver
         return $this->readStreams !== [] || $this->writeStreams !== [];
     }
 
-    /** Conservative: while a dispatch runs, the rest of its ready streams may not have been handed out. */
-    protected function hasPendingEvents(): bool
-    {
-        return $this->dispatching;
-    }
-
     protected function dispatch(?float $timeout): void
     {
         $read = $this->readStreams;
@@ -114,7 +107,6 @@ final class StreamSelectDriver extends AbstractDriver
         if ($result === 0) {
             return;
         }
-        $this->dispatching = true;
         foreach ($read as $id => $_) {
             foreach ($this->readWatchers[$id] ?? [] as $watcher) {
                 $this->invokeStream($watcher);
@@ -125,7 +117,6 @@ final class StreamSelectDriver extends AbstractDriver
                 $this->invokeStream($watcher);
             }
         }
-        $this->dispatching = false;
     }
 
     /** A stream closed while watched: its watchers can never fire; wake them so their owners see EOF. */

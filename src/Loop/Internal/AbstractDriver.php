@@ -56,34 +56,6 @@ abstract class AbstractDriver implements Driver
     /** Whether any stream watcher is active: a backend with none may simply sleep. */
     abstract protected function hasActiveStreams(): bool;
 
-    /**
-     * Whether the backend holds events it has not handed to their watchers yet (the rest of a dispatch,
-     * a stream it reports ready without asking the kernel): work the loop owes before it may wait again.
-     */
-    abstract protected function hasPendingEvents(): bool;
-
-    /**
-     * How long the loop would wait in the kernel if it got the control now: null when it has work to do
-     * first (deferred callbacks, a due timer, a signal to dispatch, events not yet handed out, a stop),
-     * else the seconds until its next timer (-1.0: none). A hooked call that would block while the loop
-     * is idle may then wait for its descriptor and the loop's own at once, without a Fiber switch
-     * (Weft\Hook\FdWaiter, WEFT_WAIT_IDLE); anything that would end the loop's wait ends that one too.
-     *
-     * @internal
-     */
-    public function idleFor(): ?float
-    {
-        if ($this->deferQueue !== [] || $this->deferLeft > 0 || $this->stopped || $this->pendingSignals !== [] || $this->hasPendingEvents()) {
-            return null;
-        }
-        $next = $this->timers->peek();
-        if ($next === null) {
-            return -1.0;
-        }
-        $left = $next - \hrtime(true) / 1e9;
-        return $left > 0 ? $left : null;
-    }
-
     public function onReadable(mixed $stream, \Closure $callback): string
     {
         return $this->addStream(Watcher::READABLE, $stream, $callback);

@@ -9,7 +9,7 @@ use PHPUnit\Framework\TestCase;
 use Weft\Coroutine\ConcurrentUse;
 use Weft\Coroutine\Timeout;
 use Weft\Hook\Hooks;
-use Weft\Loop\EpollDriver;
+use Weft\Loop\NativeDriver;
 use Weft\Loop\Loop;
 use Weft\Tests\Support\ServerProcess;
 
@@ -631,7 +631,7 @@ final class CurlHookTest extends TestCase
 
     private function useLoop(string $backend): void
     {
-        if ($backend === 'epoll' && !EpollDriver::isSupported()) {
+        if ($backend === 'epoll' && !\Weft\Loop\DriverFactory::epollAvailable()) {
             self::markTestSkipped('no epoll backend');
         }
         Loop::reset($backend);

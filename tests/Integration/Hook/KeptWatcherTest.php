@@ -9,7 +9,7 @@ use PHPUnit\Framework\TestCase;
 use Weft\Coroutine\Cancelled;
 use Weft\Ext\Epoll;
 use Weft\Hook\Hooks;
-use Weft\Loop\EpollDriver;
+use Weft\Loop\NativeDriver;
 use Weft\Loop\Loop;
 
 use function Weft\go;
@@ -45,7 +45,7 @@ final class KeptWatcherTest extends TestCase
 
     private function useLoop(string $backend): void
     {
-        if ($backend === 'epoll' && !EpollDriver::isSupported()) {
+        if ($backend === 'epoll' && !\Weft\Loop\DriverFactory::epollAvailable()) {
             self::markTestSkipped('no epoll backend');
         }
         Loop::reset($backend);

@@ -7,7 +7,7 @@ namespace Weft\Tests\Integration\Hook;
 use PHPUnit\Framework\Attributes\DataProvider;
 use PHPUnit\Framework\TestCase;
 use Weft\Hook\Hooks;
-use Weft\Loop\EpollDriver;
+use Weft\Loop\NativeDriver;
 use Weft\Loop\Loop;
 
 use function Weft\go;
@@ -191,7 +191,7 @@ final class StreamHookEdgesTest extends TestCase
 
     private function useLoop(string $backend): void
     {
-        if ($backend === 'epoll' && !EpollDriver::isSupported()) {
+        if ($backend === 'epoll' && !\Weft\Loop\DriverFactory::epollAvailable()) {
             self::markTestSkipped('no epoll backend');
         }
         Loop::reset($backend);

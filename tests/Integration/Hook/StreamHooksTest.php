@@ -8,7 +8,7 @@ use PHPUnit\Framework\Attributes\DataProvider;
 use PHPUnit\Framework\TestCase;
 use Weft\Coroutine\Cancelled;
 use Weft\Hook\Hooks;
-use Weft\Loop\EpollDriver;
+use Weft\Loop\NativeDriver;
 use Weft\Loop\Loop;
 use Weft\Tests\Integration\Client\Http\ChildProcess;
 
@@ -351,7 +351,7 @@ final class StreamHooksTest extends TestCase
 
     private function useLoop(string $backend): void
     {
-        if ($backend === 'epoll' && !EpollDriver::isSupported()) {
+        if ($backend === 'epoll' && !\Weft\Loop\DriverFactory::epollAvailable()) {
             self::markTestSkipped('no epoll backend');
         }
         Loop::reset($backend);

@@ -10,7 +10,7 @@ use Weft\Coroutine\IoWaiter;
 use Weft\Coroutine\Mutex;
 use Weft\Coroutine\Timeout;
 use Weft\Coroutine\WaitGroup;
-use Weft\Loop\EpollDriver;
+use Weft\Loop\NativeDriver;
 use Weft\Loop\Loop;
 
 use function Weft\go;
@@ -89,7 +89,7 @@ final class MainWaitTest extends CoroutineTestCase
 
     public function testDescriptorsAbove1024WorkFromMainOnEpoll(): void
     {
-        if (!EpollDriver::isSupported()) {
+        if (!\Weft\Loop\DriverFactory::epollAvailable()) {
             self::markTestSkipped('the native extension is not loaded');
         }
         Loop::reset('epoll');

@@ -137,6 +137,7 @@ final class BlockingDetectorTest extends TestCase
     /** Highlighting PHP source is what a debug error page does for every frame: not a blocking call. */
     public function testHighlightingSourceIsNotCounted(): void
     {
+        self::skipUnderValgrind();
         $source = "<?php\n" . \str_repeat("\$a = [1, 'text', 2 * \$b]; // a line of some application\n", 30000);
         $logger = self::logger();
         $detector = new BlockingDetector($logger, 0.05, 60.0, static fn (): string => 'GET /highlight'); // as the server's dispatcher names the request
@@ -161,6 +162,7 @@ final class BlockingDetectorTest extends TestCase
 
     public function testWeftsOwnGzipHoldingTheLoopIsNamedAsSuchNotAsLoad(): void
     {
+        self::skipUnderValgrind();
         $logger = self::logger();
         $detector = new BlockingDetector($logger, 0.05, 60.0);
         $driver = Loop::get();
@@ -188,6 +190,14 @@ final class BlockingDetectorTest extends TestCase
         self::assertStringContainsString('precompressed copy (FILE.gz next to a --static file), lower --gzip-level', $reports[0]);
         foreach ($logger->lines as $line) {
             self::assertStringNotContainsString('many requests at once', $line);
+        }
+    }
+
+    /** Seconds of CPU in PHP and zlib natively, most of an hour under scripts/ext-memcheck.sh. */
+    private static function skipUnderValgrind(): void
+    {
+        if (\getenv('WEFT_MEMCHECK') === '1') {
+            self::markTestSkipped('pure CPU work, far too slow under valgrind (scripts/ext-memcheck.sh)');
         }
     }
 

@@ -10,7 +10,7 @@ use Weft\Coroutine\Cancelled;
 use Weft\Ext\Epoll;
 use Weft\Ext\Hooks as Native;
 use Weft\Hook\Hooks;
-use Weft\Loop\EpollDriver;
+use Weft\Loop\NativeDriver;
 use Weft\Loop\Loop;
 
 use function Weft\go;
@@ -183,7 +183,7 @@ final class FdWaiterTest extends TestCase
 
     private function useLoop(string $backend): void
     {
-        if ($backend === 'epoll' && !EpollDriver::isSupported()) {
+        if ($backend === 'epoll' && !\Weft\Loop\DriverFactory::epollAvailable()) {
             self::markTestSkipped('no epoll backend');
         }
         Loop::reset($backend);

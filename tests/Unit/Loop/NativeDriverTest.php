@@ -7,21 +7,21 @@ namespace Weft\Tests\Unit\Loop;
 use Weft\Ext\Epoll;
 use Weft\Ext\EpollException;
 use Weft\Loop\Driver;
-use Weft\Loop\EpollDriver;
+use Weft\Loop\NativeDriver;
 use Weft\Loop\UnsupportedStream;
 
 /**
  * The contract suite plus what is particular to epoll. Needs the weft extension: scripts/test.sh loads
  * ext/modules/weft.so when it is built (bash scripts/build-ext.sh); without it these tests skip.
  */
-final class EpollDriverTest extends DriverContract
+final class NativeDriverTest extends DriverContract
 {
     protected function createDriver(): Driver
     {
-        if (!EpollDriver::isSupported()) {
+        if (!\Weft\Loop\DriverFactory::epollAvailable()) {
             self::markTestSkipped('the weft extension is not loaded (bash scripts/build-ext.sh, then php -d extension=ext/modules/weft.so)');
         }
-        return new EpollDriver();
+        return new NativeDriver();
     }
 
     public function testNameAndWhatItCanWatch(): void
@@ -385,7 +385,7 @@ final class EpollDriverTest extends DriverContract
             }
             try {
                 $this->loop->cancel($id);
-                $fresh = new EpollDriver();
+                $fresh = new NativeDriver();
                 [$c, $d] = self::pair();
                 \fwrite($c, 'x');
                 $ok = false;
@@ -474,6 +474,67 @@ final class EpollDriverTest extends DriverContract
             if (!\posix_setrlimit(\POSIX_RLIMIT_NOFILE, $needed, $hard === 'unlimited' ? \POSIX_RLIMIT_INFINITY : (int) $hard)) {
                 self::markTestSkipped("cannot raise the open files limit from $soft to $needed");
             }
+        }
+    }
+
+    public function testCWatchersRunOnTheSameLoopInTheirPlaceAmongPhpOnes(): void
+    {
+        // ext/weft_loop.h's C API, through its test seam: a C read watcher on a raw descriptor, a C
+        // deferred call, a C delay and a C repeat, between PHP watchers of the same kinds.
+        [$a, $b] = self::pair();
+        $fd = Epoll::descriptorOf($b);
+        self::assertIsInt($fd);
+        $log = [];
+        $report = static function (string $what, int $n) use (&$log): void {
+            $log[] = "C $what $n";
+        };
+        $this->loop->defer(static function () use (&$log): void {
+            $log[] = 'PHP defer';
+        });
+        $ids = $this->loop->probeNativeApi($fd, $report);
+        self::assertCount(4, $ids);
+        self::assertSame(['enabled' => 5, 'referenced' => 3, 'total' => 5], $this->loop->watcherCount());
+        $this->loop->delay(0.02, static function () use ($a, &$log): void {
+            $log[] = 'PHP delay';
+            \fwrite($a, 'x');
+        });
+        $this->loop->run();
+        // Deferred calls run in order before the first wait; the rest in the order time and I/O allow
+        // (not asserted between timers of 1 and 2 ms: a slow machine, or valgrind, may merge them).
+        self::assertSame(['PHP defer', 'C defer 1'], \array_slice($log, 0, 2));
+        self::assertEqualsCanonicalizing(['PHP defer', 'C defer 1', 'C repeat 1', 'C delay 1', 'C repeat 2', 'PHP delay', 'C fd 1'], $log);
+        self::assertLessThan(\array_search('C repeat 2', $log, true), \array_search('C repeat 1', $log, true));
+        self::assertSame(['PHP delay', 'C fd 1'], \array_slice($log, -2), 'the descriptor turns readable: WEFT_LOOP_READ; it cancels itself');
+        self::assertSame(['enabled' => 0, 'referenced' => 0, 'total' => 0], $this->loop->watcherCount());
+        unset($report);
+        // Each C watcher's release function dropped its reference to $report: nothing holds it now.
+        $weak = \WeakReference::create($probe = static function (): void {
+        });
+        $this->loop->probeNativeApi($fd, $probe);
+        unset($probe);
+        self::assertNotNull($weak->get(), 'held by the C watchers');
+        $this->loop = $this->createDriver();
+        self::assertNull($weak->get(), 'released with the loop');
+    }
+
+    public function testACWatcherOnADescriptorEpollRefusesFailsCleanly(): void
+    {
+        $this->expectException(UnsupportedStream::class);
+        try {
+            $this->loop->probeNativeApi(99999, static function (): void {
+            });
+        } finally {
+            self::assertSame(0, $this->loop->watcherCount()['total']);
+        }
+    }
+
+    public function testTheHooksIdlePollTakesTheNativeLoopOnly(): void
+    {
+        try {
+            \Weft\Ext\Hooks::idleLoop(new Epoll());
+            self::fail('an Epoll was accepted');
+        } catch (\TypeError $e) {
+            self::assertStringContainsString('Weft\Ext\Loop', $e->getMessage());
         }
     }
 }
