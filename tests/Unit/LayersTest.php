@@ -37,7 +37,8 @@ final class LayersTest extends TestCase
         'Http/Server' => ['Loop', 'Coroutine', 'Socket', 'Server', 'Observe', 'Http/Message', 'Http/Parser', 'Http/Psr'],
         'Http/Compression' => ['Coroutine', 'Http/Message', 'Http/Psr', 'Http/Server'],
         'Http/Static' => ['Loop', 'Coroutine', 'Http/Message', 'Http/Psr', 'Http/Compression'],
-        'Http/Fuzz' => ['Http/Message', 'Http/Parser'],
+        // The oracles drive the parser, and whole in-process connections (Server + Http/Server) on every path.
+        'Http/Fuzz' => ['Loop', 'Coroutine', 'Server', 'Http/Message', 'Http/Parser', 'Http/Server'],
         // HTTPS answers around an application: the redirect from plain HTTP, the HSTS header.
         'Http/Tls' => ['Http/Message', 'Http/Psr'],
         'Line' => ['Loop', 'Coroutine', 'Socket', 'Server'],

@@ -26,7 +26,7 @@ final class ConnectionOracleTest extends TestCase
     /** @return iterable<string, array{string, array<string, int>}> */
     public static function vectors(): iterable
     {
-        foreach (require __DIR__ . '/../vectors.php' as $vector) {
+        foreach (require Fuzzer::VECTORS as $vector) {
             yield $vector['name'] => [$vector['raw'], $vector['limits'] ?? []];
         }
     }
@@ -54,7 +54,7 @@ final class ConnectionOracleTest extends TestCase
 
     public function testTheFuzzerRunsWholeConnectionsAndFindsNothing(): void
     {
-        $report = (new Fuzzer(FuzzCommand::seeds(__DIR__ . '/../vectors.php')))->run(20261126, 300, connectionsEvery: 3);
+        $report = (new Fuzzer(FuzzCommand::seeds(Fuzzer::VECTORS)))->run(20261126, 300, connectionsEvery: 3);
         self::assertSame([], $report['failures']);
         self::assertSame(100, $report['connections']);
     }
