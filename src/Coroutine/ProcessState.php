@@ -40,6 +40,9 @@ final class ProcessState
     /** @var array<string, array{class-string, string}> followed names that are plain static properties: declaring class, property */
     private static array $statics = [];
 
+    /** @var list<array{list<string>, \Closure(array<string, mixed>): void, \Closure(array<string, mixed>): void}> followTogether()'s groups */
+    private static array $together = [];
+
     /**
      * What StateSet reads and writes, built from the above when first needed after a change: one reader
      * and one writer per declaring class of the plain static properties, and the other values' closures.
@@ -56,7 +59,40 @@ final class ProcessState
     {
         self::$followed[$name] = [$get, $set];
         unset(self::$statics[$name]);
+        self::leaveGroup($name);
         self::$plan = null;
+    }
+
+    /**
+     * Reads and writes several followed values (each already given to follow()) with one closure each
+     * way instead of two calls per value: $read(array &$values) adds every one of $names to $values,
+     * $write(array $values) writes those of them that $values has. Following or forgetting any of them
+     * later ends the group (each is then read and written through its own closures again).
+     *
+     * @internal for Weft's own bridges (the superglobals: PhpGlobals)
+     * @param list<string> $names
+     * @param \Closure(array<string, mixed>): void $read
+     * @param \Closure(array<string, mixed>): void $write
+     */
+    public static function followTogether(array $names, \Closure $read, \Closure $write): void
+    {
+        foreach ($names as $name) {
+            if (!isset(self::$followed[$name])) {
+                throw new \InvalidArgumentException("$name is not followed: follow() it first");
+            }
+            self::leaveGroup($name);
+        }
+        self::$together[] = [$names, $read, $write];
+        self::$plan = null;
+    }
+
+    private static function leaveGroup(string $name): void
+    {
+        foreach (self::$together as $i => [$names]) {
+            if (\in_array($name, $names, true)) {
+                unset(self::$together[$i]);
+            }
+        }
     }
 
     /**
@@ -155,6 +191,7 @@ final class ProcessState
     public static function forget(string $name): void
     {
         unset(self::$followed[$name], self::$statics[$name]);
+        self::leaveGroup($name);
         self::$plan = null;
     }
 
@@ -220,6 +257,14 @@ final class ProcessState
                 }
             }, null, $class);
         }
-        return self::$plan = [$readers, $writers, \array_diff_key(self::$followed, self::$statics)];
+        $others = \array_diff_key(self::$followed, self::$statics);
+        foreach (self::$together as [$names, $read, $write]) {
+            $readers[] = $read;
+            $writers[] = $write;
+            foreach ($names as $name) {
+                unset($others[$name]);
+            }
+        }
+        return self::$plan = [$readers, $writers, $others];
     }
 }
