@@ -22,7 +22,7 @@ namespace Weft\Coroutine;
  * request's: followed static properties are not read through their closures but by one closure per
  * declaring class that reads or writes all of that class's at once (plan()), or with the extension by
  * one call for all (Weft\Ext\StaticProperties). With a closure call and a fetch by class name per
- * value, the switches cost a Laravel request that runs three queries about a tenth of its instructions.
+ * value, the switches cost a Laravel request that runs three queries a seventh of its instructions.
  *
  * ```php
  * // An application's own "current tenant", kept in a static: each request sees its own.
