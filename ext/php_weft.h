@@ -73,6 +73,9 @@ void weft_deadline_mshutdown(void);
 /* weft_output.c: Weft\Ext\OutputStack, a coroutine's output buffers across its waits */
 zend_result weft_output_minit(const zend_function_entry *methods);
 
+/* weft_state.c: Weft\Ext\StaticProperties, the static properties that follow the coroutine */
+zend_result weft_state_minit(const zend_function_entry *methods);
+
 /* weft_inotify.c: Weft\Ext\Inotify, for serve --watch */
 zend_result weft_inotify_minit(const zend_function_entry *inotify_methods, const zend_function_entry *exception_methods);
 

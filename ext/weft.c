@@ -58,7 +58,8 @@ static PHP_MINIT_FUNCTION(weft)
 		|| weft_watchdog_minit(class_Weft_Ext_Watchdog_methods) != SUCCESS
 		|| weft_deadline_minit(class_Weft_Ext_Deadline_methods) != SUCCESS
 		|| weft_inotify_minit(class_Weft_Ext_Inotify_methods, class_Weft_Ext_InotifyException_methods) != SUCCESS
-		|| weft_output_minit(class_Weft_Ext_OutputStack_methods) != SUCCESS) {
+		|| weft_output_minit(class_Weft_Ext_OutputStack_methods) != SUCCESS
+		|| weft_state_minit(class_Weft_Ext_StaticProperties_methods) != SUCCESS) {
 		return FAILURE;
 	}
 	return SUCCESS;

@@ -265,6 +265,19 @@ namespace Weft\Ext {
         public function count(): int {}
     }
 
+    /**
+     * Many static properties read or written in one call (Weft\Coroutine\ProcessState): $classes maps
+     * a declaring class's name in lower case to [key => property name]. Visibility is not checked.
+     */
+    final class StaticProperties
+    {
+        /** Adds each initialized property's value to $values under its key. */
+        public static function read(array $classes, array &$values): void {}
+
+        /** Writes each property whose key $values has. */
+        public static function write(array $classes, array $values): void {}
+    }
+
     final class InotifyException extends \RuntimeException
     {
     }

@@ -133,6 +133,16 @@ ZEND_END_ARG_INFO()
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_OutputStack_count, 0, 0, IS_LONG, 0)
 ZEND_END_ARG_INFO()
 
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_StaticProperties_read, 0, 2, IS_VOID, 0)
+	ZEND_ARG_TYPE_INFO(0, classes, IS_ARRAY, 0)
+	ZEND_ARG_TYPE_INFO(1, values, IS_ARRAY, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_StaticProperties_write, 0, 2, IS_VOID, 0)
+	ZEND_ARG_TYPE_INFO(0, classes, IS_ARRAY, 0)
+	ZEND_ARG_TYPE_INFO(0, values, IS_ARRAY, 0)
+ZEND_END_ARG_INFO()
+
 #define arginfo_class_Weft_Ext_Inotify___construct arginfo_class_Weft_Ext_Epoll___construct
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_Inotify_fd, 0, 0, IS_LONG, 1)
@@ -213,6 +223,8 @@ ZEND_METHOD(Weft_Ext_Deadline, claimLastWords);
 ZEND_METHOD(Weft_Ext_OutputStack, detach);
 ZEND_METHOD(Weft_Ext_OutputStack, attach);
 ZEND_METHOD(Weft_Ext_OutputStack, count);
+ZEND_METHOD(Weft_Ext_StaticProperties, read);
+ZEND_METHOD(Weft_Ext_StaticProperties, write);
 ZEND_METHOD(Weft_Ext_Inotify, __construct);
 ZEND_METHOD(Weft_Ext_Inotify, fd);
 ZEND_METHOD(Weft_Ext_Inotify, add);
@@ -276,6 +288,12 @@ static const zend_function_entry class_Weft_Ext_Deadline_methods[] = {
 	ZEND_ME(Weft_Ext_Deadline, track, arginfo_class_Weft_Ext_Deadline_track, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
 	ZEND_ME(Weft_Ext_Deadline, lastWordsOn, arginfo_class_Weft_Ext_Deadline_lastWordsOn, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
 	ZEND_ME(Weft_Ext_Deadline, claimLastWords, arginfo_class_Weft_Ext_Deadline_claimLastWords, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
+	ZEND_FE_END
+};
+
+static const zend_function_entry class_Weft_Ext_StaticProperties_methods[] = {
+	ZEND_ME(Weft_Ext_StaticProperties, read, arginfo_class_Weft_Ext_StaticProperties_read, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
+	ZEND_ME(Weft_Ext_StaticProperties, write, arginfo_class_Weft_Ext_StaticProperties_write, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
 	ZEND_FE_END
 };
 

@@ -433,9 +433,10 @@ final class Scheduler
     /** Saves the set in place (what its owner changed since) and puts $state in its stead. */
     private function install(StateSet $state): void
     {
-        $this->installed?->save();
+        $current = $this->installed;
+        $current?->save();
         $this->installed = $state;
-        $state->install();
+        $state->install($current);
     }
 
     /** The body of every pooled Fiber: run a coroutine, go back to the pool, wait for the next one. */

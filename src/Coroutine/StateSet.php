@@ -30,21 +30,41 @@ final class StateSet
         return new self($this->values);
     }
 
-    /** Writes this set's values into the process. Values followed since this set was saved are left as they are. */
-    public function install(): void
+    /**
+     * Writes this set's values into the process. Values followed since this set was saved are left as
+     * they are. $current, when given, holds the values in the process now (it was just saved): a value
+     * that is the same there is not written again (a setlocale(), a timezone that every set shares).
+     */
+    public function install(?self $current = null): void
     {
-        foreach (ProcessState::accessors() as $name => [, $set]) {
-            if (\array_key_exists($name, $this->values)) {
-                $set($this->values[$name]);
+        [, $writers, $others] = ProcessState::plan();
+        $values = $this->values;
+        foreach ($writers as $write) {
+            $write($values);
+        }
+        $now = $current?->values;
+        foreach ($others as $name => [, $set]) {
+            if (!\array_key_exists($name, $values)) {
+                continue;
             }
+            $value = $values[$name];
+            // Not for arrays: === would compare two equal arrays element by element.
+            if ($now !== null && !\is_array($value) && \array_key_exists($name, $now) && $now[$name] === $value) {
+                continue;
+            }
+            $set($value);
         }
     }
 
     /** Reads the process's values into this set. */
     public function save(): void
     {
+        [$readers, , $others] = ProcessState::plan();
         $values = [];
-        foreach (ProcessState::accessors() as $name => [$get]) {
+        foreach ($readers as $read) {
+            $read($values);
+        }
+        foreach ($others as $name => [$get]) {
             $values[$name] = $get();
         }
         $this->values = $values;

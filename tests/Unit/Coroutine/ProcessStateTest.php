@@ -137,6 +137,141 @@ final class ProcessStateTest extends CoroutineTestCase
         $set->install();
         self::assertFalse((new \ReflectionProperty(FollowedFixture::class, 'typed'))->isInitialized());
     }
+
+    public function testValuesFollowedTogetherAreSwitchedByTheirGroupUntilOneOfThemIsFollowedAgain(): void
+    {
+        $reads = 0;
+        ProcessState::followTogether(
+            [FollowedFixture::class . '::$public', FollowedFixture::class . '::$hidden'],
+            static function (array &$values) use (&$reads): void {
+                $reads++;
+                $values[FollowedFixture::class . '::$public'] = FollowedFixture::$public;
+                $values[FollowedFixture::class . '::$hidden'] = FollowedFixture::hidden();
+            },
+            static function (array $values): void {
+                if (\array_key_exists(FollowedFixture::class . '::$public', $values)) {
+                    FollowedFixture::$public = $values[FollowedFixture::class . '::$public'];
+                    FollowedFixture::setHidden((string) $values[FollowedFixture::class . '::$hidden']);
+                }
+            },
+        );
+        $interleaved = static fn (): array => run(static function (): array {
+            $seen = [];
+            $wg = new \Weft\Coroutine\WaitGroup();
+            foreach (['a', 'b'] as $who) {
+                $wg->add();
+                go(static function () use ($who, &$seen, $wg): void {
+                    Scheduler::get()->bind(StateSet::capture());
+                    FollowedFixture::$public = $who;
+                    FollowedFixture::setHidden($who . '!');
+                    sleep(0.01);
+                    $seen[$who] = [FollowedFixture::$public, FollowedFixture::hidden()];
+                    $wg->done();
+                });
+            }
+            $wg->wait();
+            return $seen;
+        });
+        self::assertSame(['a' => ['a', 'a!'], 'b' => ['b', 'b!']], $interleaved());
+        self::assertGreaterThan(0, $reads, 'the group read the values');
+
+        // Followed again on its own: the group ends, and both still follow (each through its closures).
+        $reads = 0;
+        ProcessState::followStatic(FollowedFixture::class, 'public');
+        self::assertSame(['a' => ['a', 'a!'], 'b' => ['b', 'b!']], $interleaved());
+        self::assertSame(0, $reads);
+    }
+
+    public function testOnlyFollowedValuesCanBeGrouped(): void
+    {
+        $this->expectException(\InvalidArgumentException::class);
+        ProcessState::followTogether(['nothing'], static function (array &$values): void {
+        }, static function (array $values): void {
+        });
+    }
+
+    public function testTheExtensionReadsAndWritesStaticPropertiesOfAnyVisibility(): void
+    {
+        if (!class_exists(\Weft\Ext\StaticProperties::class)) {
+            self::markTestSkipped('the weft extension is not loaded');
+        }
+        $classes = [strtolower(StaticFixture::class) => ['p' => 'public', 'h' => 'hidden', 'i' => 'int', 'u' => 'unset', 'n' => 'nothing', 'x' => 'instance']];
+        $values = ['kept' => 1];
+        \Weft\Ext\StaticProperties::read($classes, $values);
+        // An uninitialized typed property, a missing one and an instance property are left out.
+        self::assertSame(['kept' => 1, 'p' => 'boot', 'h' => null, 'i' => 1], $values);
+
+        $object = new \stdClass();
+        \Weft\Ext\StaticProperties::write($classes, ['p' => 'set', 'h' => $object, 'i' => 2]);
+        self::assertSame('set', StaticFixture::$public);
+        self::assertSame($object, StaticFixture::hidden());
+        self::assertSame(2, StaticFixture::$int);
+        // What $values lacks is left alone, and a class that is not loaded is skipped.
+        \Weft\Ext\StaticProperties::write($classes + ['no\\such\\class' => ['a' => 'b']], ['p' => 'again']);
+        self::assertSame('again', StaticFixture::$public);
+        self::assertSame($object, StaticFixture::hidden());
+
+        // A static property bound by reference is written through the reference, type checks included.
+        $reference = &StaticFixture::reference();
+        \Weft\Ext\StaticProperties::write($classes, ['i' => 3]);
+        self::assertSame(3, $reference);
+        try {
+            \Weft\Ext\StaticProperties::write($classes, ['i' => 'not an int']);
+            self::fail('a value of the wrong type was written');
+        } catch (\TypeError $e) {
+            self::assertStringContainsString('int', $e->getMessage());
+        }
+        self::assertSame(3, StaticFixture::$int);
+        unset($reference);
+        StaticFixture::reset();
+    }
+
+    public function testTheSwitchIsTheSameWithAndWithoutTheExtension(): void
+    {
+        // Plain static properties go through the extension when it is loaded (ProcessState::plan()),
+        // through a closure per class otherwise: the test above runs both ways in CI (with and without -d extension).
+        ProcessState::followStatic(StaticFixture::class, 'int');
+        try {
+            StaticFixture::$int = 10;
+            $set = StateSet::capture();
+            StaticFixture::$int = 20;
+            $other = StateSet::capture();
+            $set->install($other);
+            self::assertSame(10, StaticFixture::$int);
+            $other->install($set);
+            self::assertSame(20, StaticFixture::$int);
+        } finally {
+            ProcessState::forget(StaticFixture::class . '::$int');
+            StaticFixture::reset();
+        }
+    }
+}
+
+final class StaticFixture
+{
+    public static string $public = 'boot';
+    public static int $int = 1;
+    private static mixed $hidden = null;
+    /** Never written: stays uninitialized. */
+    private static string $unset;
+    public string $instance = '';
+
+    public static function hidden(): mixed
+    {
+        return self::$hidden;
+    }
+
+    public static function &reference(): int
+    {
+        return self::$int;
+    }
+
+    public static function reset(): void
+    {
+        self::$public = 'boot';
+        self::$int = 1;
+        self::$hidden = null;
+    }
 }
 
 final class FollowedFixture
