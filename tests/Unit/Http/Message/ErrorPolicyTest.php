@@ -28,6 +28,15 @@ final class ErrorPolicyTest extends TestCase
         );
     }
 
+    public function testTheBytesTheExtensionWritesForAFailedWorkerAreThatRefusal(): void
+    {
+        // HttpSession hands these to the extension ahead of time (PHP may be stuck when they are needed):
+        // they must stay the encoder's answer for ErrorResponse::unavailable(), less the optional Date.
+        $lastWords = (new \ReflectionClassConstant(\Weft\Http\Server\HttpSession::class, 'LAST_WORDS'))->getValue();
+        $encoded = (new ResponseEncoder())->encode(ErrorResponse::unavailable('the worker failed while this request ran'), '1.1', false, false, 'D');
+        self::assertSame(\str_replace("Date: D\r\n", '', $encoded), $lastWords);
+    }
+
     public function testAFailureIsA500WithTheTraceOnlyInDebugMode(): void
     {
         $e = new \RuntimeException('secret detail');
