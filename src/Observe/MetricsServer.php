@@ -5,6 +5,8 @@ declare(strict_types=1);
 namespace Weft\Observe;
 
 use Psr\Log\LoggerInterface;
+use Weft\Http\Message\Response;
+use Weft\Http\Message\ResponseEncoder;
 use Weft\Server\MasterHook;
 use Weft\Socket\Acceptor;
 use Weft\Socket\Listener;
@@ -32,6 +34,7 @@ final class MetricsServer implements MasterHook
 
     private ?Listener $listener = null;
     private readonly Prometheus $prometheus;
+    private readonly ResponseEncoder $encoder;
 
     public function __construct(private readonly string $address, private readonly LoggerInterface $logger)
     {
@@ -39,6 +42,7 @@ final class MetricsServer implements MasterHook
             throw new \InvalidArgumentException("option '--metrics' expects HOST:PORT (like 127.0.0.1:9100), got '$address'");
         }
         $this->prometheus = new Prometheus();
+        $this->encoder = new ResponseEncoder('');
     }
 
     /** "127.0.0.1:9100", "[::1]:9100", "localhost:0": a host and a port from 0 to 65535. */
@@ -94,7 +98,7 @@ final class MetricsServer implements MasterHook
                 while (($header = $client->readLine(self::MAX_HEAD)) !== null && $header !== '') {
                     $read += \strlen($header);
                     if ($read > self::MAX_HEAD) {
-                        $client->write(self::response(431, 'text/plain', "Request header too large\n"));
+                        $client->write($this->response(431, 'text/plain', "Request header too large\n"));
                         return;
                     }
                 }
@@ -108,32 +112,33 @@ final class MetricsServer implements MasterHook
     private function answer(string $requestLine, \Closure $status): string
     {
         if (!\preg_match('#^([A-Z]+) (\S+) HTTP/1\.[01]$#', $requestLine, $m)) {
-            return self::response(400, 'text/plain', "Bad Request\n");
+            return $this->response(400, 'text/plain', "Bad Request\n");
         }
         [, $method, $target] = $m;
         $path = \parse_url($target, \PHP_URL_PATH) ?: $target;
         if ($method !== 'GET' && $method !== 'HEAD') {
-            return self::response(405, 'text/plain', "Method Not Allowed\n", ['Allow' => 'GET, HEAD']);
+            return $this->response(405, 'text/plain', "Method Not Allowed\n", ['Allow' => 'GET, HEAD']);
         }
         $head = $method === 'HEAD';
         return match ($path) {
-            '/metrics' => self::response(200, Prometheus::CONTENT_TYPE, $this->prometheus->render($status()), [], $head),
+            '/metrics' => $this->response(200, Prometheus::CONTENT_TYPE, $this->prometheus->render($status()), [], $head),
             '/health' => (function () use ($status, $head): string {
                 $health = Health::check($status());
-                return self::response($health->healthy ? 200 : 503, 'application/json', $health->json(), $health->healthy ? [] : ['Retry-After' => '1'], $head);
+                return $this->response($health->healthy ? 200 : 503, 'application/json', $health->json(), $health->healthy ? [] : ['Retry-After' => '1'], $head);
             })(),
-            default => self::response(404, 'text/plain', "Not Found: try /metrics or /health\n", [], $head),
+            default => $this->response(404, 'text/plain', "Not Found: try /metrics or /health\n", [], $head),
         };
     }
 
-    /** @param array<string, string> $headers */
-    private static function response(int $status, string $type, string $body, array $headers = [], bool $head = false): string
+    /**
+     * Through the server's own encoder: the same status lines, header check and framing as every other
+     * response of Weft. Always "Connection: close": one request a connection is all this side server serves.
+     *
+     * @param array<string, string> $headers
+     */
+    private function response(int $status, string $type, string $body, array $headers = [], bool $head = false): string
     {
-        $reasons = [200 => 'OK', 400 => 'Bad Request', 404 => 'Not Found', 405 => 'Method Not Allowed', 431 => 'Request Header Fields Too Large', 503 => 'Service Unavailable'];
-        $lines = ["HTTP/1.1 $status " . ($reasons[$status] ?? ''), "Content-Type: $type", 'Content-Length: ' . \strlen($body), 'Cache-Control: no-store', 'Connection: close'];
-        foreach ($headers as $name => $value) {
-            $lines[] = "$name: $value";
-        }
-        return \implode("\r\n", $lines) . "\r\n\r\n" . ($head ? '' : $body);
+        $response = new Response($status, ['Content-Type' => $type, 'Cache-Control' => 'no-store'] + $headers, $body);
+        return $this->encoder->encode($response, '1.1', false, $head, ResponseEncoder::httpDate(\time()));
     }
 }

@@ -6,6 +6,7 @@ namespace Weft\WebSocket;
 
 use Weft\Coroutine\Scheduler;
 use Weft\Coroutine\TooManyCoroutines;
+use Weft\Http\Message\HeaderField;
 use Weft\Http\Message\Request;
 use Weft\Http\Message\Response;
 use Weft\Http\Message\Upgrade as HttpUpgrade;
@@ -113,17 +114,16 @@ final class Upgrade implements HttpUpgrade
         $socket->close();
     }
 
-    /** The 101's head; the application's layers may have added fields (Set-Cookie), which go out as given. */
+    /**
+     * The 101's head; the application's layers may have added fields (Set-Cookie), which go out as given.
+     * HttpSession has checked them (HeaderField) and answered 500 rather than switch with a bad one.
+     */
     private static function head(Response $response): string
     {
         $head = "HTTP/1.1 101 Switching Protocols\r\n";
         foreach ($response->headers() as $name => $values) {
-            foreach (\is_array($values) ? $values : [$values] as $value) {
-                $value = (string) $value;
-                if (\preg_match('/[\x00\r\n]/', $name . $value) === 1 || \preg_match('/[^!#$%&\'*+.^_`|~0-9A-Za-z-]/', (string) $name) === 1) {
-                    continue; // never let a field break the head
-                }
-                $head .= "$name: $value\r\n";
+            foreach ($values as $value) {
+                $head .= HeaderField::line((string) $name, (string) $value) . "\r\n";
             }
         }
         return $head . "\r\n";

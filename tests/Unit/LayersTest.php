@@ -30,7 +30,7 @@ final class LayersTest extends TestCase
         'Pool' => ['Loop', 'Coroutine'],
         // Knows a Protocol (its ConnectionHandler), never HTTP; installs the hooks in each worker.
         'Server' => ['Loop', 'Coroutine', 'Hook', 'Socket'],
-        'Observe' => ['Loop', 'Coroutine', 'Socket', 'Server'],
+        'Observe' => ['Loop', 'Coroutine', 'Socket', 'Server', 'Http/Message'],
         'Http/Message' => [],
         'Http/Parser' => ['Http/Message'],
         'Http/Psr' => ['Http/Message'],

@@ -7,6 +7,7 @@ namespace Weft\Http\Server;
 use Psr\Http\Server\RequestHandlerInterface;
 use Psr\Log\LoggerInterface;
 use Weft\Http\Message\BadRequest;
+use Weft\Http\Message\ErrorResponse;
 use Weft\Http\Message\Request;
 use Weft\Http\Message\Response;
 use Weft\Http\Psr\PsrHandlerAdapter;
@@ -53,11 +54,11 @@ final class ApplicationCall
         } catch (BadRequest $e) {
             CodeDeadline::leave();
             // The request's body could not be decoded (form, JSON, multipart): the client's fault.
-            return new Response(400, ['Content-Type' => 'text/plain; charset=utf-8'], 'Bad Request: ' . $e->getMessage() . "\n");
+            return ErrorResponse::badRequest($e->getMessage());
         } catch (RequestTimeout $e) {
             CodeDeadline::leave();
             $this->log($request, $e);
-            return new Response(504, ['Content-Type' => 'text/plain; charset=utf-8'], "Gateway Timeout: the request ran too long\n");
+            return ErrorResponse::gatewayTimeout();
         } catch (\Throwable $e) {
             CodeDeadline::leave();
             $this->log($request, $e);
@@ -68,8 +69,7 @@ final class ApplicationCall
     /** The 500 for a failure: the trace goes into the body only in debug mode. */
     public function error(?\Throwable $e = null): Response
     {
-        $body = $this->debug && $e !== null ? "Internal Server Error\n\n" . $e . "\n" : "Internal Server Error\n";
-        return new Response(500, ['Content-Type' => 'text/plain; charset=utf-8'], $body);
+        return ErrorResponse::internal($e, $this->debug);
     }
 
     public function log(Request $request, \Throwable $e, string $message = '{method} {target}: {class}: {message}'): void

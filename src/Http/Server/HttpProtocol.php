@@ -6,7 +6,7 @@ namespace Weft\Http\Server;
 
 use Psr\Http\Server\RequestHandlerInterface;
 use Psr\Log\LoggerInterface;
-use Weft\Http\Message\Response;
+use Weft\Http\Message\ErrorResponse;
 use Weft\Http\Message\ResponseEncoder;
 use Weft\Http\Parser\RequestParser;
 use Weft\Observe\AccessLog;
@@ -88,7 +88,7 @@ final class HttpProtocol implements Protocol
 
     public function refusal(string $reason): string
     {
-        $response = new Response(503, ['Content-Type' => 'text/plain; charset=utf-8', 'Retry-After' => '1'], "Service unavailable: $reason\n");
+        $response = ErrorResponse::unavailable($reason);
         return $this->encoder->encode($response, '1.1', false, false, $this->date());
     }
 

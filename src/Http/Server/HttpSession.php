@@ -6,6 +6,8 @@ namespace Weft\Http\Server;
 
 use Weft\Coroutine\TooManyCoroutines;
 use Weft\Http\Message\BodyFraming;
+use Weft\Http\Message\ErrorResponse;
+use Weft\Http\Message\HeaderField;
 use Weft\Http\Message\Request;
 use Weft\Http\Message\Response;
 use Weft\Http\Message\ResponseEncoder;
@@ -152,7 +154,7 @@ final class HttpSession implements Session, Abandonable
         if (!$this->answering) {
             $response = $failed
                 ? $this->protocol->call->error()
-                : new Response(503, ['Content-Type' => 'text/plain; charset=utf-8', 'Retry-After' => '1'], "Service unavailable: the worker failed while this request ran\n");
+                : ErrorResponse::unavailable('the worker failed while this request ran');
             $connection->write($this->protocol->encoder->encode($response, $request->version(), false, $request->method() === 'HEAD', $this->protocol->date()));
         }
         // A body already under way is cut: the client sees it incomplete, never as whole.
@@ -226,7 +228,7 @@ final class HttpSession implements Session, Abandonable
                 ]);
                 $this->busy = false;
                 $this->done = true;
-                $unavailable = new Response(503, ['Content-Type' => 'text/plain; charset=utf-8', 'Retry-After' => '1'], "Service unavailable: too many requests in flight\n");
+                $unavailable = ErrorResponse::unavailable('too many requests in flight');
                 $connection->write($this->protocol->encoder->encode($unavailable, $request->version(), false, $request->method() === 'HEAD', $this->protocol->date()));
                 $this->protocol->accessLog?->record($request->remoteAddress(), $request->method(), $request->target(), $request->version(), 503, $request->method() === 'HEAD' ? 0 : \strlen($unavailable->body()), 0.0, $request->header('referer'), $request->header('user-agent'));
                 $connection->closeAfterFlush();
@@ -248,6 +250,13 @@ final class HttpSession implements Session, Abandonable
         );
         $response = $this->protocol->call->respond($request);
         $upgrade = $response->upgrade();
+        if ($upgrade !== null && ($invalid = HeaderField::problem($response->headers())) !== null) {
+            // A field the 101 cannot carry is the application's error, as on any other response: a
+            // 500 with the reason logged, not a switch with the field left out.
+            $this->protocol->call->log($request, new \InvalidArgumentException($invalid), '{method} {target}: the upgrade could not be answered: {message}');
+            $response = $this->protocol->call->error();
+            $upgrade = null;
+        }
         if ($upgrade !== null) {
             $cost = $upgrade->cost();
             if ($this->protocol->upgraded->fits($cost)) {
@@ -340,7 +349,7 @@ final class HttpSession implements Session, Abandonable
                 'held' => $held, 'budget' => $budget->limit, 'count' => $count,
             ]);
         }
-        $unavailable = new Response(503, ['Content-Type' => 'text/plain; charset=utf-8', 'Retry-After' => '1'], "Service unavailable: too many requests in transit\n");
+        $unavailable = ErrorResponse::unavailable('too many requests in transit');
         $this->connection->write($this->protocol->encoder->encode($unavailable, '1.1', false, false, $this->protocol->date()));
         $this->protocol->accessLog?->record(HttpProtocol::host($this->connection->remoteAddress()), $line[0] ?? null, $line[1] ?? null, $line[2] ?? '1.1', 503, \strlen($unavailable->body()), 0.0);
         $this->connection->closeAfterFlush();
@@ -407,7 +416,7 @@ final class HttpSession implements Session, Abandonable
                 'open' => $budget->count, 'held' => $budget->charged, 'budget' => $budget->limit, 'count' => $count,
             ]);
         }
-        return new Response(503, ['Content-Type' => 'text/plain; charset=utf-8', 'Retry-After' => '1'], "Service unavailable: this server holds all the WebSocket connections it can\n");
+        return ErrorResponse::unavailable('this server holds all the WebSocket connections it can');
     }
 
     private function send(Request $request, Response $response, bool $keepAlive, bool $isHead): bool

@@ -5,6 +5,7 @@ declare(strict_types=1);
 namespace Weft\Mode\Fpm;
 
 use Psr\Log\LoggerInterface;
+use Weft\Http\Message\ErrorResponse;
 use Weft\Http\Message\Response;
 use Weft\Http\Server\ApplicationCall;
 use Weft\Mode\AppLoader;
@@ -46,7 +47,7 @@ final class FrontController
             $application = AppLoader::load((string) ($server['WEFT_APP'] ?? \getenv('WEFT_APP') ?: ''));
         } catch (\Throwable $e) {
             $this->log($server, 'Cannot load the application: {class}: {message}', $e);
-            $this->emitter->emit(self::error($e, $debug));
+            $this->emitter->emit(ErrorResponse::internal($e, $debug));
             return;
         }
         if (isset($server['WEFT_PING'])) {
@@ -88,14 +89,8 @@ final class FrontController
         } catch (\Throwable $e) {
             // Invalid header fields: found before anything was sent.
             $this->log($server, '{method} {target}: the response could not be sent: {class}: {message}', $e);
-            $this->emitter->emit(self::error($e, $debug), $isHead);
+            $this->emitter->emit(ErrorResponse::internal($e, $debug), $isHead);
         }
-    }
-
-    private static function error(\Throwable $e, bool $debug): Response
-    {
-        $body = $debug ? "Internal Server Error\n\n" . $e . "\n" : "Internal Server Error\n";
-        return new Response(500, ['Content-Type' => 'text/plain; charset=utf-8'], $body);
     }
 
     /** @param array<string, mixed> $server */

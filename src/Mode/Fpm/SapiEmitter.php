@@ -4,7 +4,7 @@ declare(strict_types=1);
 
 namespace Weft\Mode\Fpm;
 
-use Weft\Http\Message\HeaderBlock;
+use Weft\Http\Message\HeaderField;
 use Weft\Http\Message\Response;
 
 /**
@@ -16,7 +16,6 @@ use Weft\Http\Message\Response;
 final class SapiEmitter
 {
     private const DROPPED = ['content-length' => true, 'transfer-encoding' => true, 'connection' => true, 'keep-alive' => true];
-    private const FIELD = '/\A' . HeaderBlock::TOKEN . '++: [^\x00-\x08\x0a-\x1f\x7f]*+\z/';
 
     private readonly SapiOutput $output;
 
@@ -103,11 +102,7 @@ final class SapiEmitter
                 continue;
             }
             foreach (\is_array($value) ? $value : [$value] as $item) {
-                $line = $name . ': ' . \trim((string) $item, " \t");
-                if (\preg_match(self::FIELD, $line) !== 1) {
-                    throw new \InvalidArgumentException(\sprintf('Invalid header field "%s"', \addcslashes($name, "\0..\37\177..\377")));
-                }
-                $lines[] = $line;
+                $lines[] = HeaderField::line($name, \trim((string) $item, " \t"));
             }
         }
         return $lines;

@@ -5,6 +5,7 @@ declare(strict_types=1);
 namespace Weft\Tests\Integration\WebSocket;
 
 use PHPUnit\Framework\TestCase;
+use Weft\Tests\Support\Curl;
 use Weft\Tests\Support\RawHttp;
 use Weft\Tests\Support\RawWebSocket;
 use Weft\Tests\Support\ServerProcess;
@@ -48,6 +49,26 @@ final class WebSocketServerTest extends TestCase
         self::assertSame(['websocket', 'Upgrade, keep-alive'], [$plain['headers']['upgrade'], $plain['headers']['connection']], 'RFC 9110 7.8: Upgrade goes with a Connection: upgrade option');
         self::assertSame(405, $http->send("POST /echo HTTP/1.1\r\nHost: t\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nContent-Length: 0\r\n\r\n")->response()['status']);
         self::assertSame('plain HTTP', \trim($http->send("GET /plain HTTP/1.1\r\nHost: t\r\n\r\n")->response()['body']), 'and the connection keeps serving HTTP');
+        $server->stop();
+    }
+
+    public function testAnUpgradeWithAFieldThatWouldBreakTheHeadIsA500AndLogged(): void
+    {
+        // The rule of every other response (HeaderField): a 500 and the reason in the log, where the
+        // 101 used to go out with the field silently left out.
+        $server = new ServerProcess([self::APP, '--workers', '1']);
+        $handshake = ['Connection' => 'Upgrade', 'Upgrade' => 'websocket', 'Sec-WebSocket-Version' => '13', 'Sec-WebSocket-Key' => 'dGhlIHNhbXBsZSBub25jZQ=='];
+        $response = Curl::request('GET', "http://{$server->address()}/bad-header", $handshake, null, 5.0);
+        self::assertSame(500, $response['status']);
+        self::assertSame("Internal Server Error\n", $response['body']);
+        self::assertArrayNotHasKey('injected', $response['headers']);
+        self::assertArrayNotHasKey('sec-websocket-accept', $response['headers']);
+        ServerProcess::waitFor(
+            fn () => \str_contains($server->output(), 'GET /bad-header: the upgrade could not be answered: Invalid response header "X-Evil"') ?: null,
+            10,
+            'the reason in the log',
+        );
+        self::assertSame(101, (new RawWebSocket($server->address(), '/echo'))->status(), 'and the worker goes on upgrading');
         $server->stop();
     }
 
