@@ -127,7 +127,7 @@ final class Scheduler
                 throw TooManyCoroutines::allocation($e, \count($this->live));
             }
         }
-        $coroutine->fiber = $fiber;
+        $coroutine->bindFiber($fiber);
         // A coroutine started by a bound one works for the same owner: it sees the same followed state.
         $coroutine->state = ($parent ?? $this->main)?->state;
         $coroutine->outputBase = \ob_get_level();
@@ -166,13 +166,7 @@ final class Scheduler
         if ($coroutine === null) {
             return $this->awaitMain($onCancel);
         }
-        if ($coroutine->pendingCancel !== null) {
-            $reason = $coroutine->pendingCancel;
-            $coroutine->pendingCancel = null;
-            throw $reason;
-        }
-        $coroutine->waiting = true;
-        $coroutine->onCancel = $onCancel;
+        $coroutine->suspending($onCancel);
         if (\ob_get_level() <= $coroutine->outputBase) {
             // The resumer cleared $waiting and set $current; a thrown wake-up is raised by Fiber itself.
             return \Fiber::suspend();
@@ -224,11 +218,7 @@ final class Scheduler
      */
     public function resume(Coroutine $coroutine, mixed $value = null, bool $last = false): void
     {
-        if (!$coroutine->waiting) {
-            throw new \Error("Coroutine #{$coroutine->id} is not waiting; it cannot be resumed");
-        }
-        $coroutine->waiting = false;
-        $coroutine->onCancel = null;
+        $coroutine->waking();
         if ($coroutine === $this->main) {
             $this->mainValue = $value;
             $this->driver->stop();
@@ -250,17 +240,24 @@ final class Scheduler
     /** Wakes a waiting coroutine by throwing into it. */
     public function throw(Coroutine $coroutine, \Throwable $error): void
     {
-        if (!$coroutine->waiting) {
-            throw new \Error("Coroutine #{$coroutine->id} is not waiting; it cannot be resumed");
-        }
-        $coroutine->waiting = false;
-        $coroutine->onCancel = null;
+        $coroutine->waking();
         if ($coroutine === $this->main) {
             $this->mainError = $error;
             $this->driver->stop();
             return;
         }
         $this->enqueue($coroutine, null, $error);
+    }
+
+    /**
+     * The coroutine whose Fiber is running this code, or null: outside of any, or inside a Fiber of
+     * someone else's (a generator-driven library, a test's own Fiber) that the scheduler never suspends.
+     * What a hook asks before it suspends instead of blocking.
+     */
+    public function running(): ?Coroutine
+    {
+        $current = $this->current;
+        return $current !== null && $current->fiber() === \Fiber::getCurrent() ? $current : null;
     }
 
     /** The handle of {main}: what code outside of any coroutine waits as. */
@@ -326,20 +323,14 @@ final class Scheduler
     private function awaitMain(?\Closure $onCancel): mixed
     {
         $main = $this->main();
-        if ($main->pendingCancel !== null) {
-            $reason = $main->pendingCancel;
-            $main->pendingCancel = null;
-            throw $reason;
-        }
         if ($this->driver->isRunning()) {
             throw new \Error('Cannot wait inside an event loop callback: start a coroutine with Weft\\go() and wait in it');
         }
-        $main->waiting = true;
-        $main->onCancel = $onCancel;
+        $main->suspending($onCancel);
         $idleRuns = 0;
-        while ($main->waiting) {
+        while ($main->isWaiting()) {
             $this->driver->run();
-            if (!$main->waiting) {
+            if (!$main->isWaiting()) {
                 break;
             }
             // run() also returns after someone else's stop(); only a run that finds nothing referenced
@@ -347,8 +338,7 @@ final class Scheduler
             if ($this->driver->watcherCount()['referenced'] > 0) {
                 $idleRuns = 0;
             } elseif (++$idleRuns >= 2) {
-                $main->waiting = false;
-                $main->onCancel = null;
+                $main->waking();
                 if ($onCancel !== null) {
                     $onCancel();
                 }
@@ -397,9 +387,9 @@ final class Scheduler
                 }
                 $this->current = $coroutine;
                 if ($error !== null) {
-                    $coroutine->fiber->throw($error);
+                    $coroutine->fiber()->throw($error);
                 } else {
-                    $coroutine->fiber->resume($value);
+                    $coroutine->fiber()->resume($value);
                 }
                 $this->current = null;
             }
@@ -423,9 +413,9 @@ final class Scheduler
         $previous = $this->current;
         $this->current = $coroutine;
         if ($error !== null) {
-            $coroutine->fiber->throw($error);
+            $coroutine->fiber()->throw($error);
         } else {
-            $coroutine->fiber->resume($value);
+            $coroutine->fiber()->resume($value);
         }
         $this->current = $previous;
     }
@@ -445,7 +435,7 @@ final class Scheduler
         while (true) {
             $coroutine->execute();
             unset($this->live[$coroutine->id]);
-            $coroutine->fiber = null;
+            $coroutine->bindFiber(null);
             $coroutine = null;
             $idle = \count($this->idle);
             if ($idle >= self::MIN_IDLE_FIBERS && $idle >= $this->peakLive) {
