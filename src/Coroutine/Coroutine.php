@@ -83,14 +83,27 @@ final class Coroutine
         $this->onCancel = $onCancel;
     }
 
-    /** @internal Scheduler::resume()/throw(): the one wake-up of this wait; a second one is a bug, loudly */
-    public function waking(): void
+    /**
+     * @internal Scheduler::resume()/throw(): the one wake-up of this wait (a second one is a bug, loudly).
+     * Returns the Fiber to switch to (null for {main}), sparing the switch a second call. Untyped: a
+     * class return type is checked on every call (zend_check_user_type_slow), here once per wake-up.
+     *
+     * @return ?\Fiber
+     */
+    public function waking()
     {
         if (!$this->waiting) {
             throw new \Error("Coroutine #{$this->id} is not waiting; it cannot be resumed");
         }
         $this->waiting = false;
         $this->onCancel = null;
+        return $this->fiber;
+    }
+
+    /** @internal whether the code running now runs on this coroutine's Fiber (a hook may suspend it) */
+    public function runsHere(): bool
+    {
+        return $this->fiber === \Fiber::getCurrent();
     }
 
     /** @internal Weft\timeout() ending: its own Timeout, not raised yet, must not hit a later wait */

@@ -46,7 +46,7 @@ final class Scheduler
     public ?Coroutine $current = null;
     /** @var list<\Fiber> */
     private array $idle = [];
-    /** @var list<array{Coroutine, mixed, ?\Throwable}> */
+    /** @var list<array{Coroutine, \Fiber, mixed, ?\Throwable}> */
     private array $ready = [];
     private bool $runScheduled = false;
     /** Wake-ups of the batch runReady() is working through that it has not run yet. */
@@ -218,7 +218,7 @@ final class Scheduler
      */
     public function resume(Coroutine $coroutine, mixed $value = null, bool $last = false): void
     {
-        $coroutine->waking();
+        $fiber = $coroutine->waking();
         if ($coroutine === $this->main) {
             $this->mainValue = $value;
             $this->driver->stop();
@@ -226,27 +226,27 @@ final class Scheduler
         }
         if ($this->current === null && !$this->runScheduled) {
             if ($last) {
-                $this->switchTo($coroutine, $value, null);
+                $this->switchTo($coroutine, $fiber, $value, null);
                 return;
             }
             ++$this->nested;
-            $this->switchTo($coroutine, $value, null);
+            $this->switchTo($coroutine, $fiber, $value, null);
             --$this->nested;
             return;
         }
-        $this->enqueue($coroutine, $value, null);
+        $this->enqueue($coroutine, $fiber, $value, null);
     }
 
     /** Wakes a waiting coroutine by throwing into it. */
     public function throw(Coroutine $coroutine, \Throwable $error): void
     {
-        $coroutine->waking();
+        $fiber = $coroutine->waking();
         if ($coroutine === $this->main) {
             $this->mainError = $error;
             $this->driver->stop();
             return;
         }
-        $this->enqueue($coroutine, null, $error);
+        $this->enqueue($coroutine, $fiber, null, $error);
     }
 
     /**
@@ -257,7 +257,7 @@ final class Scheduler
     public function running(): ?Coroutine
     {
         $current = $this->current;
-        return $current !== null && $current->fiber() === \Fiber::getCurrent() ? $current : null;
+        return $current !== null && $current->runsHere() ? $current : null;
     }
 
     /** The handle of {main}: what code outside of any coroutine waits as. */
@@ -357,9 +357,10 @@ final class Scheduler
         return $value;
     }
 
-    private function enqueue(Coroutine $coroutine, mixed $value, ?\Throwable $error): void
+    /** @param \Fiber $fiber untyped, as in switchTo() */
+    private function enqueue(Coroutine $coroutine, $fiber, mixed $value, ?\Throwable $error): void
     {
-        $this->ready[] = [$coroutine, $value, $error];
+        $this->ready[] = [$coroutine, $fiber, $value, $error];
         if (!$this->runScheduled) {
             $this->runScheduled = true;
             $this->driver->defer($this->runReady(...));
@@ -373,7 +374,7 @@ final class Scheduler
             $batch = $this->ready;
             $this->ready = [];
             $this->batchLeft = \count($batch);
-            foreach ($batch as $i => [$coroutine, $value, $error]) {
+            foreach ($batch as $i => [$coroutine, $fiber, $value, $error]) {
                 if (--$budget < 0) {
                     // Out of budget: keep the rest, in order, ahead of what arrived meanwhile.
                     $this->ready = \array_merge(\array_slice($batch, $i), $this->ready);
@@ -387,9 +388,9 @@ final class Scheduler
                 }
                 $this->current = $coroutine;
                 if ($error !== null) {
-                    $coroutine->fiber()->throw($error);
+                    $fiber->throw($error);
                 } else {
-                    $coroutine->fiber()->resume($value);
+                    $fiber->resume($value);
                 }
                 $this->current = null;
             }
@@ -402,10 +403,12 @@ final class Scheduler
     }
 
     /**
-     * Runs a coroutine until it next waits. No try at all: a coroutine's exceptions are caught inside its
-     * Fiber (Coroutine::execute), so resume() only throws on a broken invariant, which is fatal anyway.
+     * Runs a coroutine until it next waits. $fiber (its Fiber, from Coroutine::waking()) is untyped: a
+     * class type is checked on every call (zend_check_user_type_slow) and this is every wake-up. No try
+     * at all: a coroutine's exceptions are caught inside its Fiber (Coroutine::execute), so resume() only
+     * throws on a broken invariant, which is fatal anyway.
      */
-    private function switchTo(Coroutine $coroutine, mixed $value, ?\Throwable $error): void
+    private function switchTo(Coroutine $coroutine, $fiber, mixed $value, ?\Throwable $error): void
     {
         if ($coroutine->state !== null && $coroutine->state !== $this->installed) {
             $this->install($coroutine->state);
@@ -413,9 +416,9 @@ final class Scheduler
         $previous = $this->current;
         $this->current = $coroutine;
         if ($error !== null) {
-            $coroutine->fiber()->throw($error);
+            $fiber->throw($error);
         } else {
-            $coroutine->fiber()->resume($value);
+            $fiber->resume($value);
         }
         $this->current = $previous;
     }

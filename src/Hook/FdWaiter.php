@@ -90,8 +90,8 @@ final class FdWaiter
             $driver = $scheduler->driver;
             // The driver the kept watchers live on was checked when they were made: no instanceof per wait.
             if ($driver === $this->keptDriver || $driver instanceof DescriptorDriver) {
-                $current = $scheduler->running();
-                if ($current === null || $timeout === 0.0) {
+                $current = $scheduler->current;
+                if ($current === null || $timeout === 0.0 || !$current->runsHere()) {
                     return null;
                 }
                 $key = $fd << 1 | ($events & self::WRITE) >> 1;
@@ -106,8 +106,8 @@ final class FdWaiter
             $scheduler = Scheduler::get();
             $driver = $scheduler->driver;
             if ($driver instanceof DescriptorDriver) {
-                $current = $scheduler->running();
-                if ($current === null || $timeout === 0.0) {
+                $current = $scheduler->current;
+                if ($current === null || $timeout === 0.0 || !$current->runsHere()) {
                     return null;
                 }
                 // The watcher and the timer resume the coroutine with what happened; a cancellation
