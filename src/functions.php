@@ -54,7 +54,7 @@ function sleep(float $seconds): void
     $current = $scheduler->self();
     $driver = $scheduler->driver;
     $timer = $driver->delay($seconds, static function () use ($scheduler, $current): void {
-        if ($current->waiting) {
+        if ($current->isWaiting()) {
             $scheduler->resume($current, null, true);
         }
     });
@@ -95,9 +95,7 @@ function timeout(float $seconds, \Closure $task, string $what = 'Operation'): mi
         throw $e;
     } finally {
         $scheduler->driver->cancel($timer);
-        if ($current->pendingCancel instanceof Timeout && $current->pendingCancel->token === $token) {
-            $current->pendingCancel = null;
-        }
+        $current->dropPendingTimeout($token);
     }
 }
 

@@ -10,18 +10,17 @@ namespace Weft\Coroutine;
  */
 final class Coroutine
 {
-    /** @internal */
-    public ?\Fiber $fiber = null;
-    /** @internal suspended in Scheduler::await() and not yet scheduled to wake */
-    public bool $waiting = false;
-    /** @internal */
-    public ?\Closure $onCancel = null;
+    /** The Fiber it runs on (pooled: bound by Scheduler::spawn(), let go when it finishes). */
+    private ?\Fiber $fiber = null;
+    /** Suspended in Scheduler::await() and not yet scheduled to wake: set by suspending(), cleared by waking(). */
+    private bool $waiting = false;
+    private ?\Closure $onCancel = null;
     /** @internal the output buffer level when it started: the buffers above it are its own (OutputBuffers) */
     public int $outputBase = 0;
     /** @internal the followed process-wide values this coroutine runs with (Scheduler::bind()) */
     public ?StateSet $state = null;
-    /** @internal raised at the next wait when cancel() arrived while the coroutine could not be interrupted */
-    public ?\Throwable $pendingCancel = null;
+    /** Raised at the next wait when cancel() arrived while the coroutine could not be interrupted. */
+    private ?\Throwable $pendingCancel = null;
 
     private bool $finished = false;
     private mixed $result = null;
@@ -43,6 +42,76 @@ final class Coroutine
     public function isFinished(): bool
     {
         return $this->finished;
+    }
+
+    /**
+     * Whether it is suspended and nobody has woken it yet: a watcher or timer that may fire after a
+     * cancel (or another wake-up) checks this before Scheduler::resume(), which fails on a second wake.
+     */
+    public function isWaiting(): bool
+    {
+        return $this->waiting;
+    }
+
+    /** @internal the Fiber it runs on, null once finished (DeadlockError's trace, Scheduler's switches) */
+    public function fiber(): ?\Fiber
+    {
+        return $this->fiber;
+    }
+
+    /** @internal Scheduler::spawn() binds the pooled Fiber, the Fiber's main lets it go (null) */
+    public function bindFiber(?\Fiber $fiber): void
+    {
+        $this->fiber = $fiber;
+    }
+
+    /**
+     * @internal Scheduler::await(), just before it suspends: raises a cancel that arrived while the
+     * coroutine could not be interrupted, else marks it waiting, with what undoes the wait on a cancel.
+     */
+    public function suspending(?\Closure $onCancel): void
+    {
+        if ($this->pendingCancel !== null) {
+            $reason = $this->pendingCancel;
+            $this->pendingCancel = null;
+            throw $reason;
+        }
+        if ($this->waiting) {
+            throw new \Error("Coroutine #{$this->id} is already waiting; it cannot wait twice");
+        }
+        $this->waiting = true;
+        $this->onCancel = $onCancel;
+    }
+
+    /**
+     * @internal Scheduler::resume()/throw(): the one wake-up of this wait (a second one is a bug, loudly).
+     * Returns the Fiber to switch to (null for {main}), sparing the switch a second call. Untyped: a
+     * class return type is checked on every call (zend_check_user_type_slow), here once per wake-up.
+     *
+     * @return ?\Fiber
+     */
+    public function waking()
+    {
+        if (!$this->waiting) {
+            throw new \Error("Coroutine #{$this->id} is not waiting; it cannot be resumed");
+        }
+        $this->waiting = false;
+        $this->onCancel = null;
+        return $this->fiber;
+    }
+
+    /** @internal whether the code running now runs on this coroutine's Fiber (a hook may suspend it) */
+    public function runsHere(): bool
+    {
+        return $this->fiber === \Fiber::getCurrent();
+    }
+
+    /** @internal Weft\timeout() ending: its own Timeout, not raised yet, must not hit a later wait */
+    public function dropPendingTimeout(object $token): void
+    {
+        if ($this->pendingCancel instanceof Timeout && $this->pendingCancel->token === $token) {
+            $this->pendingCancel = null;
+        }
     }
 
     public function context(): Context

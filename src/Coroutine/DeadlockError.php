@@ -25,7 +25,7 @@ final class DeadlockError extends \Error implements \Weft\WeftException
 
     private static function where(Coroutine $coroutine): string
     {
-        $fiber = $coroutine->fiber;
+        $fiber = $coroutine->fiber();
         if ($fiber === null || !$fiber->isSuspended()) {
             return '(not suspended)';
         }

@@ -114,7 +114,7 @@ final class IoWaiter
             $this->driver->cancel($this->writeWatcher);
         }
         foreach ([$this->reader, $this->writer] as $waiter) {
-            if ($waiter !== null && $waiter->waiting) {
+            if ($waiter !== null && $waiter->isWaiting()) {
                 $this->scheduler->resume($waiter);
             }
         }
@@ -124,7 +124,7 @@ final class IoWaiter
     {
         $this->driver->disable($this->readWatcher);
         $reader = $this->reader;
-        if ($reader !== null && $reader->waiting) {
+        if ($reader !== null && $reader->isWaiting()) {
             $this->scheduler->resume($reader);
         }
     }
@@ -133,7 +133,7 @@ final class IoWaiter
     {
         $this->driver->disable($this->writeWatcher);
         $writer = $this->writer;
-        if ($writer !== null && $writer->waiting) {
+        if ($writer !== null && $writer->isWaiting()) {
             $this->scheduler->resume($writer);
         }
     }

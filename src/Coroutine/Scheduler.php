@@ -46,7 +46,7 @@ final class Scheduler
     public ?Coroutine $current = null;
     /** @var list<\Fiber> */
     private array $idle = [];
-    /** @var list<array{Coroutine, mixed, ?\Throwable}> */
+    /** @var list<array{Coroutine, \Fiber, mixed, ?\Throwable}> */
     private array $ready = [];
     private bool $runScheduled = false;
     /** Wake-ups of the batch runReady() is working through that it has not run yet. */
@@ -127,7 +127,7 @@ final class Scheduler
                 throw TooManyCoroutines::allocation($e, \count($this->live));
             }
         }
-        $coroutine->fiber = $fiber;
+        $coroutine->bindFiber($fiber);
         // A coroutine started by a bound one works for the same owner: it sees the same followed state.
         $coroutine->state = ($parent ?? $this->main)?->state;
         $coroutine->outputBase = \ob_get_level();
@@ -166,13 +166,7 @@ final class Scheduler
         if ($coroutine === null) {
             return $this->awaitMain($onCancel);
         }
-        if ($coroutine->pendingCancel !== null) {
-            $reason = $coroutine->pendingCancel;
-            $coroutine->pendingCancel = null;
-            throw $reason;
-        }
-        $coroutine->waiting = true;
-        $coroutine->onCancel = $onCancel;
+        $coroutine->suspending($onCancel);
         if (\ob_get_level() <= $coroutine->outputBase) {
             // The resumer cleared $waiting and set $current; a thrown wake-up is raised by Fiber itself.
             return \Fiber::suspend();
@@ -224,11 +218,7 @@ final class Scheduler
      */
     public function resume(Coroutine $coroutine, mixed $value = null, bool $last = false): void
     {
-        if (!$coroutine->waiting) {
-            throw new \Error("Coroutine #{$coroutine->id} is not waiting; it cannot be resumed");
-        }
-        $coroutine->waiting = false;
-        $coroutine->onCancel = null;
+        $fiber = $coroutine->waking();
         if ($coroutine === $this->main) {
             $this->mainValue = $value;
             $this->driver->stop();
@@ -236,31 +226,38 @@ final class Scheduler
         }
         if ($this->current === null && !$this->runScheduled) {
             if ($last) {
-                $this->switchTo($coroutine, $value, null);
+                $this->switchTo($coroutine, $fiber, $value, null);
                 return;
             }
             ++$this->nested;
-            $this->switchTo($coroutine, $value, null);
+            $this->switchTo($coroutine, $fiber, $value, null);
             --$this->nested;
             return;
         }
-        $this->enqueue($coroutine, $value, null);
+        $this->enqueue($coroutine, $fiber, $value, null);
     }
 
     /** Wakes a waiting coroutine by throwing into it. */
     public function throw(Coroutine $coroutine, \Throwable $error): void
     {
-        if (!$coroutine->waiting) {
-            throw new \Error("Coroutine #{$coroutine->id} is not waiting; it cannot be resumed");
-        }
-        $coroutine->waiting = false;
-        $coroutine->onCancel = null;
+        $fiber = $coroutine->waking();
         if ($coroutine === $this->main) {
             $this->mainError = $error;
             $this->driver->stop();
             return;
         }
-        $this->enqueue($coroutine, null, $error);
+        $this->enqueue($coroutine, $fiber, null, $error);
+    }
+
+    /**
+     * The coroutine whose Fiber is running this code, or null: outside of any, or inside a Fiber of
+     * someone else's (a generator-driven library, a test's own Fiber) that the scheduler never suspends.
+     * What a hook asks before it suspends instead of blocking.
+     */
+    public function running(): ?Coroutine
+    {
+        $current = $this->current;
+        return $current !== null && $current->runsHere() ? $current : null;
     }
 
     /** The handle of {main}: what code outside of any coroutine waits as. */
@@ -326,20 +323,14 @@ final class Scheduler
     private function awaitMain(?\Closure $onCancel): mixed
     {
         $main = $this->main();
-        if ($main->pendingCancel !== null) {
-            $reason = $main->pendingCancel;
-            $main->pendingCancel = null;
-            throw $reason;
-        }
         if ($this->driver->isRunning()) {
             throw new \Error('Cannot wait inside an event loop callback: start a coroutine with Weft\\go() and wait in it');
         }
-        $main->waiting = true;
-        $main->onCancel = $onCancel;
+        $main->suspending($onCancel);
         $idleRuns = 0;
-        while ($main->waiting) {
+        while ($main->isWaiting()) {
             $this->driver->run();
-            if (!$main->waiting) {
+            if (!$main->isWaiting()) {
                 break;
             }
             // run() also returns after someone else's stop(); only a run that finds nothing referenced
@@ -347,8 +338,7 @@ final class Scheduler
             if ($this->driver->watcherCount()['referenced'] > 0) {
                 $idleRuns = 0;
             } elseif (++$idleRuns >= 2) {
-                $main->waiting = false;
-                $main->onCancel = null;
+                $main->waking();
                 if ($onCancel !== null) {
                     $onCancel();
                 }
@@ -367,9 +357,10 @@ final class Scheduler
         return $value;
     }
 
-    private function enqueue(Coroutine $coroutine, mixed $value, ?\Throwable $error): void
+    /** @param \Fiber $fiber untyped, as in switchTo() */
+    private function enqueue(Coroutine $coroutine, $fiber, mixed $value, ?\Throwable $error): void
     {
-        $this->ready[] = [$coroutine, $value, $error];
+        $this->ready[] = [$coroutine, $fiber, $value, $error];
         if (!$this->runScheduled) {
             $this->runScheduled = true;
             $this->driver->defer($this->runReady(...));
@@ -383,7 +374,7 @@ final class Scheduler
             $batch = $this->ready;
             $this->ready = [];
             $this->batchLeft = \count($batch);
-            foreach ($batch as $i => [$coroutine, $value, $error]) {
+            foreach ($batch as $i => [$coroutine, $fiber, $value, $error]) {
                 if (--$budget < 0) {
                     // Out of budget: keep the rest, in order, ahead of what arrived meanwhile.
                     $this->ready = \array_merge(\array_slice($batch, $i), $this->ready);
@@ -397,9 +388,9 @@ final class Scheduler
                 }
                 $this->current = $coroutine;
                 if ($error !== null) {
-                    $coroutine->fiber->throw($error);
+                    $fiber->throw($error);
                 } else {
-                    $coroutine->fiber->resume($value);
+                    $fiber->resume($value);
                 }
                 $this->current = null;
             }
@@ -412,10 +403,12 @@ final class Scheduler
     }
 
     /**
-     * Runs a coroutine until it next waits. No try at all: a coroutine's exceptions are caught inside its
-     * Fiber (Coroutine::execute), so resume() only throws on a broken invariant, which is fatal anyway.
+     * Runs a coroutine until it next waits. $fiber (its Fiber, from Coroutine::waking()) is untyped: a
+     * class type is checked on every call (zend_check_user_type_slow) and this is every wake-up. No try
+     * at all: a coroutine's exceptions are caught inside its Fiber (Coroutine::execute), so resume() only
+     * throws on a broken invariant, which is fatal anyway.
      */
-    private function switchTo(Coroutine $coroutine, mixed $value, ?\Throwable $error): void
+    private function switchTo(Coroutine $coroutine, $fiber, mixed $value, ?\Throwable $error): void
     {
         if ($coroutine->state !== null && $coroutine->state !== $this->installed) {
             $this->install($coroutine->state);
@@ -423,9 +416,9 @@ final class Scheduler
         $previous = $this->current;
         $this->current = $coroutine;
         if ($error !== null) {
-            $coroutine->fiber->throw($error);
+            $fiber->throw($error);
         } else {
-            $coroutine->fiber->resume($value);
+            $fiber->resume($value);
         }
         $this->current = $previous;
     }
@@ -445,7 +438,7 @@ final class Scheduler
         while (true) {
             $coroutine->execute();
             unset($this->live[$coroutine->id]);
-            $coroutine->fiber = null;
+            $coroutine->bindFiber(null);
             $coroutine = null;
             $idle = \count($this->idle);
             if ($idle >= self::MIN_IDLE_FIBERS && $idle >= $this->peakLive) {

@@ -66,8 +66,7 @@ final class FdWaiter
     /** Whether the code running now is a Weft coroutine (the exit hook asks). */
     public static function inCoroutine(): bool
     {
-        $current = Scheduler::get()->current;
-        return $current !== null && $current->fiber === \Fiber::getCurrent();
+        return Scheduler::get()->running() !== null;
     }
 
     /**
@@ -92,7 +91,7 @@ final class FdWaiter
             // The driver the kept watchers live on was checked when they were made: no instanceof per wait.
             if ($driver === $this->keptDriver || $driver instanceof DescriptorDriver) {
                 $current = $scheduler->current;
-                if ($current === null || $current->fiber !== \Fiber::getCurrent() || $timeout === 0.0) {
+                if ($current === null || $timeout === 0.0 || !$current->runsHere()) {
                     return null;
                 }
                 $key = $fd << 1 | ($events & self::WRITE) >> 1;
@@ -108,26 +107,33 @@ final class FdWaiter
             $driver = $scheduler->driver;
             if ($driver instanceof DescriptorDriver) {
                 $current = $scheduler->current;
-                if ($current === null || $current->fiber !== \Fiber::getCurrent() || $timeout === 0.0) {
+                if ($current === null || $timeout === 0.0 || !$current->runsHere()) {
                     return null;
                 }
                 // The watcher and the timer resume the coroutine with what happened; a cancellation
-                // (which clears $waiting first) finds both still registered and the finally removes them.
+                // (which ends the wait first) finds both still registered, and they go after the wait.
                 $wake = static function (string $id, mixed $what = null) use ($scheduler, $current, $events): void {
-                    if ($current->waiting) {
+                    if ($current->isWaiting()) {
                         $scheduler->resume($current, \is_int($what) ? $events : 0, true);
                     }
                 };
                 $watcher = $events === self::READ ? $driver->onReadableFd($fd, $wake) : $driver->onWritableFd($fd, $wake);
                 $timer = $timeout >= 0 ? $driver->delay($timeout, $wake) : null;
+                // Catch and rethrow, not finally: the scheduler's rule for hot paths (the JIT skips finally).
                 try {
-                    return $scheduler->await();
-                } finally {
+                    $ready = $scheduler->await();
+                } catch (\Throwable $e) {
                     $driver->cancel($watcher);
                     if ($timer !== null) {
                         $driver->cancel($timer);
                     }
+                    throw $e;
                 }
+                $driver->cancel($watcher);
+                if ($timer !== null) {
+                    $driver->cancel($timer);
+                }
+                return $ready;
             }
         }
         $ready = $this->suspend([$fd => $events], $timeout);
@@ -146,8 +152,8 @@ final class FdWaiter
         if ($driver !== $this->idleDriver || $timeout === 0.0 || !$scheduler->mayHoldTheLoop()) {
             return false;
         }
-        $current = $scheduler->current;
-        if ($current === null || $current->fiber !== \Fiber::getCurrent()) {
+        $current = $scheduler->running();
+        if ($current === null) {
             return false;
         }
         // A write watcher kept for this descriptor would make the loop's epoll descriptor ready at once
@@ -257,7 +263,7 @@ final class FdWaiter
         $parked = &$this->parked;
         $wake = static function (string $id) use (&$waiters, &$parked, $key, $scheduler, $driver, $events): void {
             $waiter = $waiters[$key] ?? null;
-            if ($waiter !== null && $waiter->waiting) {
+            if ($waiter !== null && $waiter->isWaiting()) {
                 unset($waiters[$key]);
                 $scheduler->resume($waiter, $events, true);
                 return;
@@ -315,7 +321,7 @@ final class FdWaiter
         $id = $driver->delay($seconds, function () use ($scheduler, $driver, $key): void {
             unset($this->timers[$key]);
             $waiter = $this->waiters[$key] ?? null;
-            if ($waiter === null || !$waiter->waiting) {
+            if ($waiter === null || !$waiter->isWaiting()) {
                 return; // no wait in progress: the next one sets a timer again
             }
             $now = \hrtime(true) / 1e9;
@@ -341,8 +347,7 @@ final class FdWaiter
             // A plain sleep (the sleep hook's usleep(), sleep(), time_nanosleep()): exactly Weft\sleep(),
             // so the hooked call costs what the native one does.
             $scheduler = Scheduler::get();
-            $current = $scheduler->current;
-            if ($current === null || $current->fiber !== \Fiber::getCurrent()) {
+            if ($scheduler->running() === null) {
                 return null;
             }
             \Weft\sleep($timeout);
@@ -355,8 +360,8 @@ final class FdWaiter
     private function suspend(array $fds, float $timeout): ?array
     {
         $scheduler = Scheduler::get();
-        $current = $scheduler->current;
-        if ($current === null || $current->fiber !== \Fiber::getCurrent() || $timeout === 0.0) {
+        $current = $scheduler->running();
+        if ($current === null || $timeout === 0.0) {
             return null;
         }
         if ($timeout < 0 && $fds === []) {
@@ -373,7 +378,7 @@ final class FdWaiter
         $done = false;
         $wake = static function (int $fd, int $bit) use ($scheduler, $current, &$ready, &$done): void {
             $ready[$fd] = ($ready[$fd] ?? 0) | $bit;
-            if (!$done && $current->waiting) {
+            if (!$done && $current->isWaiting()) {
                 $done = true;
                 $scheduler->resume($current);
             }
@@ -414,7 +419,7 @@ final class FdWaiter
             }
             if ($timeout >= 0) {
                 $timer = $driver->delay($timeout, static function () use ($scheduler, $current, &$done): void {
-                    if (!$done && $current->waiting) {
+                    if (!$done && $current->isWaiting()) {
                         $done = true;
                         $scheduler->resume($current);
                     }

@@ -517,7 +517,7 @@ final class Connection
         $this->roomWaiters = [];
         $scheduler = Scheduler::get();
         foreach ($waiters as $waiter) {
-            if ($waiter->waiting) {
+            if ($waiter->isWaiting()) {
                 $error === null ? $scheduler->resume($waiter) : $scheduler->throw($waiter, $error);
             }
         }

@@ -220,7 +220,7 @@ final class OutputBudget
         }
         $scheduler = Scheduler::get();
         foreach ($batch as $coroutine) {
-            if ($coroutine->waiting) {
+            if ($coroutine->isWaiting()) {
                 $scheduler->resume($coroutine);
             }
         }

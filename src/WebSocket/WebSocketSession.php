@@ -457,7 +457,7 @@ final class WebSocketSession implements Session
         if ($this->waiter !== null && $this->queue === []) {
             $waiter = $this->waiter;
             $this->waiter = null;
-            if ($waiter->waiting) {
+            if ($waiter->isWaiting()) {
                 $this->scheduler->resume($waiter, null);
             }
         }
