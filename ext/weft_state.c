@@ -40,9 +40,14 @@ static zval *weft_static_slot(zend_class_entry *ce, zval *property, zend_propert
 }
 
 /* $classes is keyed by lower-case class names: the class table's own keys, looked up as they are. */
-static zend_class_entry *weft_static_class(zend_string *lc_name)
+/* The loaded user class an entry of $classes names, with its property list; NULL: skip the entry. */
+static zend_class_entry *weft_static_class(zend_string *lc_name, const zval *properties)
 {
-	return zend_lookup_class_ex(lc_name, lc_name, ZEND_FETCH_CLASS_NO_AUTOLOAD);
+	if (lc_name == NULL || Z_TYPE_P(properties) != IS_ARRAY) {
+		return NULL;
+	}
+	zend_class_entry *ce = zend_lookup_class_ex(lc_name, lc_name, ZEND_FETCH_CLASS_NO_AUTOLOAD);
+	return ce != NULL && ce->type == ZEND_USER_CLASS ? ce : NULL;
 }
 
 /* read(array $classes, array &$values): $classes maps a declaring class (lower case) to [key => property]. */
@@ -66,11 +71,8 @@ ZEND_METHOD(Weft_Ext_StaticProperties, read)
 	zend_string *class_name;
 	zval *properties;
 	ZEND_HASH_FOREACH_STR_KEY_VAL(classes, class_name, properties) {
-		if (class_name == NULL || Z_TYPE_P(properties) != IS_ARRAY) {
-			continue;
-		}
-		zend_class_entry *ce = weft_static_class(class_name);
-		if (ce == NULL || ce->type != ZEND_USER_CLASS) {
+		zend_class_entry *ce = weft_static_class(class_name, properties);
+		if (ce == NULL) {
 			continue;
 		}
 		zend_string *key;
@@ -105,11 +107,8 @@ ZEND_METHOD(Weft_Ext_StaticProperties, write)
 	zend_string *class_name;
 	zval *properties;
 	ZEND_HASH_FOREACH_STR_KEY_VAL(classes, class_name, properties) {
-		if (class_name == NULL || Z_TYPE_P(properties) != IS_ARRAY) {
-			continue;
-		}
-		zend_class_entry *ce = weft_static_class(class_name);
-		if (ce == NULL || ce->type != ZEND_USER_CLASS) {
+		zend_class_entry *ce = weft_static_class(class_name, properties);
+		if (ce == NULL) {
 			continue;
 		}
 		zend_string *key;
