@@ -123,6 +123,8 @@ final class ProcessModelTest extends TestCase
         @\unlink($logFile);
         self::assertSame(1, $code, $stdout . $stderr);
         self::assertStringContainsString('exited with code 0 before it was ready', $stdout . $stderr);
+        // The launcher reports the failure while the daemonized master is still removing its pid file.
+        ServerProcess::waitFor(fn () => \file_exists($pidFile) ? null : true, 5, 'the failed master to take its pid file');
         self::assertFileDoesNotExist($pidFile, 'the failed master is gone and took its pid file');
     }
 

@@ -151,7 +151,9 @@ Host: t
         $client->send("GET /spin?job=42&after=1.5 HTTP/1.1\r\nHost: t\r\n\r\n");
         $log = ServerProcess::waitFor(fn () => \str_contains($out = $server->output(), "(pid $pid) has been silent") ? $out : null, 20, 'the liveness check');
         self::assertMatchesRegularExpression('~while running GET /spin\?job=42&after=1\.5 \(for \d+\.\d s\): killing it~', $log);
-        self::assertSame(500, $client->response()['status'], 'its last words: the request that held it fails, not an empty reply');
+        // PHP's handler answers the culprit 500; when it cannot run within its grace (a loaded machine),
+        // the extension's thread answers every request 503 itself (docs/architecture.md): a failure, never an empty reply.
+        self::assertContains($client->response()['status'], [500, 503], 'its last words: the request that held it fails, not an empty reply');
         self::assertTrue($client->isClosedByPeer(10));
         $newPid = ServerProcess::waitFor(function () use ($server) {
             try {
@@ -176,7 +178,7 @@ Host: t
             $log = ServerProcess::waitFor(fn () => \str_contains($out = $server->output(), "(pid $pid) has been silent") ? $out : null, 20, 'the liveness check');
             self::assertStringContainsString("while running GET /spin?job=at-once-$mode", $log, $mode);
             self::assertStringNotContainsString('while running no request', $log, $mode);
-            self::assertSame(500, $client->response()['status'], $mode);
+            self::assertContains($client->response()['status'], [500, 503], $mode); // as above: 503 when PHP's handler could not run in time
             self::assertTrue($client->isClosedByPeer(10));
             ServerProcess::waitFor(function () use ($server) {
                 try {
