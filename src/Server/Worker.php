@@ -86,7 +86,7 @@ final class Worker
             $this->channel = new WorkerChannel($this->master, $this->driver);
         }
         $sync = $this->config->mode === 'sync';
-        $this->dispatcher = new Dispatcher($this->driver, $this->logger, $sync ? 1 : 0, $this->config->maxRequestTime);
+        $this->dispatcher = new Dispatcher($this->driver, $this->logger, $sync ? 1 : 0, $this->config->maxRequestTime, $this->scoreboard);
         // What the application prints outside a response (an echo while it boots, a dump() in a
         // terminate listener, a warning shown on stdout) reaches the worker's stdout without marking
         // the headers as sent (StdoutGuard): header(), setcookie() and session_start() would fail in
