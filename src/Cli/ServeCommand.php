@@ -17,6 +17,7 @@ use Weft\Http\Static\StaticOptions;
 use Weft\Line\LineCodec;
 use Weft\Line\LineProtocol;
 use Weft\Loop\DriverFactory;
+use Weft\Loop\NativeLoopMissing;
 use Weft\Mode\AppLoader;
 use Weft\Observe\MetricsServer;
 use Weft\Observe\AccessLog;
@@ -160,11 +161,7 @@ final class ServeCommand
             throw new UsageError("option '--max-requests' cannot be negative");
         }
         if ($options->get('loop') === 'epoll' && !DriverFactory::epollAvailable()) {
-            try {
-                DriverFactory::create('epoll');
-            } catch (\RuntimeException $e) {
-                throw new UsageError($e->getMessage());
-            }
+            throw new UsageError(NativeLoopMissing::MESSAGE . ' ' . PhpRuntime::extensionHint() . ' Or use --loop select.');
         }
         if ($options->get('blocking-threshold') < 0) {
             throw new UsageError("option '--blocking-threshold' cannot be negative");
