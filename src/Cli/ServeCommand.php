@@ -333,11 +333,11 @@ final class ServeCommand
         if ($options->get('daemon')) {
             // Announced in the detached master: the first line of its log carries the pid of the rest.
             return Daemon::start($pidFile, $logFile, static function (\Closure $ready, \Closure $failed) use ($master, $config, $logger): int {
-                WorkerHooks::announce($config, $logger);
+                WorkerHooks::announce($config->mode, $config->hooks, PhpRuntime::buildCommand(), $logger);
                 return $master->run($ready, $failed);
             });
         }
-        WorkerHooks::announce($config, $logger);
+        WorkerHooks::announce($config->mode, $config->hooks, PhpRuntime::buildCommand(), $logger);
         // With --access-log -, stdout is the access log's alone: a log shipper reading it must not meet
         // a READY line, so that goes to stderr with the server log.
         $readyTo = $options->get('access-log') === '-' ? \STDERR : \STDOUT;

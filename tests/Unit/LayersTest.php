@@ -58,8 +58,6 @@ final class LayersTest extends TestCase
      * [file under src/, the unit it may still name, why]
      */
     private const KNOWN = [
-        ['Hook/WorkerHooks.php', 'Server', 'TODO(issue 26): announce(ServerConfig) stays for ServeCommand, which should call announceFor() with plain values (ServeCommand was being changed in parallel)'],
-        ['Hook/WorkerHooks.php', 'Cli', 'TODO(issue 26): the same announce(), which asks Cli\\PhpRuntime for the build command to print'],
         ['Http/Message/Upgrade.php', 'Server', 'TODO(issue 26): an upgrade hands over the Server\\Connection; Server/Connection.php was being changed in parallel'],
     ];
 
