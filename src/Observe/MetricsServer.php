@@ -5,6 +5,7 @@ declare(strict_types=1);
 namespace Weft\Observe;
 
 use Psr\Log\LoggerInterface;
+use Weft\Http\Message\ErrorResponse;
 use Weft\Http\Message\Response;
 use Weft\Http\Message\ResponseEncoder;
 use Weft\Server\MasterHook;
@@ -98,7 +99,7 @@ final class MetricsServer implements MasterHook
                 while (($header = $client->readLine(self::MAX_HEAD)) !== null && $header !== '') {
                     $read += \strlen($header);
                     if ($read > self::MAX_HEAD) {
-                        $client->write($this->response(431, 'text/plain', "Request header too large\n"));
+                        $client->write($this->encode(ErrorResponse::unreadable(431, 'Request header too large')));
                         return;
                     }
                 }
@@ -112,12 +113,12 @@ final class MetricsServer implements MasterHook
     private function answer(string $requestLine, \Closure $status): string
     {
         if (!\preg_match('#^([A-Z]+) (\S+) HTTP/1\.[01]$#', $requestLine, $m)) {
-            return $this->response(400, 'text/plain', "Bad Request\n");
+            return $this->encode(ErrorResponse::badRequest('not an HTTP/1.x request line'));
         }
         [, $method, $target] = $m;
         $path = \parse_url($target, \PHP_URL_PATH) ?: $target;
         if ($method !== 'GET' && $method !== 'HEAD') {
-            return $this->response(405, 'text/plain', "Method Not Allowed\n", ['Allow' => 'GET, HEAD']);
+            return $this->encode(ErrorResponse::methodNotAllowed(['GET', 'HEAD']));
         }
         $head = $method === 'HEAD';
         return match ($path) {
@@ -126,7 +127,7 @@ final class MetricsServer implements MasterHook
                 $health = Health::check($status());
                 return $this->response($health->healthy ? 200 : 503, 'application/json', $health->json(), $health->healthy ? [] : ['Retry-After' => '1'], $head);
             })(),
-            default => $this->response(404, 'text/plain', "Not Found: try /metrics or /health\n", [], $head),
+            default => $this->encode(ErrorResponse::notFound('try /metrics or /health'), $head),
         };
     }
 
@@ -138,7 +139,15 @@ final class MetricsServer implements MasterHook
      */
     private function response(int $status, string $type, string $body, array $headers = [], bool $head = false): string
     {
-        $response = new Response($status, ['Content-Type' => $type, 'Cache-Control' => 'no-store'] + $headers, $body);
+        return $this->encode(new Response($status, ['Content-Type' => $type, 'Cache-Control' => 'no-store'] + $headers, $body), $head);
+    }
+
+    /** Refusals are ErrorResponse's, as everywhere in Weft; nothing this server answers is cached. */
+    private function encode(Response $response, bool $head = false): string
+    {
+        if (!$response->hasHeader('Cache-Control')) {
+            $response = $response->withHeader('Cache-Control', 'no-store');
+        }
         return $this->encoder->encode($response, '1.1', false, $head, ResponseEncoder::httpDate(\time()));
     }
 }
