@@ -6,8 +6,12 @@ namespace Weft\Observe;
 
 use Psr\Log\LoggerInterface;
 use Weft\Http\Message\ErrorResponse;
+use Weft\Http\Message\Request;
 use Weft\Http\Message\Response;
 use Weft\Http\Message\ResponseEncoder;
+use Weft\Http\Parser\HttpError;
+use Weft\Http\Parser\Limits;
+use Weft\Http\Parser\RequestParser;
 use Weft\Server\MasterHook;
 use Weft\Socket\Acceptor;
 use Weft\Socket\Listener;
@@ -21,8 +25,8 @@ use function Weft\timeout;
  * figures the workers report to it every second. It lives in the master, not in a worker, so a scrape
  * works while workers start, drain or crash, and never queues behind application requests.
  *
- * It is deliberately tiny HTTP: one request per connection, a head of at most 8 KB read within 5 s,
- * `Connection: close`. Scrapers and load-balancer health checks need nothing more. The 5 s cover the
+ * It is deliberately tiny HTTP: one request per connection, a head of at most 8 KB and no body, read
+ * within 5 s by the server's own parser, `Connection: close`. Scrapers and load-balancer health checks need nothing more. The 5 s cover the
  * whole exchange (not each read: a client trickling a byte every few seconds would hold a descriptor
  * for hours), and at most MAX_CLIENTS connections are open at once (more are closed unanswered), so
  * clients of this port cannot use up the master's descriptors, which it needs to replace workers.
@@ -93,30 +97,37 @@ final class MetricsServer implements MasterHook
     {
         try {
             timeout(self::TIMEOUT, function () use ($client, $status): void {
-                $line = $client->readLine(self::MAX_HEAD);
-                // Read (and drop) the rest of the head, so the client never sees a reset for unread data.
-                $read = \strlen((string) $line);
-                while (($header = $client->readLine(self::MAX_HEAD)) !== null && $header !== '') {
-                    $read += \strlen($header);
-                    if ($read > self::MAX_HEAD) {
-                        $client->write($this->encode(ErrorResponse::unreadable(431, 'Request header too large')));
-                        return;
+                // The server's own request parser, with a small head and no body: HTTP read as everywhere
+                // in Weft (the same limits' answers: 400, 413, 414, 431), only smaller.
+                $parser = new RequestParser(self::limits());
+                try {
+                    while (($request = $parser->next()) === null) {
+                        $data = $client->read();
+                        if ($data === null) {
+                            return; // gone before a whole request
+                        }
+                        $parser->push($data);
                     }
+                } catch (HttpError $e) {
+                    $client->write($this->encode($e->toResponse()));
+                    return;
                 }
-                $client->write($this->answer((string) $line, $status));
+                $client->write($this->answer($request, $status));
             }, 'A metrics request');
         } catch (\Throwable) {
             // A client that leaves or stalls gets nothing more; the master carries on.
         }
     }
 
-    private function answer(string $requestLine, \Closure $status): string
+    private static function limits(): Limits
     {
-        if (!\preg_match('#^([A-Z]+) (\S+) HTTP/1\.[01]$#', $requestLine, $m)) {
-            return $this->encode(ErrorResponse::badRequest('not an HTTP/1.x request line'));
-        }
-        [, $method, $target] = $m;
-        $path = \parse_url($target, \PHP_URL_PATH) ?: $target;
+        return new Limits(maxHeaderBytes: self::MAX_HEAD, maxTargetBytes: self::MAX_HEAD, maxBodyBytes: 0);
+    }
+
+    private function answer(Request $request, \Closure $status): string
+    {
+        $method = $request->method();
+        $path = $request->path();
         if ($method !== 'GET' && $method !== 'HEAD') {
             return $this->encode(ErrorResponse::methodNotAllowed(['GET', 'HEAD']));
         }

@@ -30,7 +30,8 @@ final class LayersTest extends TestCase
         'Pool' => ['Loop', 'Coroutine'],
         // Knows a Protocol (its ConnectionHandler), never HTTP; installs the hooks in each worker.
         'Server' => ['Loop', 'Coroutine', 'Hook', 'Socket'],
-        'Observe' => ['Loop', 'Coroutine', 'Socket', 'Server', 'Http/Message'],
+        // The metrics port reads and writes HTTP with the server's own parser and encoder.
+        'Observe' => ['Loop', 'Coroutine', 'Socket', 'Server', 'Http/Message', 'Http/Parser'],
         'Http/Message' => [],
         'Http/Parser' => ['Http/Message'],
         'Http/Psr' => ['Http/Message'],

@@ -5,6 +5,7 @@ declare(strict_types=1);
 namespace Weft\Tests\Unit\Observe;
 
 use Psr\Log\NullLogger;
+use Weft\Http\Parser\HttpError;
 use Weft\Observe\MetricsServer;
 use Weft\Socket\Socket;
 use Weft\Tests\Unit\Coroutine\CoroutineTestCase;
@@ -12,8 +13,8 @@ use Weft\Tests\Unit\Coroutine\CoroutineTestCase;
 use function Weft\run;
 
 /**
- * The metrics port answers through the server's own ResponseEncoder (status line, Date, framing,
- * Connection: close) and refuses through ErrorResponse, as every other Weft server does.
+ * The metrics port reads with the server's own RequestParser, answers through its ResponseEncoder (status
+ * line, Date, framing, Connection: close) and refuses through ErrorResponse, as every other Weft server does.
  */
 final class MetricsServerTest extends CoroutineTestCase
 {
@@ -56,8 +57,8 @@ final class MetricsServerTest extends CoroutineTestCase
         self::assertSame("HTTP/1.1 404 Not Found\r\nDate: -\r\nContent-Type: text/plain; charset=utf-8\r\nCache-Control: no-store\r\nContent-Length: 35\r\nConnection: close\r\n\r\nNot Found: try /metrics or /health\n", $answers['missing']);
         self::assertSame("HTTP/1.1 405 Method Not Allowed\r\nDate: -\r\nAllow: GET, HEAD\r\nContent-Type: text/plain; charset=utf-8\r\nCache-Control: no-store\r\nContent-Length: 19\r\nConnection: close\r\n\r\nMethod Not Allowed\n", $answers['post']);
         self::assertStringStartsWith("HTTP/1.1 400 Bad Request\r\n", $answers['garbage']);
-        self::assertStringEndsWith("\r\n\r\nBad Request: not an HTTP/1.x request line\n", $answers['garbage']);
+        self::assertStringEndsWith("Connection: close\r\n\r\n" . HttpError::badRequest('Invalid method')->getMessage() . "\n", $answers['garbage']);
         self::assertStringStartsWith("HTTP/1.1 431 Request Header Fields Too Large\r\n", $answers['large']);
-        self::assertStringEndsWith("\r\n\r\nRequest header too large\n", $answers['large']);
+        self::assertStringEndsWith("Connection: close\r\n\r\n" . HttpError::headerTooLarge(8192)->getMessage() . "\n", $answers['large']);
     }
 }
