@@ -73,4 +73,26 @@ final class DelayServerTest extends TestCase
         });
         self::assertStringStartsWith('HTTP/1.1 400 ', $reply);
     }
+
+    /** A refusal is the server's own answer for its status (reason and message), not a 400's reason on any code. */
+    public function testRefusesAnOversizedHeadAsTheServerWould(): void
+    {
+        $reply = run(static function (): string {
+            $server = DelayServer::listen();
+            $server->start();
+            try {
+                $socket = Socket::connect($server->address());
+                $socket->write("GET / HTTP/1.1\r\nHost: x\r\nX: " . \str_repeat('a', 10000) . "\r\n\r\n");
+                $reply = '';
+                while (($chunk = $socket->read()) !== null) {
+                    $reply .= $chunk;
+                }
+                return $reply;
+            } finally {
+                $server->stop();
+            }
+        });
+        self::assertStringStartsWith("HTTP/1.1 431 Request Header Fields Too Large\r\n", $reply);
+        self::assertStringContainsString("\r\nConnection: close\r\n", $reply);
+    }
 }
