@@ -4,6 +4,7 @@ declare(strict_types=1);
 
 namespace Weft\Http2;
 
+use Weft\Coroutine\Cancelled;
 use Weft\Coroutine\Scheduler;
 use Weft\Coroutine\TooManyCoroutines;
 use Weft\Http\Message\ErrorResponse;
@@ -1186,7 +1187,7 @@ final class Http2Session implements Session, Abandonable
                 $stream->waiter = null;
                 Scheduler::get()->throw($waiter, StreamReset::byPeer($stream->id));
             } else {
-                $stream->coroutine?->cancel(StreamReset::byPeer($stream->id));
+                $stream->coroutine?->cancel(new Cancelled("HTTP/2 stream {$stream->id} was reset"));
             }
         }
     }
