@@ -262,7 +262,7 @@ final class Http2Session implements Session, Abandonable
         $stream->running = false;
         if ($started !== 0) {
             $seconds = (\hrtime(true) - $started) / 1e9;
-            $http->metrics?->record($stream->status, $seconds);
+            $http->metrics?->record($stream->status, $seconds, 'HTTP/2.0');
             $http->accessLog?->record($message->remoteAddress(), $message->method(), $message->target(), '2.0',
                 $stream->status, $stream->sent, $seconds, $message->header('referer'), $message->header('user-agent'), $complete && !$stream->reset);
         }
