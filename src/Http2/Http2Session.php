@@ -155,7 +155,8 @@ final class Http2Session implements Session, Abandonable
         $phase = self::IDLE;
         foreach ($this->streams as $stream) {
             if ($stream->running || $stream->queued() > 0) {
-                return self::BUSY;
+                // Read on: WINDOW_UPDATE, RST_STREAM and new streams come while these run or wait.
+                return self::MULTIPLEXING;
             }
             if (!$stream->remoteClosed) {
                 $phase = self::BODY;

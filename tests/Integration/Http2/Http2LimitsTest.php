@@ -213,6 +213,21 @@ final class Http2LimitsTest extends TestCase
         self::assertGreaterThanOrEqual(0.9, \microtime(true) - $started);
     }
 
+    public function testStreamsRunSideBySide(): void
+    {
+        // A stream in the application does not hold the connection: the next one is read and answered
+        // first (on the select loop too, which reads a busy HTTP/1.1 connection no further).
+        $client = self::client();
+        $client->send($client->headers(1, '/sleep?s=1.5'));
+        \usleep(100000);
+        $client->send($client->headers(3, '/'));
+        $others = [];
+        self::assertSame('Hello World', $client->response(3, $others)['body']);
+        self::assertSame([], \array_filter($others, static fn (array $frame): bool => $frame['stream'] === 1));
+        self::assertSame('slept', $client->response(1)['body']);
+        $client->close();
+    }
+
     public function testAStreamResetWhileItRunsIsCancelledAndTheConnectionGoesOn(): void
     {
         $client = self::client();
