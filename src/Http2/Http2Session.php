@@ -92,6 +92,8 @@ final class Http2Session implements Session, Abandonable
     /** Zero-window stall: the timer, and loop time of the last DATA the windows let out. */
     private ?string $stallTimer = null;
     private float $lastProgress = 0.0;
+    /** What this connection holds of the worker's ReceiveBudget (HttpOptions::$bodyMemory): its streams' bodies. */
+    private int $held = 0;
     /** @var array<int, Http2Stream> producers to wake once the current callback has written */
     private array $wake = [];
     private readonly HttpProtocol $http;
@@ -191,6 +193,8 @@ final class Http2Session implements Session, Abandonable
     public function closed(): void
     {
         $this->done = true;
+        $this->http->budget->update($this->held, 0);
+        $this->held = 0;
         if ($this->stallTimer !== null) {
             Loop::get()->cancel($this->stallTimer);
             $this->stallTimer = null;
@@ -261,6 +265,7 @@ final class Http2Session implements Session, Abandonable
         }
         $stream->coroutine = null;
         $stream->running = false;
+        $this->release($stream);
         if ($started !== 0) {
             $seconds = (\hrtime(true) - $started) / 1e9;
             $http->metrics?->record($stream->status, $seconds, 'HTTP/2.0');
@@ -438,8 +443,10 @@ final class Http2Session implements Session, Abandonable
             $stream->body .= $payload;
             $max = $this->http->options->limits->maxBodyBytes;
             if (\strlen($stream->body) > $max) {
+                $this->release($stream);
                 $this->answer($stream, HttpError::bodyTooLarge($max)->toResponse());
-                $stream->body = '';
+            } elseif ($payload !== '' && $this->hold($stream, \strlen($payload))) {
+                $this->refuseBody($stream);
             } elseif ($stream->contentLength !== null && \strlen($stream->body) > $stream->contentLength) {
                 $this->resetStream($stream, Frame::PROTOCOL_ERROR);
                 return;
@@ -1161,6 +1168,47 @@ final class Http2Session implements Session, Abandonable
         }
     }
 
+    /**
+     * Counts $bytes more of a stream's body in the worker's budget; true when the worker is over it and
+     * this connection holds enough to be the one refused (as HttpSession refuses a body).
+     */
+    private function hold(Http2Stream $stream, int $bytes): bool
+    {
+        if ($this->http->options->bodyMemory <= 0 || $this->connection->isClosed()) {
+            return false;
+        }
+        $stream->held += $bytes;
+        $over = $this->http->budget->update($this->held, $this->held + $bytes);
+        $this->held += $bytes;
+        return $over;
+    }
+
+    /** The stream's body no longer held (answered, refused, reset, or its request ended). */
+    private function release(Http2Stream $stream): void
+    {
+        $stream->body = '';
+        if ($stream->held !== 0 && !$this->connection->isClosed()) {
+            $this->http->budget->update($this->held, $this->held - $stream->held);
+            $this->held -= $stream->held;
+        }
+        $stream->held = 0;
+    }
+
+    /** The worker holds too many request bytes: this stream's request is refused (503), the others go on. */
+    private function refuseBody(Http2Stream $stream): void
+    {
+        $budget = $this->http->budget;
+        $held = $budget->held;
+        $this->release($stream);
+        $count = $budget->refused();
+        if ($count !== null) {
+            $this->http->logger->warning('{method} {target}: refused: the worker holds {held} bytes of requests being received, over its budget of {budget} (half of --memory-limit); {count} refused since the last such line', [
+                'method' => $stream->method, 'target' => $stream->target, 'held' => $held, 'budget' => $budget->limit, 'count' => $count,
+            ]);
+        }
+        $this->answer($stream, ErrorResponse::unavailable('too many requests in transit'));
+    }
+
     /** Our RST_STREAM: the stream is over for both sides. */
     private function resetStream(Http2Stream $stream, int $code): void
     {
@@ -1181,6 +1229,9 @@ final class Http2Session implements Session, Abandonable
         unset($this->streams[$stream->id], $this->sending[$stream->id]);
         $stream->out = '';
         $stream->outOffset = 0;
+        if (!$stream->running) {
+            $this->release($stream);
+        }
         if ($stream->running) {
             $this->zombies++;
             $waiter = $stream->waiter;

@@ -50,6 +50,8 @@ final class Http2Stream
     public ?Coroutine $coroutine = null;
     /** A streamed body's producer, waiting for this stream's queue to drain. */
     public ?Coroutine $waiter = null;
+    /** What the stream holds of the worker's ReceiveBudget: its body, arriving or in the application. */
+    public int $held = 0;
     /** For the access log: response status and body bytes queued. */
     public int $status = 0;
     public int $sent = 0;

@@ -79,6 +79,27 @@ final class Http2ClientsTest extends TestCase
         $server->stop();
     }
 
+    public function testBodiesOfManyStreamsCountInTheWorkersBudget(): void
+    {
+        // Half of --memory-limit (32 MB) bounds what a worker holds of request bodies; twelve streams of
+        // 4 MB on one connection, all held by a slow application, go beyond it: the streams past the
+        // budget get a 503, the others are served, the worker lives on.
+        $server = new ServerProcess([self::APP, '--workers', '1', '--memory-limit', '64M', '--max-body', '4M']);
+        $pid = self::exec(['curl', '-sS', '--http2-prior-knowledge', "http://127.0.0.1:{$server->port}/pid"])[1];
+        $body = \tempnam(\sys_get_temp_dir(), 'weft-h2-body');
+        \file_put_contents($body, \random_bytes(4000000));
+        [$code, $out] = self::exec(['h2load', '-d', $body, '-n12', '-c1', '-m12', "http://127.0.0.1:{$server->port}/sleep?s=1"]);
+        \unlink($body);
+        self::assertSame(0, $code, $out);
+        self::assertStringContainsString('requests: 12 total, 12 started, 12 done', $out);
+        self::assertSame(1, \preg_match('/status codes: (\d+) 2xx, 0 3xx, 0 4xx, (\d+) 5xx/', $out, $m), $out);
+        self::assertGreaterThan(0, (int) $m[1]);
+        self::assertGreaterThan(0, (int) $m[2]);
+        self::assertStringContainsString('over its budget of 33554432', $server->output());
+        self::assertSame($pid, self::exec(['curl', '-sS', '--http2-prior-knowledge', "http://127.0.0.1:{$server->port}/pid"])[1]);
+        $server->stop();
+    }
+
     public function testCurlNghttpAndChromiumOverTlsChooseH2ByAlpn(): void
     {
         $ca = new TestCa();
