@@ -79,6 +79,28 @@ final class Http2ClientsTest extends TestCase
         $server->stop();
     }
 
+    public function testStaticFilesGzipAndSyncModeOverHttp2(): void
+    {
+        $dir = \sys_get_temp_dir() . '/weft-h2-static-' . \bin2hex(\random_bytes(4));
+        \mkdir($dir);
+        \file_put_contents("$dir/page.txt", \str_repeat("the same line, compressible\n", 20000));
+        $server = new ServerProcess([self::APP, '--workers', '1', '--mode', 'sync', '--static', $dir]);
+        $base = "http://127.0.0.1:{$server->port}";
+        [$code, $out] = self::exec(['curl', '-sS', '--http2-prior-knowledge', '--compressed', '-D', "$dir/head", "$base/page.txt"]);
+        self::assertSame(0, $code, $out);
+        self::assertSame(\file_get_contents("$dir/page.txt"), $out);
+        self::assertStringContainsString("content-encoding: gzip\r\n", (string) \file_get_contents("$dir/head"));
+        [$code, $out] = self::exec(['curl', '-sS', '--http2-prior-knowledge', '-H', 'Range: bytes=0-7', '-w', ' %{http_code}', "$base/page.txt"]);
+        self::assertSame([0, 'the same 206'], [$code, $out]);
+        // Sync mode: one application call at a time, streams queued behind it, all answered.
+        [$code, $out] = self::exec(['h2load', '-n300', '-c3', '-m10', "$base/"]);
+        self::assertSame(0, $code, $out);
+        self::assertStringContainsString('300 succeeded, 0 failed, 0 errored, 0 timeout', $out);
+        $server->stop();
+        \array_map('unlink', \glob("$dir/*"));
+        \rmdir($dir);
+    }
+
     public function testBodiesOfManyStreamsCountInTheWorkersBudget(): void
     {
         // Half of --memory-limit (32 MB) bounds what a worker holds of request bodies; twelve streams of
