@@ -1032,7 +1032,8 @@ final class Http2Session implements Session, Abandonable
             $fields[] = ['date', $this->http->date()];
         }
         $status = $response->status();
-        if (!$streamed && $status !== 204 && $status !== 304 && !($noBody && $status >= 200 && $status < 300 && false)) {
+        if (!$streamed && $status !== 204 && $status !== 304) {
+            // As on HTTP/1.1: a HEAD answer names the length its GET would have.
             $fields[] = ['content-length', (string) \strlen($response->body())];
         }
         return $fields;
@@ -1142,7 +1143,7 @@ final class Http2Session implements Session, Abandonable
                 return;
             }
             if ($loop->now() - $this->lastProgress >= $timeout) {
-                $this->fail(Frame::FLOW_CONTROL_ERROR, 'the client kept its flow-control window closed for --send-timeout', false);
+                $this->fail(Frame::FLOW_CONTROL_ERROR, 'the client kept its flow-control window closed for --send-timeout');
                 $this->connection->flush();
                 return;
             }
@@ -1268,7 +1269,7 @@ final class Http2Session implements Session, Abandonable
         if ($this->done) {
             return;
         }
-        if ($this->unacknowledged >= self::WINDOW_REFILL || $this->receiveWindow < self::CONNECTION_WINDOW / 2) {
+        if ($this->unacknowledged >= self::WINDOW_REFILL) {
             $this->connection->write(Frame::windowUpdate(0, $this->unacknowledged));
             $this->receiveWindow += $this->unacknowledged;
             $this->unacknowledged = 0;
@@ -1311,7 +1312,7 @@ final class Http2Session implements Session, Abandonable
     }
 
     /** A connection error: GOAWAY with its code, and the connection closed once that is written. */
-    private function fail(int $code, string $why, bool $log = true): void
+    private function fail(int $code, string $why): void
     {
         if ($this->done) {
             return;
