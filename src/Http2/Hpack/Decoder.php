@@ -75,7 +75,9 @@ final class Decoder
                 } elseif ($index === 0) {
                     throw new CompressionError('HPACK: an indexed field with index 0');
                 }
-                $field = $index <= StaticTable::COUNT ? StaticTable::ENTRIES[$index] : $this->dynamic($index);
+                $field = $index <= StaticTable::COUNT
+                    ? StaticTable::ENTRIES[$index]
+                    : ($this->entries[$this->inserted + StaticTable::COUNT - $index] ?? $this->beyondTheTable($index));
             } elseif ($octet >= 0x40) {
                 // §6.2.1 literal with incremental indexing: 01xxxxxx
                 $field = $this->literal($block, $pos, $octet & 0x3f, 0x3f);
@@ -129,15 +131,11 @@ final class Decoder
         return \array_reverse(\array_values($this->entries));
     }
 
-    /** @return array{0: string, 1: string} */
-    private function dynamic(int $index): array
+    /** A dynamic index with no entry: evicted entries are unset, so the lookup missed. */
+    private function beyondTheTable(int $index): never
     {
-        $seq = $this->inserted - ($index - StaticTable::COUNT);
-        if ($seq < $this->oldest) {
-            $count = $this->inserted - $this->oldest;
-            throw new CompressionError("HPACK: index $index is beyond the table (61 static entries and $count dynamic ones)");
-        }
-        return $this->entries[$seq];
+        $count = $this->inserted - $this->oldest;
+        throw new CompressionError("HPACK: index $index is beyond the table (61 static entries and $count dynamic ones)");
     }
 
     /**
@@ -153,7 +151,9 @@ final class Decoder
         if ($index === 0) {
             $name = $this->string($block, $pos);
         } else {
-            $name = ($index <= StaticTable::COUNT ? StaticTable::ENTRIES[$index] : $this->dynamic($index))[0];
+            $name = ($index <= StaticTable::COUNT
+                ? StaticTable::ENTRIES[$index]
+                : ($this->entries[$this->inserted + StaticTable::COUNT - $index] ?? $this->beyondTheTable($index)))[0];
         }
         return [$name, $this->string($block, $pos)];
     }

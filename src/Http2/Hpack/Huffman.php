@@ -8,11 +8,12 @@ namespace Weft\Http2\Hpack;
  * The static Huffman code of RFC 7541 Appendix B (§5.2), both ways.
  *
  * Encoding packs each octet's code into an integer accumulator and writes 32 bits at a time. Decoding is a
- * state machine over the code tree that reads four bits per step: a state is an internal node of the tree
- * (256 of them), and each (state, nibble) pair is precomputed to the next state and the symbol completed
- * on the way, if any (the shortest code has 5 bits, so at most one per nibble). The tables are derived
- * from CODES once per process, on first use (4,096 entries, about a millisecond), instead of being a
- * generated blob that nobody can check against the RFC.
+ * state machine over the code tree: a state is an internal node of the tree (256 of them), and each
+ * (state, nibble) pair is precomputed to the next state and the symbol completed on the way, if any (the
+ * shortest code has 5 bits, so at most one per nibble). The loop runs it an octet at a time, from pairs of
+ * nibble steps cached as they are first met. The tables are derived from CODES once per process, on first
+ * use (4,096 entries, about a millisecond), instead of being a generated blob that nobody can check
+ * against the RFC.
  *
  * @internal
  */
@@ -86,7 +87,18 @@ final class Huffman
     /** @var list<string> (state << 4 | nibble) => the octet completed on the way, or '' */
     private static array $emit = [];
     /**
-     * state << 4 => true for the states a string may end in: the root (the last code ended on the last
+     * The same machine an octet at a time, which halves the steps of the loop: (state << 8 | octet) =>
+     * next state << 8 or -1, and the (up to two) octets completed on the way. Filled from the nibble
+     * tables on first use of each pair, so that a worker holds the few thousand pairs that header text
+     * uses rather than all 65,536 (about 3 MB); a peer sending every pair can make it hold those, no more.
+     *
+     * @var array<int, int>
+     */
+    private static array $next8 = [];
+    /** @var array<int, string> */
+    private static array $emit8 = [];
+    /**
+     * state << 8 => true for the states a string may end in: the root (the last code ended on the last
      * bit) and the first seven nodes down the all-ones path (padding is a prefix of EOS, shorter than an
      * octet). Any other state is a truncated code, a padding of 0 bits or of 8 or more.
      *
@@ -104,7 +116,9 @@ final class Huffman
         $out = '';
         $bits = 0; // pending bits in $acc, always < 32 between octets
         $acc = 0;
-        foreach (\unpack('C*', $octets) as $octet) {
+        $end = \strlen($octets);
+        for ($i = 0; $i < $end; $i++) {
+            $octet = \ord($octets[$i]);
             $n = $length[$octet];
             $acc = ($acc << $n) | $code[$octet]; // < 32 + 30 bits: fits the 63 of an int
             $bits += $n;
@@ -130,8 +144,9 @@ final class Huffman
         }
         $length = self::$length;
         $bits = 0;
-        foreach (\unpack('C*', $octets) as $octet) {
-            $bits += $length[$octet];
+        $end = \strlen($octets);
+        for ($i = 0; $i < $end; $i++) {
+            $bits += $length[\ord($octets[$i])];
         }
         return ($bits + 7) >> 3;
     }
@@ -142,18 +157,19 @@ final class Huffman
         if (self::$next === []) {
             self::build();
         }
-        $next = self::$next;
-        $emit = self::$emit;
+        $next = self::$next8;
+        $emit = self::$emit8;
         $state = 0;
         $out = '';
-        foreach (\unpack('C*', $encoded) as $octet) {
-            $key = $state | ($octet >> 4);
-            $state = $next[$key];
-            if ($state < 0) {
-                throw new CompressionError('HPACK: a Huffman-coded string contains EOS');
+        $length = \strlen($encoded);
+        for ($i = 0; $i < $length; $i++) {
+            $key = $state | \ord($encoded[$i]);
+            if (!isset($next[$key])) {
+                $next = $emit = []; // let go of the tables so that fill() adds to them in place, not to a copy
+                self::fill($key);
+                $next = self::$next8;
+                $emit = self::$emit8;
             }
-            $out .= $emit[$key];
-            $key = $state | ($octet & 0xf);
             $state = $next[$key];
             if ($state < 0) {
                 throw new CompressionError('HPACK: a Huffman-coded string contains EOS');
@@ -164,6 +180,22 @@ final class Huffman
             throw new CompressionError('HPACK: a Huffman-coded string ends in a truncated code or padding that is not 1 to 7 one bits');
         }
         return $out;
+    }
+
+    /** One (state, octet) step of the octet-wide machine, from two steps of the nibble-wide one. */
+    private static function fill(int $key): void
+    {
+        $octet = $key & 0xff;
+        $first = ($key >> 4 & ~0xf) | ($octet >> 4);
+        $middle = self::$next[$first];
+        $second = $middle | ($octet & 0xf);
+        if ($middle < 0 || self::$next[$second] < 0) {
+            self::$next8[$key] = -1;
+            self::$emit8[$key] = '';
+            return;
+        }
+        self::$next8[$key] = self::$next[$second] << 4;
+        self::$emit8[$key] = self::$emit[$first] . self::$emit[$second];
     }
 
     private static function build(): void
@@ -220,7 +252,7 @@ final class Huffman
         self::$accepting[0] = true;
         for ($depth = 1; $depth <= 7; $depth++) {
             $node = $child[$node * 2 + 1];
-            self::$accepting[$node << 4] = true;
+            self::$accepting[$node << 8] = true;
         }
     }
 }
