@@ -11,7 +11,7 @@ namespace Weft\Http2\Hpack;
  * - CompressionError: the block is malformed (bad index, integer over 2^31 - 1 or longer than five
  *   continuation octets, a string overrunning the block, bad Huffman data, a table size update above
  *   the limit or after a field). The dynamic table may be half updated: a connection error
- *   (COMPRESSION_ERROR, RFC 9113 §4.3). Do not decode with this instance again.
+ *   (COMPRESSION_ERROR, RFC 9113 §4.3), and every later decode() on this instance throws it again.
  * - HeaderListTooLarge: the fields add up to more than $maxHeaderListSize (name + value + 32 each, RFC
  *   9113 §6.5.2). The size is counted field by field as the block is decoded; from the field that
  *   crosses the limit on, fields are still decoded (so that every insertion into the dynamic table
@@ -35,6 +35,7 @@ final class Decoder
     private int $oldest = 0;
     private int $size = 0;
     private int $capacity;
+    private bool $failed = false;
 
     /**
      * @param int $maxTableSize the SETTINGS_HEADER_TABLE_SIZE we advertise: a size update above it is a
@@ -59,6 +60,20 @@ final class Decoder
      * @throws CompressionError|HeaderListTooLarge
      */
     public function decode(string $block): array
+    {
+        if ($this->failed) {
+            throw new CompressionError('HPACK: this decoder failed on an earlier block; its table is out of step, the connection must end');
+        }
+        try {
+            return $this->decodeBlock($block);
+        } catch (CompressionError $e) {
+            $this->failed = true;
+            throw $e;
+        }
+    }
+
+    /** @return list<array{0: string, 1: string}> */
+    private function decodeBlock(string $block): array
     {
         $end = \strlen($block);
         $pos = 0;
