@@ -5,7 +5,9 @@ declare(strict_types=1);
 namespace Weft\Http2\Hpack;
 
 /**
- * HPACK decoder (RFC 7541): one per HTTP/2 connection, fed every header block the peer sends, in order.
+ * HPACK decoder (RFC 7541): one per HTTP/2 connection, fed every header block the peer sends, in order,
+ * each whole (a HEADERS or PUSH_PROMISE payload and its CONTINUATIONs, concatenated: the connection layer
+ * bounds that size).
  *
  * Failures, and what the connection does next:
  * - CompressionError: the block is malformed (bad index, integer over 2^31 - 1 or longer than five

@@ -15,8 +15,8 @@ namespace Weft\Http2\Hpack;
  *   index;
  * - otherwise a literal whose name is an index when either table has the name, added to the dynamic
  *   table (evicting the oldest entries) unless the field is one that changes on nearly every message
- *   (content-length, validators such as etag and last-modified, :path, location...) or is larger than three quarters of the
- *   table, which would only flush it;
+ *   (content-length, validators such as etag and last-modified, :path, location...) or is larger than
+ *   three quarters of the table, which would only flush it;
  * - a string is Huffman-coded when that is shorter.
  *
  * The dynamic table never exceeds MAX_TABLE_SIZE (4096, HTTP/2's initial value, as nghttp2 does by
