@@ -131,7 +131,7 @@ final class Encoder
         if ($index === null) {
             return \chr($pattern) . self::string($name) . self::string($value);
         }
-        return self::integer($pattern, $mask, $index) . self::string($value);
+        return ($index < $mask ? \chr($pattern | $index) : self::integer($pattern, $mask, $index)) . self::string($value);
     }
 
     /** §5.2: Huffman-coded when that is shorter. */
@@ -140,11 +140,12 @@ final class Encoder
         $length = \strlen($octets);
         if ($length > 1) {
             $coded = Huffman::encode($octets);
-            if (\strlen($coded) < $length) {
-                return self::integer(0x80, 0x7f, \strlen($coded)) . $coded;
+            $codedLength = \strlen($coded);
+            if ($codedLength < $length) {
+                return ($codedLength < 0x7f ? \chr(0x80 | $codedLength) : self::integer(0x80, 0x7f, $codedLength)) . $coded;
             }
         }
-        return self::integer(0x00, 0x7f, $length) . $octets;
+        return ($length < 0x7f ? \chr($length) : self::integer(0x00, 0x7f, $length)) . $octets;
     }
 
     /** §5.1: $value on a prefix of the bits in $mask, after the representation's $pattern bits. */
