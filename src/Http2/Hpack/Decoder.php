@@ -5,13 +5,15 @@ declare(strict_types=1);
 namespace Weft\Http2\Hpack;
 
 /**
- * HPACK decoder (RFC 7541): one per HTTP/2 connection, fed every header block the peer sends, in order.
+ * HPACK decoder (RFC 7541): one per HTTP/2 connection, fed every header block the peer sends, in order,
+ * each whole (a HEADERS or PUSH_PROMISE payload and its CONTINUATIONs, concatenated: the connection layer
+ * bounds that size).
  *
  * Failures, and what the connection does next:
  * - CompressionError: the block is malformed (bad index, integer over 2^31 - 1 or longer than five
  *   continuation octets, a string overrunning the block, bad Huffman data, a table size update above
  *   the limit or after a field). The dynamic table may be half updated: a connection error
- *   (COMPRESSION_ERROR, RFC 9113 §4.3). Do not decode with this instance again.
+ *   (COMPRESSION_ERROR, RFC 9113 §4.3), and every later decode() on this instance throws it again.
  * - HeaderListTooLarge: the fields add up to more than $maxHeaderListSize (name + value + 32 each, RFC
  *   9113 §6.5.2). The size is counted field by field as the block is decoded; from the field that
  *   crosses the limit on, fields are still decoded (so that every insertion into the dynamic table
@@ -35,6 +37,7 @@ final class Decoder
     private int $oldest = 0;
     private int $size = 0;
     private int $capacity;
+    private bool $failed = false;
 
     /**
      * @param int $maxTableSize the SETTINGS_HEADER_TABLE_SIZE we advertise: a size update above it is a
@@ -60,6 +63,20 @@ final class Decoder
      */
     public function decode(string $block): array
     {
+        if ($this->failed) {
+            throw new CompressionError('HPACK: this decoder failed on an earlier block; its table is out of step, the connection must end');
+        }
+        try {
+            return $this->decodeBlock($block);
+        } catch (CompressionError $e) {
+            $this->failed = true;
+            throw $e;
+        }
+    }
+
+    /** @return list<array{0: string, 1: string}> */
+    private function decodeBlock(string $block): array
+    {
         $end = \strlen($block);
         $pos = 0;
         $headers = [];
@@ -75,7 +92,9 @@ final class Decoder
                 } elseif ($index === 0) {
                     throw new CompressionError('HPACK: an indexed field with index 0');
                 }
-                $field = $index <= StaticTable::COUNT ? StaticTable::ENTRIES[$index] : $this->dynamic($index);
+                $field = $index <= StaticTable::COUNT
+                    ? StaticTable::ENTRIES[$index]
+                    : ($this->entries[$this->inserted + StaticTable::COUNT - $index] ?? $this->beyondTheTable($index));
             } elseif ($octet >= 0x40) {
                 // §6.2.1 literal with incremental indexing: 01xxxxxx
                 $field = $this->literal($block, $pos, $octet & 0x3f, 0x3f);
@@ -129,15 +148,11 @@ final class Decoder
         return \array_reverse(\array_values($this->entries));
     }
 
-    /** @return array{0: string, 1: string} */
-    private function dynamic(int $index): array
+    /** A dynamic index with no entry: evicted entries are unset, so the lookup missed. */
+    private function beyondTheTable(int $index): never
     {
-        $seq = $this->inserted - ($index - StaticTable::COUNT);
-        if ($seq < $this->oldest) {
-            $count = $this->inserted - $this->oldest;
-            throw new CompressionError("HPACK: index $index is beyond the table (61 static entries and $count dynamic ones)");
-        }
-        return $this->entries[$seq];
+        $count = $this->inserted - $this->oldest;
+        throw new CompressionError("HPACK: index $index is beyond the table (61 static entries and $count dynamic ones)");
     }
 
     /**
@@ -153,7 +168,9 @@ final class Decoder
         if ($index === 0) {
             $name = $this->string($block, $pos);
         } else {
-            $name = ($index <= StaticTable::COUNT ? StaticTable::ENTRIES[$index] : $this->dynamic($index))[0];
+            $name = ($index <= StaticTable::COUNT
+                ? StaticTable::ENTRIES[$index]
+                : ($this->entries[$this->inserted + StaticTable::COUNT - $index] ?? $this->beyondTheTable($index)))[0];
         }
         return [$name, $this->string($block, $pos)];
     }

@@ -15,8 +15,8 @@ namespace Weft\Http2\Hpack;
  *   index;
  * - otherwise a literal whose name is an index when either table has the name, added to the dynamic
  *   table (evicting the oldest entries) unless the field is one that changes on nearly every message
- *   (content-length, validators such as etag and last-modified, :path, location...) or is larger than three quarters of the
- *   table, which would only flush it;
+ *   (content-length, validators such as etag and last-modified, :path, location...) or is larger than
+ *   three quarters of the table, which would only flush it;
  * - a string is Huffman-coded when that is shorter.
  *
  * The dynamic table never exceeds MAX_TABLE_SIZE (4096, HTTP/2's initial value, as nghttp2 does by
@@ -131,7 +131,7 @@ final class Encoder
         if ($index === null) {
             return \chr($pattern) . self::string($name) . self::string($value);
         }
-        return self::integer($pattern, $mask, $index) . self::string($value);
+        return ($index < $mask ? \chr($pattern | $index) : self::integer($pattern, $mask, $index)) . self::string($value);
     }
 
     /** §5.2: Huffman-coded when that is shorter. */
@@ -140,11 +140,12 @@ final class Encoder
         $length = \strlen($octets);
         if ($length > 1) {
             $coded = Huffman::encode($octets);
-            if (\strlen($coded) < $length) {
-                return self::integer(0x80, 0x7f, \strlen($coded)) . $coded;
+            $codedLength = \strlen($coded);
+            if ($codedLength < $length) {
+                return ($codedLength < 0x7f ? \chr(0x80 | $codedLength) : self::integer(0x80, 0x7f, $codedLength)) . $coded;
             }
         }
-        return self::integer(0x00, 0x7f, $length) . $octets;
+        return ($length < 0x7f ? \chr($length) : self::integer(0x00, 0x7f, $length)) . $octets;
     }
 
     /** §5.1: $value on a prefix of the bits in $mask, after the representation's $pattern bits. */

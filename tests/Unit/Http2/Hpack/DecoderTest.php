@@ -125,6 +125,77 @@ final class DecoderTest extends TestCase
         }
     }
 
+    public function testADecoderThatFailedRefusesEveryLaterBlock(): void
+    {
+        $decoder = new Decoder();
+        try {
+            $decoder->decode("\x80");
+            self::fail('index 0 decoded');
+        } catch (CompressionError) {
+        }
+        $this->expectException(CompressionError::class);
+        $this->expectExceptionMessage('failed on an earlier block');
+        $decoder->decode("\x82");
+    }
+
+    /**
+     * Random blocks, and valid blocks with bytes flipped, cut short or spliced: each decodes, or fails
+     * with one of the two documented exceptions; nothing else (no warning, no TypeError, no other
+     * exception) ever comes out.
+     */
+    public function testArbitraryInputFailsOnlyWithTheDocumentedExceptions(): void
+    {
+        \mt_srand(2015);
+        $valid = [];
+        foreach (self::appendixSequences() as [, $blocks]) {
+            foreach ($blocks as [$hex]) {
+                $valid[] = self::bytes($hex);
+            }
+        }
+        $outcomes = ['decoded' => 0, CompressionError::class => 0, HeaderListTooLarge::class => 0];
+        for ($i = 0; $i < 6000; $i++) {
+            $block = $valid[\mt_rand(0, \count($valid) - 1)];
+            $block = match ($i % 4) {
+                0 => self::randomOctets(\mt_rand(1, 40)),
+                1 => self::flip($block),
+                2 => \substr($block, 0, \mt_rand(0, \strlen($block) - 1)),
+                default => \substr($block, \mt_rand(0, \strlen($block) - 1)) . $valid[\mt_rand(0, \count($valid) - 1)],
+            };
+            $decoder = new Decoder(\mt_rand(0, 1) === 0 ? 256 : 4096, \mt_rand(0, 1) === 0 ? 200 : 65536);
+            try {
+                foreach ($decoder->decode($block) as $pair) {
+                    self::assertCount(2, $pair);
+                    self::assertIsString($pair[0]);
+                    self::assertIsString($pair[1]);
+                }
+                $outcomes['decoded']++;
+            } catch (CompressionError | HeaderListTooLarge $e) {
+                $outcomes[$e::class]++;
+            }
+        }
+        foreach ($outcomes as $outcome => $count) {
+            self::assertGreaterThan(100, $count, "$outcome happened (each outcome is exercised)");
+        }
+    }
+
+    private static function randomOctets(int $length): string
+    {
+        $out = '';
+        for ($n = 0; $n < $length; $n++) {
+            $out .= \chr(\mt_rand(0, 255));
+        }
+        return $out;
+    }
+
+    private static function flip(string $block): string
+    {
+        for ($n = \mt_rand(1, 3); $n > 0; $n--) {
+            $at = \mt_rand(0, \strlen($block) - 1);
+            $block[$at] = \chr(\ord($block[$at]) ^ (1 << \mt_rand(0, 7)));
+        }
+        return $block;
+    }
+
     public function testSizeUpdatesAtTheStartOfABlockResizeTheTable(): void
     {
         $decoder = new Decoder();
