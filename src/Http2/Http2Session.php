@@ -222,9 +222,13 @@ final class Http2Session implements Session, Abandonable
             $this->respond($request, $response, $request->method === 'HEAD');
         }
         $this->pumpData();
-        $this->connection->write(Frame::goaway($this->lastStream, Frame::NO_ERROR));
-        $this->done = true;
-        $this->connection->closeAfterFlush();
+        if (!$this->done) {
+            // Each stream of the connection in flight is abandoned in turn: one GOAWAY, and the
+            // connection left open for the next one's answer (the process ends right after).
+            $this->connection->write(Frame::goaway($this->lastStream, Frame::NO_ERROR));
+            $this->done = true;
+            $this->goaway = true;
+        }
         $this->connection->flush();
     }
 

@@ -179,6 +179,30 @@ final class Http2ClientsTest extends TestCase
         $server->stop();
     }
 
+    public function testAFatalErrorAnswersEveryStreamInFlight(): void
+    {
+        // The stream whose code hit the memory limit gets a 500, the other one in flight a 503, not a
+        // connection cut under both; the worker is replaced.
+        $server = new ServerProcess([self::APP, '--workers', '1', '--memory-limit', '64M']);
+        $client = new RawHttp2($server->address());
+        $client->send($client->headers(1, '/sleep?s=5'));
+        \usleep(200000);
+        $client->send($client->headers(3, '/fatal'));
+        $others = [];
+        self::assertSame(500, $client->response(3, $others)['status']);
+        $statuses = [];
+        foreach ($others as $frame) {
+            foreach ($frame['fields'] ?? [] as [$name, $value]) {
+                if ($name === ':status') {
+                    $statuses[$frame['stream']] = (int) $value;
+                }
+            }
+        }
+        self::assertSame([1 => 503], $statuses);
+        ServerProcess::waitFor(static fn () => self::exec(['curl', '-sS', '--http2-prior-knowledge', "http://127.0.0.1:{$server->port}/"])[1] === 'Hello World' ?: null, 10, 'a new worker');
+        $server->stop();
+    }
+
     private static function publicKeyDer(string $certFile): string
     {
         $pem = \openssl_pkey_get_details(\openssl_pkey_get_public((string) \file_get_contents($certFile)))['key'];
