@@ -8,7 +8,6 @@ use Weft\Coroutine\Cancelled;
 use Weft\Coroutine\Scheduler;
 use Weft\Coroutine\TooManyCoroutines;
 use Weft\Http\Message\ErrorResponse;
-use Weft\Http\Message\HeaderField;
 use Weft\Http\Message\Request;
 use Weft\Http\Message\Response;
 use Weft\Http\Parser\HttpError;
@@ -48,9 +47,6 @@ final class Http2Session implements Session, Abandonable
     private const WINDOW_REFILL = 32768;
     /** The connection's receive window we open at the start (the stream windows stay at the default). */
     private const CONNECTION_WINDOW = 1 << 20;
-    /** Response header fields HTTP/2 forbids (§8.2.2): the encoder's connection management on HTTP/1.1. */
-    private const CONNECTION_FIELDS = ['connection' => true, 'keep-alive' => true, 'proxy-connection' => true, 'transfer-encoding' => true, 'upgrade' => true];
-    private const NAME = '/\A[!#$%&\'*+\-.^_`|~0-9a-z]++\z/';
 
     private string $buffer = '';
     private bool $prefaced = false;
@@ -560,13 +556,17 @@ final class Http2Session implements Session, Abandonable
             $this->answer($stream, HttpError::headerTooLarge($this->http->options->limits->maxHeaderBytes)->toResponse());
             return;
         }
-        $refusal = $this->request($stream, $fields);
-        if ($refusal === false) {
+        $head = RequestHead::parse($fields, $this->http->options->limits);
+        if ($head === null) {
             $this->resetStream($stream, Frame::PROTOCOL_ERROR); // malformed (§8.1.1)
             return;
         }
-        if ($refusal !== null) {
-            $this->answer($stream, $refusal);
+        $stream->method = $head->method;
+        $stream->target = $head->target;
+        $stream->headerBlock = $head->headerBlock;
+        $stream->contentLength = $head->contentLength;
+        if ($head->refusal !== null) {
+            $this->answer($stream, $head->refusal);
             return;
         }
         if ($end) {
@@ -598,13 +598,10 @@ final class Http2Session implements Session, Abandonable
             $this->answer($stream, HttpError::headerTooLarge($this->http->options->limits->maxHeaderBytes)->toResponse());
             return;
         }
-        $block = '';
-        foreach ($fields as [$name, $value]) {
-            if ($name === '' || $name[0] === ':' || \preg_match(self::NAME, $name) !== 1 || \strpbrk($value, "\r\n\0") !== false) {
-                $this->resetStream($stream, Frame::PROTOCOL_ERROR);
-                return;
-            }
-            $block .= "\r\n" . $name . ': ' . $value;
+        $block = RequestHead::trailers($fields);
+        if ($block === null) {
+            $this->resetStream($stream, Frame::PROTOCOL_ERROR);
+            return;
         }
         $stream->trailerBlock = $block;
         if ($stream->contentLength !== null && \strlen($stream->body) !== $stream->contentLength) {
@@ -612,119 +609,6 @@ final class Http2Session implements Session, Abandonable
             return;
         }
         $this->dispatch($stream);
-    }
-
-    /**
-     * The stream's request from its header fields (§8.3): null when it is fine, the response that
-     * refuses it (the limits HTTP/1.1 answers too), or false when it is malformed (RST_STREAM).
-     *
-     * @param list<array{0: string, 1: string}> $fields
-     */
-    private function request(Http2Stream $stream, array $fields): Response|false|null
-    {
-        $limits = $this->http->options->limits;
-        $method = $path = $scheme = $authority = null;
-        $block = '';
-        $cookies = [];
-        $regular = false;
-        $count = 0;
-        foreach ($fields as [$name, $value]) {
-            if (\strpbrk($value, "\r\n\0") !== false) {
-                return false;
-            }
-            if ($name !== '' && $name[0] === ':') {
-                if ($regular) {
-                    return false; // a pseudo-header after a regular field
-                }
-                switch ($name) {
-                    case ':method':
-                        if ($method !== null) {
-                            return false;
-                        }
-                        $method = $value;
-                        break;
-                    case ':path':
-                        if ($path !== null) {
-                            return false;
-                        }
-                        $path = $value;
-                        break;
-                    case ':scheme':
-                        if ($scheme !== null) {
-                            return false;
-                        }
-                        $scheme = $value;
-                        break;
-                    case ':authority':
-                        if ($authority !== null) {
-                            return false;
-                        }
-                        $authority = $value;
-                        break;
-                    default:
-                        return false; // unknown, or a response's :status
-                }
-                continue;
-            }
-            $regular = true;
-            if (\preg_match(self::NAME, $name) !== 1 || isset(self::CONNECTION_FIELDS[$name])) {
-                return false; // upper case, not a token, or connection-specific (§8.2.2)
-            }
-            if ($value !== '' && ($value[0] === ' ' || $value[0] === "\t" || \str_ends_with($value, ' ') || \str_ends_with($value, "\t"))) {
-                return false;
-            }
-            $count++;
-            switch ($name) {
-                case 'te':
-                    if ($value !== 'trailers') {
-                        return false;
-                    }
-                    break;
-                case 'cookie':
-                    $cookies[] = $value; // split by the client for compression; joined again (§8.2.3)
-                    continue 2;
-                case 'host':
-                    if ($authority !== null) {
-                        continue 2; // :authority names it
-                    }
-                    break;
-                case 'content-length':
-                    if (\preg_match('/\A\d{1,18}\z/', $value) !== 1 || ($stream->contentLength !== null && $stream->contentLength !== (int) $value)) {
-                        return false;
-                    }
-                    $stream->contentLength = (int) $value;
-                    break;
-            }
-            $block .= "\r\n" . $name . ': ' . $value;
-        }
-        if ($method === null || $method === '' || ($method !== 'CONNECT' && ($scheme === null || $path === null || $path === ''))) {
-            return false;
-        }
-        $stream->method = $method;
-        $stream->target = $path ?? '';
-        if ($count > $limits->maxHeaderCount) {
-            return HttpError::tooManyHeaders($limits->maxHeaderCount)->toResponse();
-        }
-        if ($method === 'CONNECT' || !isset($limits->methodSet[$method])) {
-            return HttpError::notImplemented("Method $method is not supported")->toResponse();
-        }
-        if ($path[0] !== '/' && !($path === '*' && $method === 'OPTIONS')) {
-            return false;
-        }
-        if (\strlen($path) > $limits->maxTargetBytes) {
-            return HttpError::uriTooLong($limits->maxTargetBytes)->toResponse();
-        }
-        if ($stream->contentLength !== null && $stream->contentLength > $limits->maxBodyBytes) {
-            return HttpError::bodyTooLarge($limits->maxBodyBytes)->toResponse();
-        }
-        if ($cookies !== []) {
-            $block .= "\r\ncookie: " . \implode('; ', $cookies);
-        }
-        if ($authority !== null && $authority !== '') {
-            $block = "\r\nhost: " . $authority . $block;
-        }
-        $stream->headerBlock = $block;
-        return null;
     }
 
     private function priority(int $id, string $payload): void
@@ -948,7 +832,7 @@ final class Http2Session implements Session, Abandonable
         $streamed = $response->isStreamed();
         $noBody = $isHead || $status === 204 || $status === 304;
         try {
-            $fields = $this->responseFields($response, $streamed, $noBody);
+            $fields = RequestHead::responseFields($response, $this->http->date());
         } catch (\InvalidArgumentException $e) {
             if ($request !== null) {
                 $this->http->call->log($request, $e, '{method} {target}: the response cannot be sent: {message}');
@@ -956,7 +840,7 @@ final class Http2Session implements Session, Abandonable
             $response = $this->http->call->error();
             $status = 500;
             $streamed = false;
-            $fields = $this->responseFields($response, false, $noBody);
+            $fields = RequestHead::responseFields($response, $this->http->date());
         }
         $stream->status = $status;
         $body = $streamed || $noBody ? '' : $response->body();
@@ -992,55 +876,6 @@ final class Http2Session implements Session, Abandonable
         }
         $this->queueData($stream, '', true);
         return true;
-    }
-
-    /**
-     * The response's header fields for HPACK: lower-case names, the connection-specific ones left out
-     * (§8.2.2), Server and Date as on HTTP/1.1, and the length of a string body.
-     *
-     * @return list<array{0: string, 1: string}>
-     * @throws \InvalidArgumentException for a field HeaderField refuses (the same rule as HTTP/1.1)
-     */
-    private function responseFields(Response $response, bool $streamed, bool $noBody): array
-    {
-        $headers = $response->headers();
-        $problem = HeaderField::problem($headers);
-        if ($problem !== null) {
-            throw new \InvalidArgumentException($problem);
-        }
-        $fields = [[':status', (string) $response->status()]];
-        $server = $date = false;
-        foreach ($headers as $name => $values) {
-            $lower = \strtolower($name);
-            if (isset(self::CONNECTION_FIELDS[$lower])) {
-                continue;
-            }
-            if ($lower === 'content-length') {
-                if (!$streamed) {
-                    continue; // a string body's length is its own
-                }
-                if (\preg_match('/\A\d{1,18}\z/', $values[0]) !== 1) {
-                    throw new \InvalidArgumentException("Invalid Content-Length \"{$values[0]}\"");
-                }
-            }
-            $server = $server || $lower === 'server';
-            $date = $date || $lower === 'date';
-            foreach ($values as $value) {
-                $fields[] = [$lower, $value];
-            }
-        }
-        if (!$server) {
-            $fields[] = ['server', 'weft'];
-        }
-        if (!$date) {
-            $fields[] = ['date', $this->http->date()];
-        }
-        $status = $response->status();
-        if (!$streamed && $status !== 204 && $status !== 304) {
-            // As on HTTP/1.1: a HEAD answer names the length its GET would have.
-            $fields[] = ['content-length', (string) \strlen($response->body())];
-        }
-        return $fields;
     }
 
     /** @param list<array{0: string, 1: string}> $fields */
