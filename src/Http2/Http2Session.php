@@ -47,6 +47,12 @@ final class Http2Session implements Session, Abandonable
     private const WINDOW_REFILL = 32768;
     /** The connection's receive window we open at the start (the stream windows stay at the default). */
     private const CONNECTION_WINDOW = 1 << 20;
+    /**
+     * Each stream's receive window (SETTINGS_INITIAL_WINDOW_SIZE): a quarter of the connection's, so an
+     * upload is not held to 64 KiB per round trip; the connection's window still bounds what all the
+     * streams together have in flight.
+     */
+    public const STREAM_WINDOW = 1 << 18;
 
     private string $buffer = '';
     private bool $prefaced = false;
@@ -110,6 +116,7 @@ final class Http2Session implements Session, Abandonable
             Frame::SETTINGS_MAX_CONCURRENT_STREAMS => $protocol->maxConcurrentStreams,
             Frame::SETTINGS_ENABLE_PUSH => 0,
             Frame::SETTINGS_MAX_HEADER_LIST_SIZE => $protocol->maxHeaderList,
+            Frame::SETTINGS_INITIAL_WINDOW_SIZE => self::STREAM_WINDOW,
         ]) . Frame::windowUpdate(0, self::CONNECTION_WINDOW - Frame::DEFAULT_WINDOW));
         $this->receiveWindow = self::CONNECTION_WINDOW;
     }

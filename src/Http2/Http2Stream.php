@@ -17,7 +17,7 @@ use Weft\Http\Message\Request;
 final class Http2Stream
 {
     /** The peer may send this many more DATA bytes on the stream. */
-    public int $receiveWindow = Frame::DEFAULT_WINDOW;
+    public int $receiveWindow = Http2Session::STREAM_WINDOW;
     /** DATA bytes received and not yet given back with a WINDOW_UPDATE. */
     public int $unacknowledged = 0;
     public string $method = '';

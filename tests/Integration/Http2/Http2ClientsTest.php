@@ -67,7 +67,7 @@ final class Http2ClientsTest extends TestCase
         [$code, $out] = self::exec(['nghttp', '-v', "http://127.0.0.1:{$server->port}/stream"]);
         self::assertSame(0, $code, $out);
         self::assertStringContainsString('recv SETTINGS frame', $out);
-        self::assertStringContainsString('(niv=3)', $out); // ours: max streams, push off, header list size
+        self::assertStringContainsString('(niv=4)', $out); // ours: max streams, push off, header list size, stream window
         self::assertStringContainsString('[SETTINGS_MAX_CONCURRENT_STREAMS(0x03):100]', $out);
         self::assertStringContainsString('recv (stream_id=13) :status: 200', $out);
         self::assertStringContainsString("chunk 4\n", $out);

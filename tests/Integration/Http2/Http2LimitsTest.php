@@ -173,7 +173,7 @@ final class Http2LimitsTest extends TestCase
         // --max-body, declared or sent: 413.
         $client->send($client->headers(7, '/echo', 'POST', ['content-length' => '200000'], false));
         self::assertSame(413, $client->response(7)['status']);
-        // (Within the stream's window of 64 KiB, then more once the server gives it back.)
+        // (Within the stream's window, 256 KiB, then more once the server gives it back.)
         $frames = $client->headers(9, '/echo', 'POST', [], false);
         for ($i = 0; $i < 4; $i++) {
             $frames .= RawHttp2::frame(Frame::DATA, 0, 9, \str_repeat('y', 16000));
