@@ -101,6 +101,17 @@ final class Http2ClientsTest extends TestCase
         \rmdir($dir);
     }
 
+    public function testAPsr15ApplicationOverHttp2(): void
+    {
+        $server = new ServerProcess([__DIR__ . '/../fixtures/psr15.php', '--workers', '1']);
+        [$code, $out] = self::exec(['curl', '-sS', '--http2-prior-knowledge', '-D', '-', '-H', 'X-Test: over h2', '--data', 'a=1&b=2', "http://127.0.0.1:{$server->port}/form?q=1"]);
+        self::assertSame(0, $code, $out);
+        self::assertMatchesRegularExpression('~^HTTP/2 201 ?\r\n~', $out);
+        self::assertStringContainsString("x-psr: yes\r\n", $out);
+        self::assertStringEndsWith('{"method":"POST","path":"\/form","query":{"q":"1"},"parsed":{"a":"1","b":"2"},"header":"over h2"}', $out);
+        $server->stop();
+    }
+
     public function testBodiesOfManyStreamsCountInTheWorkersBudget(): void
     {
         // Half of --memory-limit (32 MB) bounds what a worker holds of request bodies; twelve streams of
