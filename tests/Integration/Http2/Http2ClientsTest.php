@@ -159,11 +159,12 @@ final class Http2ClientsTest extends TestCase
 
         // Chromium trusts the test's certificate by its public key's hash (no system CA store touched).
         $spki = \base64_encode(\hash('sha256', self::publicKeyDer($cert['cert']), true));
-        $profile = $ca->dir . '/chromium';
+        $profile = \sys_get_temp_dir() . '/weft-h2-chromium-' . \bin2hex(\random_bytes(4));
         [$code, $out] = self::exec(['timeout', '60', '/usr/bin/chromium', '--headless', '--no-sandbox', '--disable-gpu', "--user-data-dir=$profile",
             "--ignore-certificate-errors-spki-list=$spki", '--dump-dom', "https://localhost:{$server->port}/echo"]);
         self::assertSame(0, $code, $out);
         self::assertStringContainsString('"version":"2.0","scheme":"https"', \html_entity_decode($out), $out);
+        self::removeTree($profile);
         $server->stop();
 
         // --http2 off: ALPN offers HTTP/1.1 only, and a cleartext preface is an HTTP/1.1 error.
@@ -212,6 +213,18 @@ final class Http2ClientsTest extends TestCase
         self::assertSame([1 => 503], $statuses);
         ServerProcess::waitFor(static fn () => self::exec(['curl', '-sS', '--http2-prior-knowledge', "http://127.0.0.1:{$server->port}/"])[1] === 'Hello World' ?: null, 10, 'a new worker');
         $server->stop();
+    }
+
+    private static function removeTree(string $dir): void
+    {
+        if (!\is_dir($dir)) {
+            return;
+        }
+        $entries = new \RecursiveIteratorIterator(new \RecursiveDirectoryIterator($dir, \FilesystemIterator::SKIP_DOTS), \RecursiveIteratorIterator::CHILD_FIRST);
+        foreach ($entries as $entry) {
+            $entry->isDir() && !$entry->isLink() ? @\rmdir($entry->getPathname()) : @\unlink($entry->getPathname());
+        }
+        @\rmdir($dir);
     }
 
     private static function publicKeyDer(string $certFile): string
