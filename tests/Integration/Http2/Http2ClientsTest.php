@@ -46,6 +46,11 @@ final class Http2ClientsTest extends TestCase
         self::assertSame(0, $code);
         self::assertMatchesRegularExpression('~^HTTP/2 200 ?\r\n~', $out);
         self::assertStringContainsString("content-length: 11\r\n", $out);
+        // A header block larger than a frame goes out as HEADERS and CONTINUATION frames.
+        [$code, $out] = self::exec(['curl', '-sS', '--http2-prior-knowledge', '-D', '-', "$base/big-head"]);
+        self::assertSame(0, $code, $out);
+        self::assertStringContainsString('x-large: ' . \str_repeat('h', 40000) . "\r\n", $out);
+        self::assertStringEndsWith("\r\n\r\nok", $out);
         // (Several URLs on one curl command line would reuse the connection, which curl 7.88 gets wrong
         // with prior knowledge: curl/curl#10634. nghttp and h2load below put many streams on one.)
         // An HTTP/1.1 client on the same port is served as before, and curl's Upgrade: h2c is answered in HTTP/1.1.
@@ -54,7 +59,7 @@ final class Http2ClientsTest extends TestCase
         [$code, $out] = self::exec(['curl', '-sS', '--http2', '-w', ' %{http_version}', "$base/"]);
         self::assertSame([0, 'Hello World 1.1'], [$code, $out]);
 
-        ServerProcess::waitFor(static fn () => \substr_count((string) @\file_get_contents($log), "\n") >= 7 ?: null, 10, 'the access log');
+        ServerProcess::waitFor(static fn () => \substr_count((string) @\file_get_contents($log), "\n") >= 8 ?: null, 10, 'the access log');
         self::assertMatchesRegularExpression('~^127\.0\.0\.1 - - \[[^]]+\] "POST /echo HTTP/2\.0" 200 \d+ "-" "curl/[^"]+" ~m', (string) \file_get_contents($log));
         $server->stop();
         \array_map('unlink', \glob("$dir/*"));
