@@ -196,6 +196,25 @@ final class Http2ClientsTest extends TestCase
         $server->stop();
     }
 
+    public function testTheConnectionTimersApply(): void
+    {
+        $server = new ServerProcess([self::APP, '--workers', '1', '--idle-timeout', '1', '--header-timeout', '1']);
+        // Idle after its request: closed after --idle-timeout.
+        $client = new RawHttp2($server->address());
+        $client->send($client->headers(1, '/'));
+        self::assertSame(200, $client->response(1)['status']);
+        $started = \microtime(true);
+        self::assertTrue($client->closed());
+        self::assertGreaterThan(0.8, \microtime(true) - $started);
+        // Half a preface: closed after --header-timeout.
+        $client = new RawHttp2($server->address(), 10.0, false);
+        $client->send(\substr(Frame::PREFACE, 0, 10));
+        $started = \microtime(true);
+        self::assertTrue($client->closed());
+        self::assertGreaterThan(0.8, \microtime(true) - $started);
+        $server->stop();
+    }
+
     public function testAFatalErrorAnswersEveryStreamInFlight(): void
     {
         // The stream whose code hit the memory limit gets a 500, the other one in flight a 503, not a
