@@ -4,6 +4,8 @@ declare(strict_types=1);
 
 namespace Weft\Http2;
 
+use Weft\Http\Message\HeaderBlock;
+use Weft\Http\Message\HeaderField;
 use Weft\Http\Message\Response;
 use Weft\Http\Parser\HttpError;
 use Weft\Http\Parser\Limits;
@@ -24,6 +26,14 @@ final class RequestHead
     public const NAME = '/\A[!#$%&\'*+\-.^_`|~0-9a-z]++\z/';
     /** Fields HTTP/2 forbids (§8.2.2), in requests and in responses. */
     public const CONNECTION_FIELDS = ['connection' => true, 'keep-alive' => true, 'proxy-connection' => true, 'transfer-encoding' => true, 'upgrade' => true];
+    /** Request fields parse() looks at: the forbidden ones and those with rules of their own. */
+    private const SPECIAL = self::CONNECTION_FIELDS + ['te' => true, 'cookie' => true, 'host' => true, 'content-length' => true];
+    /** Response fields not sent as given: the connection-specific ones, and content-length (ours). */
+    private const RESPONSE_SKIPPED = self::CONNECTION_FIELDS + ['content-length' => true];
+    /** HeaderField's rule on every field line of a response at once ("Name: value\n" each). */
+    private const RESPONSE_LINES = '/\A(?:' . HeaderBlock::TOKEN . '++: ' . HeaderField::VALUE . '\n)*+\z/';
+    /** Regular fields in HeaderBlock form, all checked by one match. */
+    private const BLOCK = '/\A(?:\r\n[!#$%&\'*+\-.^_`|~0-9a-z]++: (?:[^\r\n\0 \t](?:[^\r\n\0]*[^\r\n\0 \t])?)?)*+\z/';
 
     private function __construct(
         public readonly string $method,
@@ -45,12 +55,9 @@ final class RequestHead
         $regular = false;
         $count = 0;
         foreach ($fields as [$name, $value]) {
-            if (\strpbrk($value, "\r\n\0") !== false) {
-                return null;
-            }
             if ($name !== '' && $name[0] === ':') {
-                if ($regular) {
-                    return null; // a pseudo-header after a regular field
+                if ($regular || \strpbrk($value, "\r\n\0") !== false) {
+                    return null; // a pseudo-header after a regular field, or a value no field may hold
                 }
                 switch ($name) {
                     case ':method':
@@ -83,35 +90,41 @@ final class RequestHead
                 continue;
             }
             $regular = true;
-            if (\preg_match(self::NAME, $name) !== 1 || isset(self::CONNECTION_FIELDS[$name])) {
-                return null; // upper case, not a token, or connection-specific (§8.2.2)
-            }
-            if ($value !== '' && ($value[0] === ' ' || $value[0] === "\t" || \str_ends_with($value, ' ') || \str_ends_with($value, "\t"))) {
-                return null;
-            }
             $count++;
-            switch ($name) {
-                case 'te':
-                    if ($value !== 'trailers') {
-                        return null;
-                    }
-                    break;
-                case 'cookie':
-                    $cookies[] = $value; // split by the client for compression; joined again (§8.2.3)
-                    continue 2;
-                case 'host':
-                    if ($authority !== null) {
-                        continue 2; // :authority names it
-                    }
-                    break;
-                case 'content-length':
-                    if (\preg_match('/\A\d{1,18}\z/', $value) !== 1 || ($contentLength !== null && $contentLength !== (int) $value)) {
-                        return null;
-                    }
-                    $contentLength = (int) $value;
-                    break;
+            if (isset(self::SPECIAL[$name])) {
+                switch ($name) {
+                    case 'te':
+                        if ($value !== 'trailers') {
+                            return null;
+                        }
+                        break;
+                    case 'cookie':
+                        $cookies[] = $value; // split by the client for compression; joined again (§8.2.3)
+                        continue 2;
+                    case 'host':
+                        if ($authority !== null) {
+                            continue 2; // :authority names it
+                        }
+                        break;
+                    case 'content-length':
+                        if (\preg_match('/\A\d{1,18}\z/', $value) !== 1 || ($contentLength !== null && $contentLength !== (int) $value)) {
+                            return null;
+                        }
+                        $contentLength = (int) $value;
+                        break;
+                    default:
+                        return null; // connection-specific (§8.2.2)
+                }
             }
             $block .= "\r\n" . $name . ': ' . $value;
+        }
+        if ($cookies !== []) {
+            $block .= "\r\ncookie: " . \implode('; ', $cookies);
+        }
+        // Every regular field at once: lower-case token names, values without CR, LF, NUL or
+        // surrounding white space (§8.2.1). A value holding CR or LF cannot pass: it breaks the pattern.
+        if ($block !== '' && \preg_match(self::BLOCK, $block) !== 1) {
+            return null;
         }
         if ($method === null || $method === '' || ($method !== 'CONNECT' && ($scheme === null || $path === null || $path === ''))) {
             return null;
@@ -130,9 +143,6 @@ final class RequestHead
         } elseif ($contentLength !== null && $contentLength > $limits->maxBodyBytes) {
             $refusal = HttpError::bodyTooLarge($limits->maxBodyBytes)->toResponse();
         }
-        if ($cookies !== []) {
-            $block .= "\r\ncookie: " . \implode('; ', $cookies);
-        }
         if ($authority !== null && $authority !== '') {
             $block = "\r\nhost: " . $authority . $block;
         }
@@ -149,12 +159,12 @@ final class RequestHead
     {
         $block = '';
         foreach ($fields as [$name, $value]) {
-            if (\preg_match(self::NAME, $name) !== 1 || isset(self::CONNECTION_FIELDS[$name]) || \strpbrk($value, "\r\n\0") !== false) {
+            if (isset(self::CONNECTION_FIELDS[$name])) {
                 return null;
             }
             $block .= "\r\n" . $name . ': ' . $value;
         }
-        return $block;
+        return $block === '' || \preg_match(self::BLOCK, $block) === 1 ? $block : null;
     }
 
     /**
@@ -167,33 +177,36 @@ final class RequestHead
      */
     public static function responseFields(Response $response, string $date): array
     {
-        $headers = $response->headers();
-        $problem = \Weft\Http\Message\HeaderField::problem($headers);
-        if ($problem !== null) {
-            throw new \InvalidArgumentException($problem);
-        }
         $status = $response->status();
         $streamed = $response->isStreamed();
         $fields = [[':status', (string) $status]];
+        $lines = '';
+        $count = 0;
         $server = $ownDate = false;
-        foreach ($headers as $name => $values) {
+        foreach ($response->headerFields() as $name => $values) {
+            $name = (string) $name;
             $lower = \strtolower($name);
-            if (isset(self::CONNECTION_FIELDS[$lower])) {
-                continue;
-            }
-            if ($lower === 'content-length') {
-                if (!$streamed) {
-                    continue; // a string body's length is its own
+            foreach (\is_array($values) ? $values : [$values] as $value) {
+                $value = (string) $value;
+                // The field as HTTP/1.1 would write it, for HeaderField's rule (one match below).
+                $lines .= $name . ': ' . $value . "\n";
+                $count++;
+                if (isset(self::RESPONSE_SKIPPED[$lower])) {
+                    if ($lower !== 'content-length' || !$streamed) {
+                        continue; // connection-specific (§8.2.2), or a string body's length, which is its own
+                    }
+                    if (\preg_match('/\A\d{1,18}\z/', $value) !== 1) {
+                        throw new \InvalidArgumentException("Invalid Content-Length \"{$value}\"");
+                    }
                 }
-                if (\preg_match('/\A\d{1,18}\z/', $values[0]) !== 1) {
-                    throw new \InvalidArgumentException("Invalid Content-Length \"{$values[0]}\"");
-                }
+                $fields[] = [$lower, $value];
             }
             $server = $server || $lower === 'server';
             $ownDate = $ownDate || $lower === 'date';
-            foreach ($values as $value) {
-                $fields[] = [$lower, $value];
-            }
+        }
+        // As many lines as fields: a value holding a line feed cannot pass as two fields.
+        if ($lines !== '' && (\preg_match(self::RESPONSE_LINES, $lines) !== 1 || \substr_count($lines, "\n") !== $count)) {
+            throw new \InvalidArgumentException((string) HeaderField::problem($response->headers()));
         }
         if (!$server) {
             $fields[] = ['server', 'weft'];

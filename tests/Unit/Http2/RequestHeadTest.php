@@ -86,7 +86,15 @@ final class RequestHeadTest extends TestCase
         $fields = RequestHead::responseFields(Response::stream(static function (): void {}, 200, ['Content-Length' => '10', 'Server' => 'mine', 'Date' => 'D']), 'DATE');
         self::assertSame([[':status', '200'], ['content-length', '10'], ['server', 'mine'], ['date', 'D']], $fields);
         self::assertSame([[':status', '304'], ['server', 'weft'], ['date', 'DATE']], RequestHead::responseFields(new Response(304), 'DATE'));
+        foreach (["a\r\nb", "a\nX-Injected: b", "a\0b", "a\rb"] as $bad) {
+            try {
+                RequestHead::responseFields(new Response(200, ['X-Bad' => $bad]), 'DATE');
+                self::fail('accepted ' . \json_encode($bad));
+            } catch (\InvalidArgumentException $e) {
+                self::assertStringContainsString('Invalid response header "X-Bad"', $e->getMessage());
+            }
+        }
         $this->expectException(\InvalidArgumentException::class);
-        RequestHead::responseFields(new Response(200, ['X-Bad' => "a\r\nb"]), 'DATE');
+        RequestHead::responseFields(new Response(200, ['Bad Name' => 'x']), 'DATE');
     }
 }
