@@ -387,6 +387,7 @@ final class Connection
         }
         switch ($phase) {
             case Session::BUSY:
+            case Session::MULTIPLEXING:
                 if ($this->armed !== self::NONE) {
                     $this->armed = self::NONE;
                     $this->owner->deadlines->disarm($this->id);
