@@ -34,6 +34,8 @@ PACKAGES=(
     redis-server
     wrk apache2-utils
     python3-websockets  # the WebSocket tests' independent client (/usr/bin/python3)
+    nghttp2-client  # nghttp and h2load: the HTTP/2 tests' independent clients
+    chromium  # a real browser over HTTPS + HTTP/2 in the HTTP/2 tests (headless)
     unzip git procps util-linux composer
     prometheus   # promtool and a Prometheus server check and scrape /metrics in the tests (19 MB; its service stays off)
 )

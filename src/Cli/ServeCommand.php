@@ -76,6 +76,7 @@ final class ServeCommand
             'access-log-format' => ['string', 'combined', 'access log format: combined (Combined Log Format + duration, worker), or json', AccessLog::FORMATS],
             'trusted-proxies' => ['list', [], 'addresses or CIDR ranges (IPv4, IPv6; private, loopback) of reverse proxies whose --proxy-header names the client, who then is the request\'s and the access log\'s address (default: none)'],
             'proxy-header' => ['string', TrustedProxies::X_FORWARDED_FOR, 'where the trusted proxies name the client: x-forwarded-for (and X-Forwarded-Proto), or forwarded (RFC 7239)', TrustedProxies::HEADERS],
+            'http2' => ['string', 'on', 'HTTP/2: over TLS when the client chooses h2 (ALPN), and in cleartext for clients with prior knowledge (h2c)', ['on', 'off']],
             'tls-cert' => ['list', [], 'serve HTTPS: PEM certificate file (its chain after it); NAME=FILE for the certificate of server name NAME (SNI, *.example.org for subdomains); the first without NAME is the default'],
             'tls-key' => ['list', [], "--tls-cert's private keys, FILE or NAME=FILE as there (default: the key is in the certificate's file)"],
             'tls-handshake-timeout' => ['float', \Weft\Socket\Tls\TlsConfig::DEFAULT_HANDSHAKE_TIMEOUT, 'seconds a client has to complete the TLS handshake before its connection is closed'],
@@ -380,7 +381,8 @@ final class ServeCommand
             throw new UsageError("option '--tls-handshake-timeout' must be positive");
         }
         try {
-            $tls = \Weft\Socket\Tls\TlsConfig::fromOptions($options->get('tls-cert'), $options->get('tls-key'), $options->get('tls-handshake-timeout'), $options->get('tls-ciphers'));
+            $tls = \Weft\Socket\Tls\TlsConfig::fromOptions($options->get('tls-cert'), $options->get('tls-key'), $options->get('tls-handshake-timeout'), $options->get('tls-ciphers'),
+                $options->get('http2') === 'on' && $options->get('protocol') === 'http' ? ['h2', 'http/1.1'] : ['http/1.1']);
         } catch (\InvalidArgumentException $e) {
             throw new UsageError($e->getMessage());
         }
@@ -538,7 +540,8 @@ final class ServeCommand
         $sendTimeout = $options->get('send-timeout');
         $hsts = $options->get('hsts');
         $hstsSubdomains = $options->get('hsts-subdomains');
-        return static function () use ($sendTimeout, $app, $protocol, $maxLine, $httpOptions, $logger, $metrics, $static, $gzip, $accessLog, $hsts, $hstsSubdomains) {
+        $http2 = $options->get('http2') === 'on';
+        return static function () use ($sendTimeout, $app, $protocol, $maxLine, $httpOptions, $logger, $metrics, $static, $gzip, $accessLog, $hsts, $hstsSubdomains, $http2) {
             // In the worker, after fork (Worker::prepare() has set its limits and logs): the code as it is on disk now.
             AppLoader::forgetChangedScripts();
             $loop = \Weft\Loop\Loop::get();
@@ -554,7 +557,11 @@ final class ServeCommand
                 }
                 return new LineProtocol($application, $logger, $maxLine, sendTimeout: $sendTimeout);
             }
-            return new HttpProtocol($application, $logger, $httpOptions, $accessLog, $metrics);
+            $http = new HttpProtocol($application, $logger, $httpOptions, $accessLog, $metrics);
+            if ($http2) {
+                $http->http2 = new \Weft\Http2\Http2Protocol($http);
+            }
+            return $http;
         };
     }
 

@@ -17,6 +17,8 @@ final class Prometheus
 
     /** @var array<string, int> */
     private array $retiredStatuses = [];
+    /** @var array<string, int> */
+    private array $retiredProtocols = [];
     /** @var list<int> */
     private array $retiredBuckets = [];
     private int $retiredCount = 0;
@@ -29,6 +31,9 @@ final class Prometheus
     {
         foreach ($stats['statuses'] ?? [] as $class => $n) {
             $this->retiredStatuses[$class] = ($this->retiredStatuses[$class] ?? 0) + (int) $n;
+        }
+        foreach ($stats['protocols'] ?? [] as $protocol => $n) {
+            $this->retiredProtocols[$protocol] = ($this->retiredProtocols[$protocol] ?? 0) + (int) $n;
         }
         foreach ($stats['duration']['buckets'] ?? [] as $i => $n) {
             $this->retiredBuckets[$i] = ($this->retiredBuckets[$i] ?? 0) + (int) $n;
@@ -65,6 +70,7 @@ final class Prometheus
         self::family($out, 'weft_reloads_total', 'counter', 'Completed rolling reloads.', [['', $master['reloads'] ?? 0]]);
 
         $statuses = $this->retiredStatuses + ['1xx' => 0, '2xx' => 0, '3xx' => 0, '4xx' => 0, '5xx' => 0];
+        $protocols = $this->retiredProtocols;
         $buckets = \array_pad($this->retiredBuckets, \count(RequestMetrics::BUCKETS) + 1, 0);
         $count = $this->retiredCount;
         $sum = $this->retiredSum;
@@ -74,6 +80,9 @@ final class Prometheus
             $lag += (float) ($w['loop_lag_total'] ?? 0.0);
             foreach ($w['statuses'] ?? [] as $class => $n) {
                 $statuses[$class] = ($statuses[$class] ?? 0) + (int) $n;
+            }
+            foreach ($w['protocols'] ?? [] as $protocol => $n) {
+                $protocols[$protocol] = ($protocols[$protocol] ?? 0) + (int) $n;
             }
             foreach ($w['duration']['buckets'] ?? [] as $i => $n) {
                 $buckets[$i] = ($buckets[$i] ?? 0) + (int) $n;
@@ -88,6 +97,12 @@ final class Prometheus
             static fn (string $class, int $n) => [self::labels(['code' => $class]), $n],
             \array_keys($statuses),
             $statuses,
+        ));
+        \ksort($protocols);
+        self::family($out, 'weft_http_responses_by_protocol_total', 'counter', "The application's responses by protocol (HTTP/1.1, HTTP/2.0).", \array_map(
+            static fn (string $protocol, int $n) => [self::labels(['protocol' => $protocol]), $n],
+            \array_keys($protocols),
+            $protocols,
         ));
         $samples = [];
         $cumulative = 0;

@@ -28,6 +28,8 @@ final class RequestMetrics
 
     /** @var array<string, int> status class => responses */
     private array $statuses = ['1xx' => 0, '2xx' => 0, '3xx' => 0, '4xx' => 0, '5xx' => 0];
+    /** @var array<string, int> protocol ("HTTP/1.1", "HTTP/2.0") => responses */
+    private array $protocols = [];
     /** @var list<int> per bucket, not cumulative (made cumulative when rendered) */
     private array $buckets;
     private int $count = 0;
@@ -65,7 +67,7 @@ final class RequestMetrics
     /**
      * What the worker reports; the loop lag is the largest since the previous report.
      *
-     * @return array{statuses: array<string, int>, duration: array{buckets: list<int>, count: int, sum: float}, loop_lag: float, loop_lag_total: float}
+     * @return array{statuses: array<string, int>, protocols: array<string, int>, duration: array{buckets: list<int>, count: int, sum: float}, loop_lag: float, loop_lag_total: float}
      */
     public function snapshot(): array
     {
@@ -73,6 +75,7 @@ final class RequestMetrics
         $this->lagMax = 0.0;
         return [
             'statuses' => $this->statuses,
+            'protocols' => $this->protocols,
             'duration' => ['buckets' => $this->buckets, 'count' => $this->count, 'sum' => $this->sum],
             'loop_lag' => \round(\max(0.0, $lag), 6),
             'loop_lag_total' => \round($this->lagTotal, 6),
@@ -80,8 +83,9 @@ final class RequestMetrics
     }
 
     /** One answered request: called by the HTTP session once its response is complete, as the access log is. */
-    public function record(int $status, float $seconds): void
+    public function record(int $status, float $seconds, string $protocol = 'HTTP/1.1'): void
     {
+        $this->protocols[$protocol] = ($this->protocols[$protocol] ?? 0) + 1;
         $class = \intdiv($status, 100) . 'xx';
         if (isset($this->statuses[$class])) {
             $this->statuses[$class]++;

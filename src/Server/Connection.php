@@ -392,6 +392,7 @@ final class Connection
         }
         switch ($phase) {
             case Session::BUSY:
+            case Session::MULTIPLEXING:
                 if ($this->armed !== self::NONE) {
                     $this->armed = self::NONE;
                     $this->deadlines->disarm($this->id);

@@ -18,6 +18,12 @@ interface Session
     public const BODY = 2;
     /** A request is in the application or being answered: no read timer runs. */
     public const BUSY = 3;
+    /**
+     * Requests are in the application and more may arrive beside them (HTTP/2 streams): no read timer
+     * runs, as for BUSY, but reading goes on on every loop (a stream's WINDOW_UPDATE or RST_STREAM, a new
+     * stream, must be read while the others run).
+     */
+    public const MULTIPLEXING = 4;
 
     /*
      * The same timers under the names a message stream uses (a protocol with no request heads, as

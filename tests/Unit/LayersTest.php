@@ -42,6 +42,8 @@ final class LayersTest extends TestCase
         'Http/Fuzz' => ['Loop', 'Coroutine', 'Server', 'Http/Message', 'Http/Parser', 'Http/Server'],
         // HTTPS answers around an application: the redirect from plain HTTP, the HSTS header.
         'Http/Tls' => ['Http/Message', 'Http/Psr'],
+        // HTTP/2 on the connection core, as Http/Server does HTTP/1.1; its Hpack/ codec names nothing.
+        'Http2' => ['Loop', 'Coroutine', 'Socket', 'Server', 'Observe', 'Http/Message', 'Http/Parser', 'Http/Psr', 'Http/Server'],
         'Line' => ['Loop', 'Coroutine', 'Socket', 'Server'],
         // The HTTP client reads responses with Http's pure parser.
         'Client' => ['Loop', 'Coroutine', 'Socket', 'Pool', 'Http/Message', 'Http/Parser'],

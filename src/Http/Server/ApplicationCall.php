@@ -6,6 +6,7 @@ namespace Weft\Http\Server;
 
 use Psr\Http\Server\RequestHandlerInterface;
 use Psr\Log\LoggerInterface;
+use Weft\Coroutine\Cancelled;
 use Weft\Http\Message\BadRequest;
 use Weft\Http\Message\ErrorResponse;
 use Weft\Http\Message\Request;
@@ -55,6 +56,12 @@ final class ApplicationCall
             CodeDeadline::leave();
             // The request's body could not be decoded (form, JSON, multipart): the client's fault.
             return ErrorResponse::badRequest($e->getMessage());
+        } catch (Cancelled $e) {
+            CodeDeadline::leave();
+            // The server cancelled it because its client went away (an HTTP/2 stream reset): nobody
+            // waits for this answer, and a client that resets streams by the thousand must not fill the log.
+            ($this->logger)()->debug('{method} {target}: {message}', ['method' => $request->method(), 'target' => $request->target(), 'message' => $e->getMessage()]);
+            return ErrorResponse::unavailable($e->getMessage());
         } catch (RequestTimeout $e) {
             CodeDeadline::leave();
             $this->log($request, $e);

@@ -35,6 +35,12 @@ final class HttpProtocol implements Protocol
     public readonly ConnectionBudget $upgraded;
     /** HttpOptions::$trustedProxies, read once per request: null costs one null check. */
     public readonly ?TrustedProxies $proxies;
+    /**
+     * HTTP/2 beside HTTP/1.1 (--http2): the protocol that opens a connection whose TLS handshake chose
+     * "h2", or that starts with the HTTP/2 preface (h2c with prior knowledge). Set once by whoever builds
+     * both (it needs this object); named by the Server interface so Http stays below Http2.
+     */
+    public ?Protocol $http2 = null;
     private int $dateSecond = 0;
     private string $date = '';
 
@@ -83,6 +89,9 @@ final class HttpProtocol implements Protocol
 
     public function open(Connection $connection): Session
     {
+        if ($this->http2 !== null && $connection->tls?->alpn === 'h2') {
+            return $this->http2->open($connection);
+        }
         return new HttpSession($this, $connection, new RequestParser($this->options->limits, self::host($connection->remoteAddress())));
     }
 

@@ -41,6 +41,8 @@ final class HttpSession implements Session, Abandonable
     private const LAST_WORDS_HEAD = "HTTP/1.1 503 Service Unavailable\r\nServer: weft\r\nContent-Type: text/plain; charset=utf-8\r\n"
         . "Retry-After: 1\r\nContent-Length: 62\r\nConnection: close\r\n\r\n";
     private const LAST_WORDS = self::LAST_WORDS_HEAD . "Service unavailable: the worker failed while this request ran\n";
+    /** How an HTTP/2 client with prior knowledge opens a cleartext connection (RFC 9113 §3.3). */
+    private const HTTP2_PREFACE = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
     /** A request of this connection is with the application (dispatched, not yet answered). */
     private bool $busy = false;
@@ -63,6 +65,8 @@ final class HttpSession implements Session, Abandonable
     private bool $answering = false;
     /** The connection's descriptor, once asked for (CodeDeadline::track()); false: not yet. */
     private int|null|false $descriptor = false;
+    /** The first bytes of a fresh connection, while they may still be the HTTP/2 preface. */
+    private string $early = '';
 
     private readonly Dispatcher $dispatcher;
 
@@ -76,6 +80,12 @@ final class HttpSession implements Session, Abandonable
 
     public function received(string $bytes): void
     {
+        if ($this->fresh && $this->protocol->http2 !== null && !$this->parser->hasPartial()) {
+            $bytes = $this->sniffHttp2($bytes);
+            if ($bytes === null) {
+                return;
+            }
+        }
         $this->parser->push($bytes);
         if ($this->protocol->options->bodyMemory > 0 && $this->overBodyBudget()) {
             $this->refuseBody();
@@ -87,6 +97,31 @@ final class HttpSession implements Session, Abandonable
         }
         $this->pump();
         $this->connection->flush();
+    }
+
+    /**
+     * A fresh connection that opens with the HTTP/2 preface is handed to HTTP/2 (h2c with prior
+     * knowledge), bytes and all; any other is HTTP/1.1's. An "Upgrade: h2c" request is answered as
+     * HTTP/1.1 (RFC 9113 deprecates that upgrade). @return ?string the bytes to parse; null: none now
+     */
+    private function sniffHttp2(string $bytes): ?string
+    {
+        $seen = $this->early . $bytes;
+        $length = \min(\strlen($seen), 24);
+        if (\strncmp($seen, self::HTTP2_PREFACE, $length) !== 0) {
+            $this->early = '';
+            return $seen;
+        }
+        if ($length < 24) {
+            $this->early = $seen; // the preface may come in pieces
+            return null;
+        }
+        $this->early = '';
+        $this->done = true;
+        $http2 = $this->protocol->http2;
+        $this->connection->upgrade($session = $http2->open($this->connection), $http2->timeouts());
+        $session->received($seen);
+        return null;
     }
 
     public function ended(): void

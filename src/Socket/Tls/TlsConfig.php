@@ -52,9 +52,10 @@ final class TlsConfig
      *
      * @param list<string> $certs
      * @param list<string> $keys
+     * @param list<string> $alpn the protocols served, most preferred first (["h2", "http/1.1"] with HTTP/2)
      * @throws \InvalidArgumentException naming the entry at fault
      */
-    public static function fromOptions(array $certs, array $keys, float $handshakeTimeout = self::DEFAULT_HANDSHAKE_TIMEOUT, ?string $ciphers = null): self
+    public static function fromOptions(array $certs, array $keys, float $handshakeTimeout = self::DEFAULT_HANDSHAKE_TIMEOUT, ?string $ciphers = null, array $alpn = ['http/1.1']): self
     {
         $certFiles = self::byName($certs, '--tls-cert');
         $keyFiles = self::byName($keys, '--tls-key');
@@ -72,7 +73,7 @@ final class TlsConfig
         foreach ($certFiles as $name => $file) {
             $list[] = new Certificate($name === '' ? null : (string) $name, $file, $keyFiles[$name] ?? $file);
         }
-        return new self($list, $handshakeTimeout, ['http/1.1'], $ciphers ?? self::INTERMEDIATE_CIPHERS, TicketKeys::generate());
+        return new self($list, $handshakeTimeout, $alpn, $ciphers ?? self::INTERMEDIATE_CIPHERS, TicketKeys::generate());
     }
 
     /**

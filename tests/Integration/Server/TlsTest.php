@@ -34,7 +34,7 @@ final class TlsTest extends TestCase
         self::assertSame(0, $code);
         self::assertSame(['scheme' => 'https', 'https' => 'on'], \json_decode($body, true));
         // Plain HTTP/1.1 on the wire inside TLS: keep-alive works (two requests, one connection).
-        [$code, $out] = $this->exec(['curl', '-sS', '--cacert', $this->ca->caFile, '-w', ' %{num_connects}', "https://localhost:{$server->port}/", "https://localhost:{$server->port}/"]);
+        [$code, $out] = $this->exec(['curl', '-sS', '--http1.1', '--cacert', $this->ca->caFile, '-w', ' %{num_connects}', "https://localhost:{$server->port}/", "https://localhost:{$server->port}/"]);
         self::assertSame('Hello over TLS 1Hello over TLS 0', $out);
         // The access log line is the same as over plain HTTP.
         ServerProcess::waitFor(static fn () => \substr_count((string) @\file_get_contents($log), "\n") >= 4 ?: null, 10, 'the access log');
@@ -87,8 +87,14 @@ final class TlsTest extends TestCase
         [$code, $output] = $this->ca->sClient($server->port, ['-tls1_2', '-cipher', 'ECDHE-RSA-AES128-SHA']);
         self::assertNotSame(0, $code, $output);
         [, $output] = $this->ca->sClient($server->port, ['-alpn', 'h2,http/1.1']);
+        self::assertStringContainsString('ALPN protocol: h2', $output);
+        [, $output] = $this->ca->sClient($server->port, ['-alpn', 'http/1.1']);
         self::assertStringContainsString('ALPN protocol: http/1.1', $output);
-        // Only http/1.1 is served today: a client that offers only h2 gets no ALPN answer, not h2.
+        $server->stop();
+        // With --http2 off only http/1.1 is offered: a client that offers only h2 gets no ALPN answer, not h2.
+        $server = new ServerProcess([self::APP, '--workers', '1', '--tls-cert', $cert['cert'], '--tls-key', $cert['key'], '--http2', 'off']);
+        [, $output] = $this->ca->sClient($server->port, ['-alpn', 'h2,http/1.1']);
+        self::assertStringContainsString('ALPN protocol: http/1.1', $output);
         [, $output] = $this->ca->sClient($server->port, ['-alpn', 'h2']);
         self::assertStringContainsString('No ALPN negotiated', $output);
         $server->stop();
@@ -260,7 +266,7 @@ final class TlsTest extends TestCase
         [, $out] = $this->exec(['curl', '-sS', '-o', '/dev/null', '-w', '%{http_code}', '-X', 'POST', '-d', 'x=1', "http://localhost:$plain/form"]);
         self::assertSame('308', $out);
         // Followed, the redirect lands on the HTTPS port, whose answers carry HSTS.
-        [, $out] = $this->exec(['curl', '-sSL', '-D', '-', '--cacert', $this->ca->caFile, "http://localhost:$plain/"]);
+        [, $out] = $this->exec(['curl', '-sSL', '--http1.1', '-D', '-', '--cacert', $this->ca->caFile, "http://localhost:$plain/"]);
         self::assertStringContainsString("Strict-Transport-Security: max-age=31536000\r\n", $out);
         self::assertStringEndsWith('Hello over TLS', $out);
         self::assertSame(1, \substr_count($out, 'Strict-Transport-Security'), 'not on the plain-HTTP redirect');
@@ -285,7 +291,8 @@ final class TlsTest extends TestCase
     /** @return array{int, string} curl's exit code and the body */
     private function curl(int $port, string $path): array
     {
-        return $this->exec(['curl', '-sS', '--max-time', '20', '--cacert', $this->ca->caFile, "https://localhost:$port$path"]);
+        // HTTP/1.1 inside TLS (curl would choose h2 by ALPN: Http2ClientsTest covers that).
+        return $this->exec(['curl', '-sS', '--http1.1', '--max-time', '20', '--cacert', $this->ca->caFile, "https://localhost:$port$path"]);
     }
 
     /** @param list<string> $command @return array{int, string} */

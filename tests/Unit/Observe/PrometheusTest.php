@@ -60,6 +60,19 @@ final class PrometheusTest extends TestCase
         return ['master' => ['workers' => $configured, 'uptime' => 3.5, 'rss' => 2000, 'restarts' => 1, 'reloads' => 0, 'state' => 'running'], 'workers' => $workers];
     }
 
+    public function testResponsesAreCountedByProtocol(): void
+    {
+        $metrics = new RequestMetrics();
+        $metrics->record(200, 0.001);
+        $metrics->record(200, 0.001, 'HTTP/2.0');
+        $metrics->record(404, 0.001, 'HTTP/2.0');
+        $prometheus = new Prometheus();
+        $prometheus->retire(['protocols' => ['HTTP/2.0' => 5]]);
+        $text = $prometheus->render(self::serverStatus([self::worker(1, 102) + $metrics->snapshot()]));
+        self::assertStringContainsString('weft_http_responses_by_protocol_total{protocol="HTTP/1.1"} 1', $text);
+        self::assertStringContainsString('weft_http_responses_by_protocol_total{protocol="HTTP/2.0"} 7', $text);
+    }
+
     private static function worker(int $slot, int $pid, array $statuses = [], array $buckets = [], int $count = 0): array
     {
         $buckets = $buckets ?: \array_fill(0, \count(RequestMetrics::BUCKETS) + 1, 0);

@@ -1,0 +1,1178 @@
+<?php
+
+declare(strict_types=1);
+
+namespace Weft\Http2;
+
+use Weft\Coroutine\Cancelled;
+use Weft\Coroutine\Scheduler;
+use Weft\Coroutine\TooManyCoroutines;
+use Weft\Http\Message\ErrorResponse;
+use Weft\Http\Message\Request;
+use Weft\Http\Message\Response;
+use Weft\Http\Parser\HttpError;
+use Weft\Http\Server\BodyLengthMismatch;
+use Weft\Http\Server\HttpProtocol;
+use Weft\Http2\Hpack\CompressionError;
+use Weft\Http2\Hpack\Decoder;
+use Weft\Http2\Hpack\Encoder;
+use Weft\Http2\Hpack\HeaderListTooLarge;
+use Weft\Loop\Loop;
+use Weft\Server\Abandonable;
+use Weft\Server\Connection;
+use Weft\Server\Session;
+use Weft\Socket\ConnectionClosed;
+
+/**
+ * One HTTP/2 connection (RFC 9113): frames in, streams out. Each stream's request, once complete, is
+ * dispatched like an HTTP/1.1 request (Dispatcher::dispatch(), serve() in its own coroutine, the same
+ * ApplicationCall, access log and metrics); any number run at once, up to the advertised
+ * SETTINGS_MAX_CONCURRENT_STREAMS.
+ *
+ * The shape is HttpSession's: a read's frames are all handled, every answer and control frame is queued
+ * on the connection, and the connection writes once. Frames are string slices of the read buffer, never
+ * objects. DATA goes out as far as both flow-control windows (the connection's and the stream's) admit;
+ * the rest waits in its stream until a WINDOW_UPDATE, and a streamed producer waits with it.
+ *
+ * Request bodies are read whole before the application runs, as on HTTP/1.1 (--max-body), with a
+ * WINDOW_UPDATE for what is consumed. Responses have no trailers (Response has none to give).
+ *
+ * @internal
+ */
+final class Http2Session implements Session, Abandonable
+{
+    /** A streamed producer waits while its stream holds more than this of DATA not yet sent. */
+    private const STREAM_QUEUE = 65536;
+    /** DATA received is given back (WINDOW_UPDATE) once this much has been consumed. */
+    private const WINDOW_REFILL = 32768;
+    /** The connection's receive window we open at the start (the stream windows stay at the default). */
+    private const CONNECTION_WINDOW = 1 << 20;
+    /**
+     * Each stream's receive window (SETTINGS_INITIAL_WINDOW_SIZE): a quarter of the connection's, so an
+     * upload is not held to 64 KiB per round trip; the connection's window still bounds what all the
+     * streams together have in flight.
+     */
+    public const STREAM_WINDOW = 1 << 18;
+
+    private string $buffer = '';
+    private bool $prefaced = false;
+    /** The first frame after the preface must be SETTINGS (§3.4). */
+    private bool $settingsSeen = false;
+    /** @var array<int, Http2Stream> the open streams (and closed ones whose application still runs) */
+    private array $streams = [];
+    /** @var array<int, Http2Stream> streams with DATA queued */
+    private array $sending = [];
+    /** Reset streams whose coroutine has not ended yet: they still count against the stream limit. */
+    private int $zombies = 0;
+    private int $lastStream = 0;
+    /** A header block in progress: its stream (0: none), flags, fragments and CONTINUATION count. */
+    private int $continuing = 0;
+    private int $blockFlags = 0;
+    private string $block = '';
+    private int $continuations = 0;
+    /** The peer's windows and settings. */
+    private int $sendWindow = Frame::DEFAULT_WINDOW;
+    private int $initialWindow = Frame::DEFAULT_WINDOW;
+    private int $peerMaxFrame = Frame::MIN_FRAME_SIZE;
+    /** Our receive window for the connection, and what of it is consumed and not given back. */
+    private int $receiveWindow = Frame::DEFAULT_WINDOW;
+    private int $unacknowledged = 0;
+    /** GOAWAY sent: no new stream is taken; the connection closes once its streams are done. */
+    private bool $goaway = false;
+    /** The connection is over (closed, or closing after a GOAWAY for an error). */
+    private bool $done = false;
+    /** The peer ended its side (or sent GOAWAY): close once the streams in flight are answered. */
+    private bool $ended = false;
+    /** Inside received(): serve() and the producers leave the write to it. */
+    private bool $receiving = false;
+    /** Flood counters within FLOOD_WINDOW. */
+    private float $floodSince = 0.0;
+    private int $resets = 0;
+    private int $pings = 0;
+    private int $settingsFrames = 0;
+    private int $emptyFrames = 0;
+    /** Zero-window stall: the timer, and loop time of the last DATA the windows let out. */
+    private ?string $stallTimer = null;
+    private float $lastProgress = 0.0;
+    /** What this connection holds of the worker's ReceiveBudget (HttpOptions::$bodyMemory): its streams' bodies. */
+    private int $held = 0;
+    /** @var array<int, Http2Stream> producers to wake once the current callback has written */
+    private array $wake = [];
+    private readonly HttpProtocol $http;
+    private readonly Decoder $decoder;
+    private readonly Encoder $encoder;
+    private readonly ?string $peer;
+
+    public function __construct(
+        private readonly Http2Protocol $protocol,
+        private readonly Connection $connection,
+    ) {
+        $this->http = $protocol->http;
+        $this->decoder = new Decoder(4096, $protocol->maxHeaderList);
+        $this->encoder = new Encoder(4096);
+        $this->peer = HttpProtocol::host($connection->remoteAddress());
+        // The server's preface: its SETTINGS, sent at once (§3.4), and a larger connection window.
+        $connection->write(Frame::settings([
+            Frame::SETTINGS_MAX_CONCURRENT_STREAMS => $protocol->maxConcurrentStreams,
+            Frame::SETTINGS_ENABLE_PUSH => 0,
+            Frame::SETTINGS_MAX_HEADER_LIST_SIZE => $protocol->maxHeaderList,
+            Frame::SETTINGS_INITIAL_WINDOW_SIZE => self::STREAM_WINDOW,
+        ]) . Frame::windowUpdate(0, self::CONNECTION_WINDOW - Frame::DEFAULT_WINDOW));
+        $this->receiveWindow = self::CONNECTION_WINDOW;
+    }
+
+    public function received(string $bytes): void
+    {
+        if ($this->done) {
+            return;
+        }
+        $this->buffer .= $bytes;
+        $this->receiving = true;
+        try {
+            $this->frames();
+        } catch (Http2Error $e) {
+            $this->fail($e->getCode(), $e->getMessage());
+        }
+        $this->receiving = false;
+        $this->refillWindows();
+        $this->pumpData();
+        $this->connection->flush();
+        $this->afterWrite();
+    }
+
+    public function ended(): void
+    {
+        $this->ended = true;
+        $this->closeWhenDone();
+    }
+
+    public function phase(): int
+    {
+        if (!$this->goaway && !$this->done && $this->connection->isDraining()) {
+            $this->drain();
+        }
+        if ($this->done) {
+            return self::BUSY;
+        }
+        if (!$this->prefaced || $this->continuing !== 0) {
+            return self::HEAD;
+        }
+        $phase = self::IDLE;
+        foreach ($this->streams as $stream) {
+            if ($stream->running || $stream->queued() > 0) {
+                // Read on: WINDOW_UPDATE, RST_STREAM and new streams come while these run or wait.
+                return self::MULTIPLEXING;
+            }
+            if (!$stream->remoteClosed) {
+                $phase = self::BODY;
+            }
+        }
+        return $phase;
+    }
+
+    public function wantsInput(): bool
+    {
+        return !$this->done;
+    }
+
+    public function timedOut(): ?string
+    {
+        // A preface, a header block or a body that stalled: say why, as HTTP/1.1 says 408.
+        $this->done = true;
+        return $this->prefaced ? Frame::goaway($this->lastStream, Frame::NO_ERROR, 'timeout') : null;
+    }
+
+    public function resume(): void
+    {
+        if ($this->connection->isClosed()) {
+            return;
+        }
+        $this->pumpData();
+        $this->connection->flush();
+        $this->afterWrite();
+        $this->closeWhenDone();
+    }
+
+    public function closed(): void
+    {
+        $this->done = true;
+        $this->http->budget->update($this->held, 0);
+        $this->held = 0;
+        if ($this->stallTimer !== null) {
+            Loop::get()->cancel($this->stallTimer);
+            $this->stallTimer = null;
+        }
+        $scheduler = Scheduler::get();
+        foreach ($this->streams as $stream) {
+            $stream->reset = true;
+            $this->sending = [];
+            if ($stream->waiter !== null && $stream->waiter->isWaiting()) {
+                $waiter = $stream->waiter;
+                $stream->waiter = null;
+                $scheduler->throw($waiter, ConnectionClosed::byPeer('writing the response'));
+            }
+        }
+    }
+
+    /** @param Http2Stream $request */
+    public function abandon(mixed $request, bool $failed): void
+    {
+        if ($this->connection->isClosed()) {
+            return;
+        }
+        if (!$request->headersSent && !$request->reset) {
+            $response = $failed ? $this->http->call->error() : ErrorResponse::unavailable('the worker failed while this request ran');
+            $this->respond($request, $response, $request->method === 'HEAD');
+        }
+        $this->pumpData();
+        if (!$this->done) {
+            // Each stream of the connection in flight is abandoned in turn: one GOAWAY, and the
+            // connection left open for the next one's answer (the process ends right after).
+            $this->connection->write(Frame::goaway($this->lastStream, Frame::NO_ERROR));
+            $this->done = true;
+            $this->goaway = true;
+        }
+        $this->connection->flush();
+    }
+
+    /** @param Http2Stream $request */
+    public function describe(mixed $request): string
+    {
+        return $request->method . ' ' . $request->target;
+    }
+
+    /** Runs in the stream's own coroutine. @param Http2Stream $request */
+    public function serve(mixed $request): void
+    {
+        $stream = $request;
+        $started = $this->http->observed ? \hrtime(true) : 0;
+        $stream->coroutine = Scheduler::get()->running();
+        $http = $this->http;
+        $message = $stream->request;
+        $isHead = $stream->method === 'HEAD';
+        try {
+            $response = $http->call->respond($message);
+        } catch (ConnectionClosed) {
+            $response = null; // reset while it ran (StreamReset): nobody to answer
+        }
+        $complete = true;
+        if ($response !== null && !$stream->reset && !$this->connection->isClosed()) {
+            if ($response->upgrade() !== null || $response->status() < 200) {
+                // A protocol switch (a WebSocket's 101) or an interim answer cannot end an HTTP/2 stream.
+                $http->call->log($message, new \UnexpectedValueException("Status {$response->status()} cannot answer an HTTP/2 request"));
+                $response = $http->call->error();
+            }
+            try {
+                $complete = $this->respond($stream, $response, $isHead, $message);
+            } catch (ConnectionClosed) {
+                $complete = false;
+            }
+        } else {
+            $complete = false;
+        }
+        $stream->coroutine = null;
+        $stream->running = false;
+        $this->release($stream);
+        if ($started !== 0) {
+            $seconds = (\hrtime(true) - $started) / 1e9;
+            $http->metrics?->record($stream->status, $seconds, 'HTTP/2.0');
+            $http->accessLog?->record($message->remoteAddress(), $message->method(), $message->target(), '2.0',
+                $stream->status, $stream->sent, $seconds, $message->header('referer'), $message->header('user-agent'), $complete && !$stream->reset);
+        }
+        if ($stream->reset) {
+            $this->zombies--;
+        } else {
+            $this->forgetIfDone($stream);
+        }
+        if (!$this->receiving) {
+            $this->pumpData();
+            $this->connection->flush();
+        }
+    }
+
+    /**
+     * Queues DATA on a stream and sends what the windows admit. @internal for Http2BodyWriter
+     *
+     * @throws ConnectionClosed when the stream was reset or the connection is gone
+     */
+    public function queueData(Http2Stream $stream, string $data, bool $end): void
+    {
+        if ($stream->reset || $this->connection->isClosed()) {
+            throw StreamReset::byPeer($stream->id);
+        }
+        if ($stream->outOffset > 0 && $stream->outOffset === \strlen($stream->out)) {
+            $stream->out = '';
+            $stream->outOffset = 0;
+        }
+        $stream->out = $stream->out === '' ? $data : $stream->out . $data;
+        $stream->sent += \strlen($data);
+        $stream->endAfterOut = $end;
+        $this->sending[$stream->id] = $stream;
+        if (!$this->receiving) {
+            $this->pumpData();
+            $this->connection->flush();
+        }
+    }
+
+    /**
+     * Suspends a producer while its stream holds more than STREAM_QUEUE unsent (the peer's window is
+     * closed) or the connection has no room. @internal for Http2BodyWriter
+     *
+     * @throws ConnectionClosed when the stream is reset or the connection ends meanwhile
+     */
+    public function waitForWindow(Http2Stream $stream): void
+    {
+        $this->connection->waitForRoom();
+        $scheduler = Scheduler::get();
+        while ($stream->queued() > self::STREAM_QUEUE && !$stream->reset && !$this->connection->isClosed()) {
+            $self = $scheduler->self();
+            $stream->waiter = $self;
+            $scheduler->await(static function () use ($stream): void {
+                $stream->waiter = null;
+            });
+            $stream->waiter = null;
+        }
+        if ($stream->reset || $this->connection->isClosed()) {
+            throw StreamReset::byPeer($stream->id);
+        }
+    }
+
+    // ---------------------------------------------------------------- reading frames
+
+    /** Handles every complete frame in the buffer. @throws Http2Error */
+    private function frames(): void
+    {
+        $buffer = $this->buffer;
+        $length = \strlen($buffer);
+        $at = 0;
+        if (!$this->prefaced) {
+            if ($length < 24) {
+                if (!\str_starts_with(Frame::PREFACE, $buffer)) {
+                    $this->badPreface();
+                }
+                return;
+            }
+            if (\substr($buffer, 0, 24) !== Frame::PREFACE) {
+                $this->badPreface();
+                return;
+            }
+            $this->prefaced = true;
+            $at = 24;
+        }
+        while ($length - $at >= 9 && !$this->done) {
+            $size = (\ord($buffer[$at]) << 16) | (\ord($buffer[$at + 1]) << 8) | \ord($buffer[$at + 2]);
+            if ($size > Frame::MIN_FRAME_SIZE) {
+                throw Http2Error::connection(Frame::FRAME_SIZE_ERROR, "a frame of $size bytes, over SETTINGS_MAX_FRAME_SIZE");
+            }
+            if ($length - $at - 9 < $size) {
+                break;
+            }
+            $type = \ord($buffer[$at + 3]);
+            $flags = \ord($buffer[$at + 4]);
+            $id = \unpack('N', $buffer, $at + 5)[1] & 0x7fffffff;
+            $payload = $size === 0 ? '' : \substr($buffer, $at + 9, $size);
+            $at += 9 + $size;
+            if ($this->continuing !== 0 && ($type !== Frame::CONTINUATION || $id !== $this->continuing)) {
+                throw Http2Error::connection(Frame::PROTOCOL_ERROR, 'a header block interrupted before END_HEADERS');
+            }
+            if (!$this->settingsSeen) {
+                if ($type !== Frame::SETTINGS || ($flags & Frame::ACK) !== 0) {
+                    throw Http2Error::connection(Frame::PROTOCOL_ERROR, 'the preface is not followed by SETTINGS');
+                }
+                $this->settingsSeen = true;
+            }
+            match ($type) {
+                Frame::DATA => $this->data($id, $flags, $payload),
+                Frame::HEADERS => $this->headers($id, $flags, $payload),
+                Frame::CONTINUATION => $this->continuation($id, $flags, $payload),
+                Frame::PRIORITY => $this->priority($id, $payload),
+                Frame::RST_STREAM => $this->rstStream($id, $payload),
+                Frame::SETTINGS => $this->settings($id, $flags, $payload),
+                Frame::PING => $this->ping($id, $flags, $payload),
+                Frame::GOAWAY => $this->peerGoaway($id),
+                Frame::WINDOW_UPDATE => $this->windowUpdate($id, $payload),
+                Frame::PUSH_PROMISE => throw Http2Error::connection(Frame::PROTOCOL_ERROR, 'a client sent PUSH_PROMISE'),
+                default => null, // unknown frame types are ignored (§5.5)
+            };
+        }
+        $this->buffer = $at === $length ? '' : \substr($buffer, $at);
+    }
+
+    private function badPreface(): void
+    {
+        // Not HTTP/2 at all: nothing to say in its language; closed.
+        $this->done = true;
+        $this->buffer = '';
+        $this->connection->closeAfterFlush();
+    }
+
+    private function data(int $id, int $flags, string $payload): void
+    {
+        if ($id === 0) {
+            throw Http2Error::connection(Frame::PROTOCOL_ERROR, 'DATA on stream 0');
+        }
+        $size = \strlen($payload);
+        if ($size > $this->receiveWindow) {
+            throw Http2Error::connection(Frame::FLOW_CONTROL_ERROR, 'DATA beyond the connection window');
+        }
+        $this->receiveWindow -= $size;
+        $this->unacknowledged += $size;
+        $stream = $this->streams[$id] ?? null;
+        if ($stream === null || $stream->reset) {
+            if ($id > $this->lastStream) {
+                throw Http2Error::connection(Frame::PROTOCOL_ERROR, "DATA on idle stream $id");
+            }
+            $this->cheap($size === 0);
+            return; // a stream closed or reset meanwhile: ignored, its bytes given back with the connection's
+        }
+        if ($stream->remoteClosed) {
+            $this->resetStream($stream, Frame::STREAM_CLOSED);
+            return;
+        }
+        if ($size > $stream->receiveWindow) {
+            $this->resetStream($stream, Frame::FLOW_CONTROL_ERROR);
+            return;
+        }
+        $stream->receiveWindow -= $size;
+        $stream->unacknowledged += $size;
+        if (($flags & Frame::PADDED) !== 0) {
+            $pad = $size === 0 ? 256 : \ord($payload[0]);
+            if ($pad >= $size) {
+                throw Http2Error::connection(Frame::PROTOCOL_ERROR, 'DATA padding beyond the frame');
+            }
+            $payload = \substr($payload, 1, $size - 1 - $pad);
+        }
+        $end = ($flags & Frame::END_STREAM) !== 0;
+        if ($payload === '' && !$end) {
+            $this->cheap(true);
+        }
+        if (!$stream->answered) {
+            $stream->body .= $payload;
+            $max = $this->http->options->limits->maxBodyBytes;
+            if (\strlen($stream->body) > $max) {
+                $this->release($stream);
+                $this->answer($stream, HttpError::bodyTooLarge($max)->toResponse());
+            } elseif ($payload !== '' && $this->hold($stream, \strlen($payload))) {
+                $this->refuseBody($stream);
+            } elseif ($stream->contentLength !== null && \strlen($stream->body) > $stream->contentLength) {
+                $this->resetStream($stream, Frame::PROTOCOL_ERROR);
+                return;
+            }
+        }
+        if ($end) {
+            $stream->remoteClosed = true;
+            if ($stream->answered) {
+                $this->forgetIfDone($stream);
+                return;
+            }
+            if ($stream->contentLength !== null && \strlen($stream->body) !== $stream->contentLength) {
+                $this->resetStream($stream, Frame::PROTOCOL_ERROR); // malformed (§8.1.1)
+                return;
+            }
+            $this->dispatch($stream);
+        }
+    }
+
+    private function headers(int $id, int $flags, string $payload): void
+    {
+        if ($id === 0) {
+            throw Http2Error::connection(Frame::PROTOCOL_ERROR, 'HEADERS on stream 0');
+        }
+        $size = \strlen($payload);
+        $start = 0;
+        $pad = 0;
+        if (($flags & Frame::PADDED) !== 0) {
+            $pad = $size === 0 ? 256 : \ord($payload[0]);
+            $start = 1;
+        }
+        if (($flags & Frame::PRIORITY_FLAG) !== 0) {
+            if ($size >= $start + 4 && (\unpack('N', $payload, $start)[1] & 0x7fffffff) === $id) {
+                throw Http2Error::connection(Frame::PROTOCOL_ERROR, "stream $id depends on itself");
+            }
+            $start += 5; // priorities are ignored, as RFC 9113 allows
+        }
+        if ($start + $pad > $size) {
+            throw Http2Error::connection(Frame::PROTOCOL_ERROR, 'HEADERS padding beyond the frame');
+        }
+        $fragment = $start === 0 && $pad === 0 ? $payload : \substr($payload, $start, $size - $start - $pad);
+        if (($flags & Frame::END_HEADERS) === 0) {
+            $this->continuing = $id;
+            $this->blockFlags = $flags;
+            $this->block = $fragment;
+            $this->continuations = 0;
+            return;
+        }
+        $this->headerBlock($id, $flags, $fragment);
+    }
+
+    private function continuation(int $id, int $flags, string $payload): void
+    {
+        if ($this->continuing === 0 || $id !== $this->continuing) {
+            throw Http2Error::connection(Frame::PROTOCOL_ERROR, 'CONTINUATION without a header block in progress');
+        }
+        $this->block .= $payload;
+        // A flood of CONTINUATION frames (empty or not) holds memory and CPU before any stream exists.
+        if (++$this->continuations > $this->protocol->maxContinuationFrames
+            || \strlen($this->block) > 4 * $this->protocol->maxHeaderList + Frame::MIN_FRAME_SIZE) {
+            throw Http2Error::connection(Frame::ENHANCE_YOUR_CALM, 'a header block of too many CONTINUATION frames');
+        }
+        if (($flags & Frame::END_HEADERS) !== 0) {
+            $block = $this->block;
+            $this->block = '';
+            $this->continuing = 0;
+            $this->headerBlock($id, $this->blockFlags, $block);
+        }
+    }
+
+    /** A complete header block: a new stream's request, or its trailers. */
+    private function headerBlock(int $id, int $flags, string $block): void
+    {
+        $tooLarge = false;
+        try {
+            $fields = $this->decoder->decode($block);
+        } catch (HeaderListTooLarge) {
+            $fields = [];
+            $tooLarge = true; // the decoder stayed in step: only this stream is refused
+        } catch (CompressionError $e) {
+            throw Http2Error::connection(Frame::COMPRESSION_ERROR, 'HPACK: ' . $e->getMessage());
+        }
+        $end = ($flags & Frame::END_STREAM) !== 0;
+        $stream = $this->streams[$id] ?? null;
+        if ($stream !== null) {
+            $this->trailers($stream, $fields, $end, $tooLarge);
+            return;
+        }
+        if ($id <= $this->lastStream) {
+            return; // a stream closed or reset meanwhile: decoded to keep HPACK in step, then ignored
+        }
+        if (($id & 1) === 0) {
+            throw Http2Error::connection(Frame::PROTOCOL_ERROR, "a client opened the even stream $id");
+        }
+        $this->lastStream = $id;
+        if ($this->goaway) {
+            return; // after our GOAWAY: beyond its last stream, the client retries it elsewhere
+        }
+        if (\count($this->streams) + $this->zombies >= $this->protocol->maxConcurrentStreams) {
+            $this->connection->write(Frame::reset($id, Frame::REFUSED_STREAM));
+            return;
+        }
+        $stream = new Http2Stream($id, $this->initialWindow);
+        $this->streams[$id] = $stream;
+        $stream->remoteClosed = $end;
+        if ($tooLarge) {
+            $this->answer($stream, HttpError::headerTooLarge($this->http->options->limits->maxHeaderBytes)->toResponse());
+            return;
+        }
+        $head = RequestHead::parse($fields, $this->http->options->limits);
+        if ($head === null) {
+            $this->resetStream($stream, Frame::PROTOCOL_ERROR); // malformed (§8.1.1)
+            return;
+        }
+        $stream->method = $head->method;
+        $stream->target = $head->target;
+        $stream->headerBlock = $head->headerBlock;
+        $stream->contentLength = $head->contentLength;
+        if ($head->refusal !== null) {
+            $this->answer($stream, $head->refusal);
+            return;
+        }
+        if ($end) {
+            if ($stream->contentLength !== null && $stream->contentLength !== 0) {
+                $this->resetStream($stream, Frame::PROTOCOL_ERROR);
+                return;
+            }
+            $this->dispatch($stream);
+        }
+    }
+
+    /** @param list<array{0: string, 1: string}> $fields */
+    private function trailers(Http2Stream $stream, array $fields, bool $end, bool $tooLarge): void
+    {
+        if ($stream->remoteClosed || $stream->reset) {
+            $this->resetStream($stream, Frame::STREAM_CLOSED);
+            return;
+        }
+        if (!$end) {
+            $this->resetStream($stream, Frame::PROTOCOL_ERROR); // a second HEADERS must end the stream
+            return;
+        }
+        $stream->remoteClosed = true;
+        if ($stream->answered) {
+            $this->forgetIfDone($stream);
+            return;
+        }
+        if ($tooLarge) {
+            $this->answer($stream, HttpError::headerTooLarge($this->http->options->limits->maxHeaderBytes)->toResponse());
+            return;
+        }
+        $block = RequestHead::trailers($fields);
+        if ($block === null) {
+            $this->resetStream($stream, Frame::PROTOCOL_ERROR);
+            return;
+        }
+        $stream->trailerBlock = $block;
+        if ($stream->contentLength !== null && \strlen($stream->body) !== $stream->contentLength) {
+            $this->resetStream($stream, Frame::PROTOCOL_ERROR);
+            return;
+        }
+        $this->dispatch($stream);
+    }
+
+    private function priority(int $id, string $payload): void
+    {
+        if ($id === 0) {
+            throw Http2Error::connection(Frame::PROTOCOL_ERROR, 'PRIORITY on stream 0');
+        }
+        if (\strlen($payload) !== 5) {
+            throw Http2Error::connection(Frame::FRAME_SIZE_ERROR, 'PRIORITY of a size other than 5');
+        }
+        $this->cheap(true);
+    }
+
+    private function rstStream(int $id, string $payload): void
+    {
+        if ($id === 0) {
+            throw Http2Error::connection(Frame::PROTOCOL_ERROR, 'RST_STREAM on stream 0');
+        }
+        if (\strlen($payload) !== 4) {
+            throw Http2Error::connection(Frame::FRAME_SIZE_ERROR, 'RST_STREAM of a size other than 4');
+        }
+        if ($id > $this->lastStream) {
+            throw Http2Error::connection(Frame::PROTOCOL_ERROR, "RST_STREAM on idle stream $id");
+        }
+        $this->flood();
+        if (++$this->resets > $this->protocol->maxResets) {
+            // Rapid reset (CVE-2023-44487): streams opened and cancelled at once cost the server work
+            // the client never waits for.
+            throw Http2Error::connection(Frame::ENHANCE_YOUR_CALM, 'too many streams reset by the client');
+        }
+        $stream = $this->streams[$id] ?? null;
+        if ($stream !== null) {
+            $this->dropStream($stream);
+        }
+    }
+
+    private function settings(int $id, int $flags, string $payload): void
+    {
+        if ($id !== 0) {
+            throw Http2Error::connection(Frame::PROTOCOL_ERROR, 'SETTINGS on a stream');
+        }
+        $size = \strlen($payload);
+        if (($flags & Frame::ACK) !== 0) {
+            if ($size !== 0) {
+                throw Http2Error::connection(Frame::FRAME_SIZE_ERROR, 'a SETTINGS acknowledgement with a payload');
+            }
+            return;
+        }
+        if ($size % 6 !== 0) {
+            throw Http2Error::connection(Frame::FRAME_SIZE_ERROR, 'SETTINGS of a size not a multiple of 6');
+        }
+        $this->flood();
+        if (++$this->settingsFrames > $this->protocol->maxSettings) {
+            throw Http2Error::connection(Frame::ENHANCE_YOUR_CALM, 'too many SETTINGS frames');
+        }
+        for ($at = 0; $at < $size; $at += 6) {
+            ['i' => $setting, 'v' => $value] = \unpack('ni/Nv', $payload, $at);
+            switch ($setting) {
+                case Frame::SETTINGS_HEADER_TABLE_SIZE:
+                    $this->encoder->setMaxTableSize(\min($value, 4096));
+                    break;
+                case Frame::SETTINGS_ENABLE_PUSH:
+                    if ($value > 1) {
+                        throw Http2Error::connection(Frame::PROTOCOL_ERROR, 'SETTINGS_ENABLE_PUSH other than 0 or 1');
+                    }
+                    break;
+                case Frame::SETTINGS_INITIAL_WINDOW_SIZE:
+                    if ($value > Frame::MAX_WINDOW) {
+                        throw Http2Error::connection(Frame::FLOW_CONTROL_ERROR, 'SETTINGS_INITIAL_WINDOW_SIZE above 2^31-1');
+                    }
+                    $delta = $value - $this->initialWindow;
+                    $this->initialWindow = $value;
+                    foreach ($this->streams as $stream) {
+                        $stream->sendWindow += $delta;
+                        if ($stream->sendWindow > Frame::MAX_WINDOW) {
+                            throw Http2Error::connection(Frame::FLOW_CONTROL_ERROR, 'a stream window above 2^31-1');
+                        }
+                    }
+                    break;
+                case Frame::SETTINGS_MAX_FRAME_SIZE:
+                    if ($value < Frame::MIN_FRAME_SIZE || $value > Frame::MAX_FRAME_SIZE) {
+                        throw Http2Error::connection(Frame::PROTOCOL_ERROR, 'SETTINGS_MAX_FRAME_SIZE out of range');
+                    }
+                    // Frames larger than 64 KiB save nothing more and hold the write longer.
+                    $this->peerMaxFrame = \min($value, 65536);
+                    break;
+            }
+        }
+        $this->connection->write(Frame::frame(Frame::SETTINGS, Frame::ACK, 0));
+    }
+
+    private function ping(int $id, int $flags, string $payload): void
+    {
+        if ($id !== 0) {
+            throw Http2Error::connection(Frame::PROTOCOL_ERROR, 'PING on a stream');
+        }
+        if (\strlen($payload) !== 8) {
+            throw Http2Error::connection(Frame::FRAME_SIZE_ERROR, 'PING of a size other than 8');
+        }
+        if (($flags & Frame::ACK) !== 0) {
+            return;
+        }
+        $this->flood();
+        if (++$this->pings > $this->protocol->maxPings) {
+            throw Http2Error::connection(Frame::ENHANCE_YOUR_CALM, 'too many PING frames');
+        }
+        $this->connection->write(Frame::frame(Frame::PING, Frame::ACK, 0, $payload));
+    }
+
+    private function peerGoaway(int $id): void
+    {
+        if ($id !== 0) {
+            throw Http2Error::connection(Frame::PROTOCOL_ERROR, 'GOAWAY on a stream');
+        }
+        // The client opens no more streams here: the ones in flight are answered, then it is closed.
+        $this->ended = true;
+        $this->goaway = true;
+    }
+
+    private function windowUpdate(int $id, string $payload): void
+    {
+        if (\strlen($payload) !== 4) {
+            throw Http2Error::connection(Frame::FRAME_SIZE_ERROR, 'WINDOW_UPDATE of a size other than 4');
+        }
+        $increment = \unpack('N', $payload)[1] & 0x7fffffff;
+        if ($id === 0) {
+            if ($increment === 0) {
+                throw Http2Error::connection(Frame::PROTOCOL_ERROR, 'a WINDOW_UPDATE of 0');
+            }
+            $this->sendWindow += $increment;
+            if ($this->sendWindow > Frame::MAX_WINDOW) {
+                throw Http2Error::connection(Frame::FLOW_CONTROL_ERROR, 'the connection window above 2^31-1');
+            }
+            return;
+        }
+        $stream = $this->streams[$id] ?? null;
+        if ($stream === null || $stream->reset) {
+            if ($id > $this->lastStream) {
+                throw Http2Error::connection(Frame::PROTOCOL_ERROR, "WINDOW_UPDATE on idle stream $id");
+            }
+            $this->cheap(true);
+            return;
+        }
+        if ($increment === 0) {
+            $this->resetStream($stream, Frame::PROTOCOL_ERROR);
+            return;
+        }
+        $stream->sendWindow += $increment;
+        if ($stream->sendWindow > Frame::MAX_WINDOW) {
+            $this->resetStream($stream, Frame::FLOW_CONTROL_ERROR);
+        }
+    }
+
+    /** Starts a new flood window when the last one is over. */
+    private function flood(): void
+    {
+        $now = Loop::get()->now();
+        if ($now - $this->floodSince >= Http2Protocol::FLOOD_WINDOW) {
+            $this->floodSince = $now;
+            $this->resets = $this->pings = $this->settingsFrames = $this->emptyFrames = 0;
+        }
+    }
+
+    /** A frame that costs us and carries nothing (CVE-2019-9518 and kin). */
+    private function cheap(bool $empty): void
+    {
+        if (!$empty) {
+            return;
+        }
+        $this->flood();
+        if (++$this->emptyFrames > $this->protocol->maxEmptyFrames) {
+            throw Http2Error::connection(Frame::ENHANCE_YOUR_CALM, 'too many frames that carry nothing');
+        }
+    }
+
+    // ---------------------------------------------------------------- streams
+
+    private function dispatch(Http2Stream $stream): void
+    {
+        $request = new Request($stream->method, $stream->target, $stream->headerBlock, $stream->body, '2.0', $this->peer, $stream->trailerBlock);
+        $stream->body = '';
+        if ($this->connection->tls !== null) {
+            $request = $request->overTls();
+        }
+        $proxies = $this->http->proxies;
+        if ($proxies !== null && $proxies->trusts((string) $request->remoteAddress())) {
+            $request = $proxies->resolveFromTrustedPeer($request);
+        }
+        $stream->request = $request;
+        $stream->running = true;
+        try {
+            $this->connection->dispatcher->dispatch($this, $stream);
+        } catch (TooManyCoroutines $e) {
+            $stream->running = false;
+            $this->http->logger->error('{method} {target}: refused: {message}', [
+                'method' => $stream->method, 'target' => $stream->target, 'message' => $e->getMessage(),
+            ]);
+            $this->answer($stream, ErrorResponse::unavailable('too many requests in flight'));
+        }
+    }
+
+    /** The server answers the stream itself (a limit, a refusal); logged like any answer. */
+    private function answer(Http2Stream $stream, Response $response): void
+    {
+        $stream->answered = true;
+        $this->respond($stream, $response, $stream->method === 'HEAD');
+        $this->http->accessLog?->record($this->peer, $stream->method !== '' ? $stream->method : null, $stream->method !== '' ? $stream->target : null,
+            '2.0', $stream->status, $stream->sent, 0.0);
+        $this->forgetIfDone($stream);
+    }
+
+    /**
+     * Writes a response on its stream: HEADERS, then its body as DATA (or the producer's, for a
+     * streamed one). @return bool whether it went out whole
+     *
+     * @throws ConnectionClosed
+     */
+    private function respond(Http2Stream $stream, Response $response, bool $isHead, ?Request $request = null): bool
+    {
+        $status = $response->status();
+        $streamed = $response->isStreamed();
+        $noBody = $isHead || $status === 204 || $status === 304;
+        try {
+            $fields = RequestHead::responseFields($response, $this->http->date());
+        } catch (\InvalidArgumentException $e) {
+            if ($request !== null) {
+                $this->http->call->log($request, $e, '{method} {target}: the response cannot be sent: {message}');
+            }
+            $response = $this->http->call->error();
+            $status = 500;
+            $streamed = false;
+            $fields = RequestHead::responseFields($response, $this->http->date());
+        }
+        $stream->status = $status;
+        $body = $streamed || $noBody ? '' : $response->body();
+        $endNow = $noBody || (!$streamed && $body === '');
+        $this->writeHeaders($stream, $fields, $endNow);
+        if ($endNow) {
+            $stream->localClosed = true;
+            return true;
+        }
+        if (!$streamed) {
+            $this->queueData($stream, $body, true);
+            return true;
+        }
+        $length = $response->header('content-length');
+        $writer = new Http2BodyWriter($this, $stream, $length === null ? null : (int) $length);
+        try {
+            $this->waitForWindow($stream);
+            ($response->producer())($writer);
+            if (!$writer->isComplete()) {
+                throw BodyLengthMismatch::tooShort((int) $length, $writer->written());
+            }
+        } catch (ConnectionClosed $e) {
+            return false;
+        } catch (\Throwable $e) {
+            // The head is out: the stream is reset, the client sees the body cut, the connection lives on.
+            if ($request !== null) {
+                $this->http->call->log($request, $e, '{method} {target}: the streamed response failed, resetting its stream: {message}');
+            }
+            if (!$stream->reset) {
+                $this->resetStream($stream, Frame::INTERNAL_ERROR);
+            }
+            return false;
+        }
+        $this->queueData($stream, '', true);
+        return true;
+    }
+
+    /** @param list<array{0: string, 1: string}> $fields */
+    private function writeHeaders(Http2Stream $stream, array $fields, bool $end): void
+    {
+        $block = $this->encoder->encode($fields);
+        $stream->headersSent = true;
+        $flags = $end ? Frame::END_STREAM : 0;
+        $max = $this->peerMaxFrame;
+        if (\strlen($block) <= $max) {
+            $this->connection->write(Frame::frame(Frame::HEADERS, $flags | Frame::END_HEADERS, $stream->id, $block));
+            return;
+        }
+        // One block, several frames, written together: nothing may come between them (§4.3).
+        $frames = Frame::frame(Frame::HEADERS, $flags, $stream->id, \substr($block, 0, $max));
+        for ($at = $max; $at < \strlen($block); $at += $max) {
+            $last = $at + $max >= \strlen($block);
+            $frames .= Frame::frame(Frame::CONTINUATION, $last ? Frame::END_HEADERS : 0, $stream->id, \substr($block, $at, $max));
+        }
+        $this->connection->write($frames);
+    }
+
+    /** Sends the queued DATA that both windows admit, stream by stream. */
+    private function pumpData(): void
+    {
+        if ($this->sending === [] || $this->connection->isClosed()) {
+            return;
+        }
+        $connection = $this->connection;
+        $blocked = false;
+        foreach ($this->sending as $id => $stream) {
+            if ($stream->reset) {
+                unset($this->sending[$id]);
+                continue;
+            }
+            while (true) {
+                $left = \strlen($stream->out) - $stream->outOffset;
+                if ($left === 0) {
+                    if ($stream->endAfterOut && !$stream->localClosed) {
+                        $connection->write(Frame::frame(Frame::DATA, Frame::END_STREAM, $id));
+                        $stream->localClosed = true;
+                    }
+                    $stream->out = '';
+                    $stream->outOffset = 0;
+                    unset($this->sending[$id]);
+                    $this->forgetIfDone($stream);
+                    break;
+                }
+                $room = \min($this->sendWindow, $stream->sendWindow, $this->peerMaxFrame);
+                if ($room <= 0) {
+                    $blocked = true;
+                    break;
+                }
+                if ($connection->outOfRoom()) {
+                    return; // resume() once the peer has read: the connection's own backpressure
+                }
+                $take = \min($left, $room);
+                $chunk = $stream->outOffset === 0 && $take === \strlen($stream->out) ? $stream->out : \substr($stream->out, $stream->outOffset, $take);
+                $stream->outOffset += $take;
+                $this->sendWindow -= $take;
+                $stream->sendWindow -= $take;
+                $end = $take === $left && $stream->endAfterOut;
+                $connection->write(Frame::frame(Frame::DATA, $end ? Frame::END_STREAM : 0, $id, $chunk));
+                $this->lastProgress = Loop::get()->now();
+                if ($end) {
+                    $stream->localClosed = true;
+                    $stream->out = '';
+                    $stream->outOffset = 0;
+                    unset($this->sending[$id]);
+                    $this->forgetIfDone($stream);
+                    break;
+                }
+            }
+            if ($stream->waiter !== null && $stream->queued() <= self::STREAM_QUEUE) {
+                $this->wake[$id] = $stream;
+            }
+        }
+        if ($blocked && $this->stallTimer === null) {
+            $this->watchStall();
+        }
+    }
+
+    /**
+     * A peer that keeps its window shut holds our DATA: after --send-timeout without a byte let out,
+     * the connection is closed, as an HTTP/1.1 client that reads nothing is.
+     */
+    private function watchStall(): void
+    {
+        $loop = Loop::get();
+        if ($this->lastProgress === 0.0) {
+            $this->lastProgress = $loop->now();
+        }
+        $timeout = $this->http->timeouts()->send;
+        $this->stallTimer = $loop->delay(\max(0.001, $this->lastProgress + $timeout - $loop->now()), function () use ($loop, $timeout): void {
+            $this->stallTimer = null;
+            if ($this->connection->isClosed()) {
+                return;
+            }
+            $waiting = false;
+            foreach ($this->sending as $stream) {
+                $waiting = $waiting || (!$stream->reset && $stream->queued() > 0);
+            }
+            if (!$waiting) {
+                return;
+            }
+            if ($loop->now() - $this->lastProgress >= $timeout) {
+                $this->fail(Frame::FLOW_CONTROL_ERROR, 'the client kept its flow-control window closed for --send-timeout');
+                $this->connection->flush();
+                return;
+            }
+            $this->watchStall();
+        });
+    }
+
+    /** Wakes producers whose stream has room again, after the write. */
+    private function afterWrite(): void
+    {
+        if ($this->wake === []) {
+            return;
+        }
+        $wake = $this->wake;
+        $this->wake = [];
+        $scheduler = Scheduler::get();
+        foreach ($wake as $stream) {
+            $waiter = $stream->waiter;
+            if ($waiter !== null && $waiter->isWaiting()) {
+                $stream->waiter = null;
+                $scheduler->resume($waiter);
+            }
+        }
+    }
+
+    /**
+     * Counts $bytes more of a stream's body in the worker's budget; true when the worker is over it and
+     * this connection holds enough to be the one refused (as HttpSession refuses a body).
+     */
+    private function hold(Http2Stream $stream, int $bytes): bool
+    {
+        if ($this->http->options->bodyMemory <= 0 || $this->connection->isClosed()) {
+            return false;
+        }
+        $stream->held += $bytes;
+        $over = $this->http->budget->update($this->held, $this->held + $bytes);
+        $this->held += $bytes;
+        return $over;
+    }
+
+    /** The stream's body no longer held (answered, refused, reset, or its request ended). */
+    private function release(Http2Stream $stream): void
+    {
+        $stream->body = '';
+        if ($stream->held !== 0 && !$this->connection->isClosed()) {
+            $this->http->budget->update($this->held, $this->held - $stream->held);
+            $this->held -= $stream->held;
+        }
+        $stream->held = 0;
+    }
+
+    /** The worker holds too many request bytes: this stream's request is refused (503), the others go on. */
+    private function refuseBody(Http2Stream $stream): void
+    {
+        $budget = $this->http->budget;
+        $held = $budget->held;
+        $this->release($stream);
+        $count = $budget->refused();
+        if ($count !== null) {
+            $this->http->logger->warning('{method} {target}: refused: the worker holds {held} bytes of requests being received, over its budget of {budget} (half of --memory-limit); {count} refused since the last such line', [
+                'method' => $stream->method, 'target' => $stream->target, 'held' => $held, 'budget' => $budget->limit, 'count' => $count,
+            ]);
+        }
+        $this->answer($stream, ErrorResponse::unavailable('too many requests in transit'));
+    }
+
+    /** Our RST_STREAM: the stream is over for both sides. */
+    private function resetStream(Http2Stream $stream, int $code): void
+    {
+        if (!$stream->reset) {
+            $this->connection->write(Frame::reset($stream->id, $code));
+        }
+        $this->dropStream($stream);
+    }
+
+    /** A stream reset by either side: its coroutine is cancelled, its answer discarded. */
+    private function dropStream(Http2Stream $stream): void
+    {
+        if ($stream->reset) {
+            return;
+        }
+        $stream->reset = true;
+        $stream->localClosed = $stream->remoteClosed = true;
+        unset($this->streams[$stream->id], $this->sending[$stream->id]);
+        $stream->out = '';
+        $stream->outOffset = 0;
+        if (!$stream->running) {
+            $this->release($stream);
+        }
+        if ($stream->running) {
+            $this->zombies++;
+            $waiter = $stream->waiter;
+            if ($waiter !== null && $waiter->isWaiting()) {
+                $stream->waiter = null;
+                Scheduler::get()->throw($waiter, StreamReset::byPeer($stream->id));
+            } else {
+                $stream->coroutine?->cancel(new Cancelled("HTTP/2 stream {$stream->id} was reset"));
+            }
+        }
+    }
+
+    /** A stream both sides have ended, and whose application has returned, leaves the table. */
+    private function forgetIfDone(Http2Stream $stream): void
+    {
+        if (!$stream->localClosed || $stream->running || isset($this->sending[$stream->id])) {
+            return;
+        }
+        if (!$stream->remoteClosed) {
+            // Answered before the client finished sending (413, 431): the rest is not wanted (§8.1).
+            $this->connection->write(Frame::reset($stream->id, Frame::NO_ERROR));
+            $stream->remoteClosed = true;
+            $stream->reset = true;
+        }
+        unset($this->streams[$stream->id]);
+        if (!$this->receiving) {
+            $this->closeWhenDone();
+        }
+    }
+
+    /** Gives back what was consumed of the receive windows: one WINDOW_UPDATE per read, not per frame. */
+    private function refillWindows(): void
+    {
+        if ($this->done) {
+            return;
+        }
+        if ($this->unacknowledged >= self::WINDOW_REFILL) {
+            $this->connection->write(Frame::windowUpdate(0, $this->unacknowledged));
+            $this->receiveWindow += $this->unacknowledged;
+            $this->unacknowledged = 0;
+        }
+        foreach ($this->streams as $stream) {
+            if ($stream->unacknowledged >= self::WINDOW_REFILL && !$stream->remoteClosed) {
+                $this->connection->write(Frame::windowUpdate($stream->id, $stream->unacknowledged));
+                $stream->receiveWindow += $stream->unacknowledged;
+                $stream->unacknowledged = 0;
+            }
+        }
+        $this->closeWhenDone();
+    }
+
+    /** The worker drains: GOAWAY names the last stream taken; those in flight are answered, then closed. */
+    private function drain(): void
+    {
+        $this->goaway = true;
+        $this->connection->write(Frame::goaway($this->lastStream, Frame::NO_ERROR));
+        // Called from the connection's update(): the write and the close wait for the loop's next turn.
+        Loop::get()->defer(function (): void {
+            if (!$this->connection->isClosed()) {
+                $this->connection->flush();
+                $this->closeWhenDone();
+            }
+        });
+    }
+
+    private function closeWhenDone(): void
+    {
+        if (($this->goaway || $this->ended) && $this->streams === [] && $this->zombies === 0 && !$this->connection->isClosed()) {
+            if (!$this->goaway) {
+                $this->goaway = true;
+                $this->connection->write(Frame::goaway($this->lastStream, Frame::NO_ERROR));
+            }
+            $this->done = true;
+            $this->connection->closeAfterFlush();
+            $this->connection->flush();
+        }
+    }
+
+    /** A connection error: GOAWAY with its code, and the connection closed once that is written. */
+    private function fail(int $code, string $why): void
+    {
+        if ($this->done) {
+            return;
+        }
+        $level = $code === Frame::ENHANCE_YOUR_CALM ? 'warning' : 'info';
+        $this->http->logger->{$level}('HTTP/2 connection from {peer} closed: {error}: {why}', [
+            'peer' => $this->peer ?? '-', 'error' => Frame::errorName($code), 'why' => $why,
+        ]);
+        $this->connection->write(Frame::goaway($this->lastStream, $code, $why));
+        $this->done = true;
+        $this->goaway = true;
+        foreach ($this->streams as $stream) {
+            $this->dropStream($stream);
+        }
+        $this->connection->closeAfterFlush();
+    }
+}
