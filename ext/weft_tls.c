@@ -56,6 +56,18 @@ typedef struct {
 	SSL *ssl_handle;
 	SSL_CTX *ctx;
 } weft_openssl_netstream_head;
+
+/*
+ * The OpenSSL state of PHP's own TLS socket stream (one accepted from a tcp:// server, which the openssl
+ * extension provides), NULL for any other stream: the one test of which streams this file may read.
+ */
+static weft_openssl_netstream_head *weft_tls_head(php_stream *stream)
+{
+	if (stream->ops == NULL || stream->ops->label == NULL || strcmp(stream->ops->label, "tcp_socket/ssl") != 0) {
+		return NULL;
+	}
+	return (weft_openssl_netstream_head *) stream->abstract;
+}
 #else
 # define WEFT_TLS_LAYOUT_KNOWN 0
 #endif
@@ -159,15 +171,13 @@ PHP_FUNCTION(weft_tls_share_tickets)
 	php_stream_from_zval(stream, zstream);
 
 #if WEFT_TLS_LAYOUT_KNOWN
-	/* PHP's OpenSSL socket streams only (accepted from a tcp:// server, which the openssl extension provides). */
-	if (stream->ops == NULL || stream->ops->label == NULL || strcmp(stream->ops->label, "tcp_socket/ssl") != 0
-		|| stream->abstract == NULL) {
+	weft_openssl_netstream_head *head = weft_tls_head(stream);
+	if (head == NULL) {
 		RETURN_LONG(0);
 	}
 	if (php_stream_xport_crypto_setup(stream, (php_stream_xport_crypt_method_t) method, NULL) < 0) {
 		RETURN_LONG(0); /* PHP said why (a warning); stream_socket_enable_crypto() will fail the same way */
 	}
-	weft_openssl_netstream_head *head = (weft_openssl_netstream_head *) stream->abstract;
 	SSL *ssl = head->ssl_handle;
 	SSL_CTX *ctx = head->ctx;
 	if (ssl == NULL || ctx == NULL || SSL_get_fd(ssl) != (int) head->s.socket || SSL_get_SSL_CTX(ssl) != ctx) {
@@ -195,8 +205,8 @@ PHP_FUNCTION(weft_tls_session_reused)
 
 	php_stream_from_zval(stream, zstream);
 #if WEFT_TLS_LAYOUT_KNOWN
-	if (stream->ops != NULL && stream->ops->label != NULL && strcmp(stream->ops->label, "tcp_socket/ssl") == 0 && stream->abstract != NULL) {
-		weft_openssl_netstream_head *head = (weft_openssl_netstream_head *) stream->abstract;
+	weft_openssl_netstream_head *head = weft_tls_head(stream);
+	if (head != NULL) {
 		SSL *ssl = head->ssl_handle;
 		if (ssl != NULL && SSL_get_fd(ssl) == (int) head->s.socket && SSL_get_SSL_CTX(ssl) != NULL) {
 			RETURN_BOOL(SSL_session_reused(ssl));
@@ -382,11 +392,10 @@ PHP_FUNCTION(weft_tls_attach)
 	if (!weft_tls_layout_verified) {
 		RETURN_LONG(-1);
 	}
-	if (weft_tls_context_count == 0 || stream->ops == NULL || stream->ops->label == NULL
-		|| strcmp(stream->ops->label, "tcp_socket/ssl") != 0 || stream->abstract == NULL) {
+	weft_openssl_netstream_head *head = weft_tls_head(stream);
+	if (weft_tls_context_count == 0 || head == NULL) {
 		RETURN_LONG(0);
 	}
-	weft_openssl_netstream_head *head = (weft_openssl_netstream_head *) stream->abstract;
 	/* Only a stream PHP has not set up yet, and non-blocking (PHP's setup returns early only then). */
 	if (head->ssl_handle != NULL || head->ctx != NULL || head->s.is_blocked) {
 		RETURN_LONG(0);

@@ -127,6 +127,17 @@ final class PhpRuntime
         return self::vendorDir() === null ? 'bash scripts/build-ext.sh' : self::command() . ' ext:install';
     }
 
+    /**
+     * How to get the extension into this PHP, as the user should do it: the epoll loop is optional and PHP
+     * does not load the extension by itself.
+     */
+    public static function extensionHint(): string
+    {
+        $so = self::root() . '/ext/modules/weft.so';
+        return (\is_file($so) ? "It is built ($so); " : 'Build it with `' . self::buildCommand() . '` (needs php8.2-dev and a C compiler), then ')
+            . "run PHP with it: `php -d extension=$so " . self::command() . ' ...`.';
+    }
+
     /** How the user runs Weft: vendor/bin/weft in an application, bin/weft in Weft's checkout. */
     public static function command(): string
     {

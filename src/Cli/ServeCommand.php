@@ -17,15 +17,14 @@ use Weft\Http\Static\StaticOptions;
 use Weft\Line\LineCodec;
 use Weft\Line\LineProtocol;
 use Weft\Loop\DriverFactory;
+use Weft\Loop\NativeLoopMissing;
 use Weft\Mode\AppLoader;
 use Weft\Observe\MetricsServer;
 use Weft\Observe\AccessLog;
 use Weft\Observe\RequestMetrics;
 use Weft\Observe\SystemdNotifier;
 use Weft\Server\AlreadyRunning;
-use Weft\Server\InFlight;
 use Weft\Server\Logger;
-use Weft\Server\ServerLog;
 use Weft\Server\Master;
 use Weft\Server\PidFile;
 use Weft\Server\RuntimeFiles;
@@ -161,11 +160,7 @@ final class ServeCommand
             throw new UsageError("option '--max-requests' cannot be negative");
         }
         if ($options->get('loop') === 'epoll' && !DriverFactory::epollAvailable()) {
-            try {
-                DriverFactory::create('epoll');
-            } catch (\RuntimeException $e) {
-                throw new UsageError($e->getMessage());
-            }
+            throw new UsageError(NativeLoopMissing::MESSAGE . ' ' . PhpRuntime::extensionHint() . ' Or use --loop select.');
         }
         if ($options->get('blocking-threshold') < 0) {
             throw new UsageError("option '--blocking-threshold' cannot be negative");
@@ -304,6 +299,11 @@ final class ServeCommand
             workerStats: $requestMetrics->snapshot(...),
             // Sync mode runs one request at a time: nothing to switch to, so nothing is hooked.
             hooks: $options->get('mode') === 'coroutine' ? $hooks : 0,
+            memoryLimit: $options->get('memory-limit'),
+            reopenAlso: $accessLog === null ? null : static function () use ($accessLog): string {
+                $accessLog->reopen();
+                return 'access log';
+            },
             blockingThreshold: $options->get('blocking-threshold'),
             outputBudget: self::outputBudget($options->get('memory-limit')),
             tls: $tls,
@@ -337,11 +337,11 @@ final class ServeCommand
         if ($options->get('daemon')) {
             // Announced in the detached master: the first line of its log carries the pid of the rest.
             return Daemon::start($pidFile, $logFile, static function (\Closure $ready, \Closure $failed) use ($master, $config, $logger): int {
-                WorkerHooks::announce($config, $logger);
+                WorkerHooks::announce($config->mode, $config->hooks, PhpRuntime::buildCommand(), $logger);
                 return $master->run($ready, $failed);
             });
         }
-        WorkerHooks::announce($config, $logger);
+        WorkerHooks::announce($config->mode, $config->hooks, PhpRuntime::buildCommand(), $logger);
         // With --access-log -, stdout is the access log's alone: a log shipper reading it must not meet
         // a READY line, so that goes to stderr with the server log.
         $readyTo = $options->get('access-log') === '-' ? \STDERR : \STDOUT;
@@ -537,26 +537,15 @@ final class ServeCommand
             upgradeMemory: $options->get('ws-memory') ?? HttpOptions::AUTO,
             trustedProxies: $proxies,
         );
-        $memoryLimit = $options->get('memory-limit');
         $sendTimeout = $options->get('send-timeout');
         $hsts = $options->get('hsts');
         $hstsSubdomains = $options->get('hsts-subdomains');
         $http2 = $options->get('http2') === 'on';
-        return static function () use ($sendTimeout, $app, $protocol, $maxLine, $httpOptions, $logger, $memoryLimit, $metrics, $static, $gzip, $accessLog, $hsts, $hstsSubdomains, $http2) {
-            // In the worker, after fork: its own limits, and the code as it is on disk now.
-            InFlight::reset();
-            \ini_set('memory_limit', $memoryLimit > 0 ? (string) $memoryLimit : '-1');
-            self::reportFatalErrors($logger, $memoryLimit);
+        return static function () use ($sendTimeout, $app, $protocol, $maxLine, $httpOptions, $logger, $metrics, $static, $gzip, $accessLog, $hsts, $hstsSubdomains, $http2) {
+            // In the worker, after fork (Worker::prepare() has set its limits and logs): the code as it is on disk now.
             AppLoader::forgetChangedScripts();
-            // Before the application loads: SIGUSR1 reopens the log (the master forwards it).
             $loop = \Weft\Loop\Loop::get();
             $accessLog?->afterFork();
-            $loop->unreference($loop->onSignal(\SIGUSR1, static function () use ($logger, $accessLog): void {
-                $logger->reopen();
-                $accessLog?->reopen();
-                $logger->info($accessLog === null ? 'Log file reopened (SIGUSR1)' : 'Log file and access log reopened (SIGUSR1)');
-            }));
-            ServerLog::install($logger);
             $application = \Weft\Mode\HttpLayers::wrap(AppLoader::load($app), $static, $gzip);
             if ($hsts > 0 && $protocol === 'http') {
                 $application = (new \Weft\Http\Tls\Hsts($application, $hsts, $hstsSubdomains))(...);
@@ -587,51 +576,6 @@ final class ServeCommand
         } catch (\InvalidArgumentException $e) {
             throw new UsageError($e->getMessage());
         }
-    }
-
-    /**
-     * A fatal error (the memory limit, a type error in the engine) ends the worker; its log line names the
-     * request that was running, and the master replaces the worker.
-     */
-    private static function reportFatalErrors(Logger $logger, int $memoryLimit): void
-    {
-        \register_shutdown_function(static function () use ($logger, $memoryLimit): void {
-            $error = \error_get_last();
-            if ($error === null || !($error['type'] & (\E_ERROR | \E_CORE_ERROR | \E_COMPILE_ERROR | \E_USER_ERROR))) {
-                // No fatal error: the worker ends normally, unless a request called exit() (without
-                // the exit hook: no native extension, --hooks without exit, sync mode). Then say so,
-                // and answer it and the others in flight rather than leave them empty replies.
-                $culprit = InFlight::current();
-                if ($culprit !== null) {
-                    $answered = InFlight::abandon();
-                    $logger->error('exit() in {request} ends the worker, which is replaced; {others} other request(s) in flight get a 503', [
-                        'request' => $culprit, 'others' => \max(0, $answered - 1),
-                    ]);
-                }
-                return;
-            }
-            // Some room to say so: the limit was just hit.
-            \ini_set('memory_limit', '-1');
-            // The request it happened in first (when the loop knows it), then the oldest others.
-            $running = \array_map(static fn (array $r): string => $r['request'], InFlight::oldest());
-            if (($culprit = InFlight::current()) !== null) {
-                $same = \array_search($culprit, $running, true);
-                if ($same !== false) {
-                    unset($running[$same]);
-                }
-                $running = [$culprit, ...$running];
-            }
-            $memory = \str_contains($error['message'], 'Allowed memory size')
-                ? \sprintf(' (--memory-limit %dM)', \intdiv($memoryLimit, 1024 * 1024))
-                : '';
-            $logger->critical('Fatal error{memory} while running {running}: {message} in {file}:{line}; the worker exits and is replaced', [
-                'memory' => $memory, 'running' => $running === [] ? 'no request' : \implode(', ', $running),
-                'message' => $error['message'], 'file' => $error['file'], 'line' => $error['line'],
-            ]);
-            // Its request gets a 500 and the others of this worker a 503 (Connection: close), not an
-            // empty reply.
-            InFlight::abandon();
-        });
     }
 
     /**

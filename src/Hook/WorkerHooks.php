@@ -5,9 +5,7 @@ declare(strict_types=1);
 namespace Weft\Hook;
 
 use Psr\Log\LoggerInterface;
-use Weft\Cli\PhpRuntime;
 use Weft\Loop\Loop;
-use Weft\Server\ServerConfig;
 
 /**
  * The hooks as the server uses them: enabled in each coroutine-mode worker right after fork (before the
@@ -47,22 +45,11 @@ final class WorkerHooks
     }
 
     /**
-     * The start-up line from `serve`'s ServerConfig.
-     *
-     * TODO(issue 26): the one edge left from Hook up to Server and Cli. ServeCommand (another engineer's
-     * file while this was written) should call announceFor() with the plain values and this go.
-     */
-    public static function announce(ServerConfig $config, LoggerInterface $logger): void
-    {
-        self::announceFor($config->mode, $config->hooks, PhpRuntime::buildCommand(), $logger);
-    }
-
-    /**
      * The start-up line: which calls suspend, and a warning when the extension cannot hook them.
      *
      * @param string $buildCommand how this installation builds the extension (PhpRuntime::buildCommand())
      */
-    public static function announceFor(string $mode, int $hooks, string $buildCommand, LoggerInterface $logger): void
+    public static function announce(string $mode, int $hooks, string $buildCommand, LoggerInterface $logger): void
     {
         if ($mode !== 'coroutine') {
             return;

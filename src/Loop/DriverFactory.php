@@ -13,12 +13,13 @@ final class DriverFactory
 {
     public const BACKENDS = ['auto', 'select', 'epoll'];
 
+    /** @throws NativeLoopMissing for "epoll" without the extension */
     public static function create(?string $backend = null): Driver
     {
         $backend ??= (\getenv('WEFT_LOOP') ?: 'auto');
         return match ($backend) {
             'select' => new StreamSelectDriver(),
-            'epoll' => self::epoll() ?? throw new \RuntimeException(self::epollMissing()),
+            'epoll' => self::epoll() ?? throw NativeLoopMissing::create(),
             'auto' => self::epoll() ?? new StreamSelectDriver(),
             default => throw new \InvalidArgumentException(
                 "Unknown loop backend '$backend' (expected one of: " . \implode(', ', self::BACKENDS) . ')',
@@ -42,15 +43,5 @@ final class DriverFactory
     private static function epoll(): ?Driver
     {
         return self::epollAvailable() ? new NativeDriver() : null;
-    }
-
-    /** How to get the epoll loop: the extension is optional and PHP does not load it by itself. */
-    private static function epollMissing(): string
-    {
-        $so = \Weft\Cli\PhpRuntime::root() . '/ext/modules/weft.so';
-        $built = \is_file($so);
-        return 'The epoll loop needs the weft native extension, which is not loaded. '
-            . ($built ? "It is built ($so); " : 'Build it with `' . \Weft\Cli\PhpRuntime::buildCommand() . '` (needs php8.2-dev and a C compiler), then ')
-            . "run PHP with it: `php -d extension=$so " . \Weft\Cli\PhpRuntime::command() . ' ...`. Or use --loop select.';
     }
 }

@@ -5,8 +5,13 @@ declare(strict_types=1);
 namespace Weft\Observe;
 
 use Psr\Log\LoggerInterface;
+use Weft\Http\Message\ErrorResponse;
+use Weft\Http\Message\Request;
 use Weft\Http\Message\Response;
 use Weft\Http\Message\ResponseEncoder;
+use Weft\Http\Parser\HttpError;
+use Weft\Http\Parser\Limits;
+use Weft\Http\Parser\RequestParser;
 use Weft\Server\MasterHook;
 use Weft\Socket\Acceptor;
 use Weft\Socket\Listener;
@@ -20,8 +25,8 @@ use function Weft\timeout;
  * figures the workers report to it every second. It lives in the master, not in a worker, so a scrape
  * works while workers start, drain or crash, and never queues behind application requests.
  *
- * It is deliberately tiny HTTP: one request per connection, a head of at most 8 KB read within 5 s,
- * `Connection: close`. Scrapers and load-balancer health checks need nothing more. The 5 s cover the
+ * It is deliberately tiny HTTP: one request per connection, a head of at most 8 KB and no body, read
+ * within 5 s by the server's own parser, `Connection: close`. Scrapers and load-balancer health checks need nothing more. The 5 s cover the
  * whole exchange (not each read: a client trickling a byte every few seconds would hold a descriptor
  * for hours), and at most MAX_CLIENTS connections are open at once (more are closed unanswered), so
  * clients of this port cannot use up the master's descriptors, which it needs to replace workers.
@@ -92,32 +97,39 @@ final class MetricsServer implements MasterHook
     {
         try {
             timeout(self::TIMEOUT, function () use ($client, $status): void {
-                $line = $client->readLine(self::MAX_HEAD);
-                // Read (and drop) the rest of the head, so the client never sees a reset for unread data.
-                $read = \strlen((string) $line);
-                while (($header = $client->readLine(self::MAX_HEAD)) !== null && $header !== '') {
-                    $read += \strlen($header);
-                    if ($read > self::MAX_HEAD) {
-                        $client->write($this->response(431, 'text/plain', "Request header too large\n"));
-                        return;
+                // The server's own request parser, with a small head and no body: HTTP read as everywhere
+                // in Weft (the same limits' answers: 400, 413, 414, 431), only smaller.
+                $parser = new RequestParser(self::limits());
+                try {
+                    while (($request = $parser->next()) === null) {
+                        $data = $client->read();
+                        if ($data === null) {
+                            return; // gone before a whole request
+                        }
+                        $parser->push($data);
                     }
+                } catch (HttpError $e) {
+                    $client->write($this->encode($e->toResponse()));
+                    return;
                 }
-                $client->write($this->answer((string) $line, $status));
+                $client->write($this->answer($request, $status));
             }, 'A metrics request');
         } catch (\Throwable) {
             // A client that leaves or stalls gets nothing more; the master carries on.
         }
     }
 
-    private function answer(string $requestLine, \Closure $status): string
+    private static function limits(): Limits
     {
-        if (!\preg_match('#^([A-Z]+) (\S+) HTTP/1\.[01]$#', $requestLine, $m)) {
-            return $this->response(400, 'text/plain', "Bad Request\n");
-        }
-        [, $method, $target] = $m;
-        $path = \parse_url($target, \PHP_URL_PATH) ?: $target;
+        return new Limits(maxHeaderBytes: self::MAX_HEAD, maxTargetBytes: self::MAX_HEAD, maxBodyBytes: 0);
+    }
+
+    private function answer(Request $request, \Closure $status): string
+    {
+        $method = $request->method();
+        $path = $request->path();
         if ($method !== 'GET' && $method !== 'HEAD') {
-            return $this->response(405, 'text/plain', "Method Not Allowed\n", ['Allow' => 'GET, HEAD']);
+            return $this->encode(ErrorResponse::methodNotAllowed(['GET', 'HEAD']));
         }
         $head = $method === 'HEAD';
         return match ($path) {
@@ -126,7 +138,7 @@ final class MetricsServer implements MasterHook
                 $health = Health::check($status());
                 return $this->response($health->healthy ? 200 : 503, 'application/json', $health->json(), $health->healthy ? [] : ['Retry-After' => '1'], $head);
             })(),
-            default => $this->response(404, 'text/plain', "Not Found: try /metrics or /health\n", [], $head),
+            default => $this->encode(ErrorResponse::notFound('try /metrics or /health'), $head),
         };
     }
 
@@ -138,7 +150,15 @@ final class MetricsServer implements MasterHook
      */
     private function response(int $status, string $type, string $body, array $headers = [], bool $head = false): string
     {
-        $response = new Response($status, ['Content-Type' => $type, 'Cache-Control' => 'no-store'] + $headers, $body);
+        return $this->encode(new Response($status, ['Content-Type' => $type, 'Cache-Control' => 'no-store'] + $headers, $body), $head);
+    }
+
+    /** Refusals are ErrorResponse's, as everywhere in Weft; nothing this server answers is cached. */
+    private function encode(Response $response, bool $head = false): string
+    {
+        if (!$response->hasHeader('Cache-Control')) {
+            $response = $response->withHeader('Cache-Control', 'no-store');
+        }
         return $this->encoder->encode($response, '1.1', false, $head, ResponseEncoder::httpDate(\time()));
     }
 }

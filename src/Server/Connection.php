@@ -7,6 +7,7 @@ namespace Weft\Server;
 use Weft\Coroutine\Coroutine;
 use Weft\Coroutine\Scheduler;
 use Weft\Loop\Driver;
+use Weft\Server\Internal\Deadlines;
 use Weft\Socket\ConnectionClosed;
 use Weft\Socket\Errno;
 
@@ -51,8 +52,6 @@ final class Connection
     public ?Session $session = null;
     /** What the TLS handshake agreed (null: plain TCP). A native path hands such a connection to PHP's. */
     public ?\Weft\Socket\Tls\TlsSession $tls = null;
-    /** Where the session hands its complete requests (Dispatcher::dispatch()): the request's one way to the application. */
-    public readonly Dispatcher $dispatcher;
     private readonly string $readWatcher;
     private ?string $writeWatcher = null;
     private bool $reading = true;
@@ -83,7 +82,12 @@ final class Connection
      */
     private float $activeAt = 0.0;
 
-    /** @param resource $stream a non-blocking accepted socket */
+    /**
+     * @param resource $stream a non-blocking accepted socket
+     * @param Dispatcher $dispatcher where the session hands its complete requests (Dispatcher::dispatch()):
+     *        the request's one way to the application
+     * @param Deadlines $deadlines the worker's read, idle and send timers, one per connection (by $id)
+     */
     public function __construct(
         public readonly int $id,
         private readonly mixed $stream,
@@ -92,8 +96,9 @@ final class Connection
         private readonly Driver $driver,
         private Timeouts $timeouts,
         private readonly OutputBudget $output,
+        public readonly Dispatcher $dispatcher,
+        private readonly Deadlines $deadlines,
     ) {
-        $this->dispatcher = $owner->dispatcher;
         $this->readWatcher = $driver->onReadable($stream, $this->onReadable(...));
         $this->expire = $this->expired(...);
     }
@@ -342,7 +347,7 @@ final class Connection
             $this->driver->cancel($this->writeWatcher);
         }
         if ($this->armed !== self::NONE) {
-            $this->owner->deadlines->disarm($this->id);
+            $this->deadlines->disarm($this->id);
         }
         if (\is_resource($this->stream)) {
             \fclose($this->stream);
@@ -390,7 +395,7 @@ final class Connection
             case Session::MULTIPLEXING:
                 if ($this->armed !== self::NONE) {
                     $this->armed = self::NONE;
-                    $this->owner->deadlines->disarm($this->id);
+                    $this->deadlines->disarm($this->id);
                 }
                 return;
             case Session::HEAD:
@@ -440,7 +445,7 @@ final class Connection
     private function arm(int $kind, float $seconds): void
     {
         $this->armed = $kind;
-        $this->owner->deadlines->arm($this->id, $seconds, $this->expire);
+        $this->deadlines->arm($this->id, $seconds, $this->expire);
     }
 
     private function onReadable(): void

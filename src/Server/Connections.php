@@ -22,7 +22,7 @@ final class Connections
     private bool $draining = false;
     private bool $warnedUnwatchable = false;
     private readonly Timeouts $timeouts;
-    public readonly Deadlines $deadlines;
+    private readonly Deadlines $deadlines;
     /** What all connections together may hold of unsent output. */
     public readonly OutputBudget $output;
     private ?\Closure $onEmpty = null;
@@ -36,7 +36,7 @@ final class Connections
 
     public function __construct(
         private readonly Protocol $protocol,
-        public readonly Dispatcher $dispatcher,
+        private readonly Dispatcher $dispatcher,
         private readonly Driver $driver,
         private readonly LoggerInterface $logger,
         private readonly int $maxConnections,
@@ -76,7 +76,7 @@ final class Connections
             return;
         }
         $id = $this->nextId++;
-        $connection = new Connection($id, $stream, $peer === '' ? null : $peer, $this, $this->driver, $this->timeouts, $this->output);
+        $connection = new Connection($id, $stream, $peer === '' ? null : $peer, $this, $this->driver, $this->timeouts, $this->output, $this->dispatcher, $this->deadlines);
         $this->open[$id] = $connection;
         $connection->tls = $tls;
         $connection->session = $this->protocol->open($connection);

@@ -53,12 +53,15 @@ final class Dispatcher
     /**
      * @param int $concurrency application calls at once (1: sync mode, 0: no limit)
      * @param float $maxRequestTime seconds a call may run before it is cancelled (0: no limit)
+     * @param Scoreboard|null $scoreboard this worker's slot shared with the master: each call is written
+     *        there when it starts and ends, so a stuck worker's request can be named (--worker-timeout)
      */
     public function __construct(
         private readonly Driver $driver,
         private readonly LoggerInterface $logger,
         private readonly int $concurrency = 0,
         private readonly float $maxRequestTime = 0.0,
+        private readonly ?Scoreboard $scoreboard = null,
     ) {
         $this->scheduler = Scheduler::get();
         $this->run = $this->run(...);
@@ -195,7 +198,7 @@ final class Dispatcher
     {
         $key = $this->nextKey++;
         $this->running[$key] = [$session, $request, $this->driver->now(), $this->scheduler->current];
-        InFlight::$scoreboard?->started($key + 1, $session->describe($request));
+        $this->scoreboard?->started($key + 1, $session->describe($request));
         if ($this->deadlines !== null) {
             $coroutine = $this->scheduler->current;
             $limit = $this->maxRequestTime;
@@ -242,7 +245,7 @@ final class Dispatcher
             \pcntl_sigprocmask(\SIG_UNBLOCK, self::HELD_SIGNALS);
         }
         unset($this->running[$key]);
-        InFlight::$scoreboard?->ended($key + 1);
+        $this->scoreboard?->ended($key + 1);
         $this->deadlines?->disarm($key);
         // Whatever the session left with the extension for this request (its deadline, its last words)
         // goes with it, even when the application was never reached.

@@ -22,8 +22,6 @@ final class InFlight
     private static ?\Closure $abandon = null;
     /** @var null|\Closure(): ?string the request of the coroutine running now */
     private static ?\Closure $current = null;
-    /** This worker's slot shared with the master (the Dispatcher writes each request it starts there). */
-    public static ?Scoreboard $scoreboard = null;
 
     /** @return list<array{request: string, since: float}> oldest first, at most REPORTED */
     public static function oldest(int $count = self::REPORTED): array
@@ -37,12 +35,6 @@ final class InFlight
         self::$source = null;
         self::$abandon = null;
         self::$current = null;
-    }
-
-    /** In a worker, right after the fork. */
-    public static function useScoreboard(?Scoreboard $scoreboard): void
-    {
-        self::$scoreboard = $scoreboard;
     }
 
     /**

@@ -191,8 +191,6 @@ final class Master
             return;
         }
         if ($pid === 0) {
-            // TODO(issue 26): the Dispatcher still reads it from this static; it should be handed the slot as the Worker is.
-            InFlight::useScoreboard($scoreboard);
             $this->becomeWorker($slot, $masterEnd, $workerEnd, $output, $scoreboard);
         }
         $output?->attach($this->driver, $this->logger, $pid);

@@ -161,9 +161,13 @@ final class RuntimeFiles
             && \is_writable($dir);
     }
 
-    private static function privateDirectory(string $dir): string
+    /**
+     * Whether $dir is a directory of ours that no one else may enter (0700, our uid, writable), made so
+     * first when nothing is there and $create: the one test for every private directory Weft uses.
+     */
+    public static function ensurePrivateDirectory(string $dir, bool $create = true): bool
     {
-        if (!\file_exists($dir) && !\is_link($dir)) {
+        if ($create && !\file_exists($dir) && !\is_link($dir)) {
             $umask = \umask(0077);
             try {
                 @\mkdir($dir, 0700);
@@ -171,8 +175,12 @@ final class RuntimeFiles
                 \umask($umask);
             }
         }
-        \clearstatcache(true, $dir);
-        if (!self::isPrivateDirectory($dir)) {
+        return self::isPrivateDirectory($dir);
+    }
+
+    private static function privateDirectory(string $dir): string
+    {
+        if (!self::ensurePrivateDirectory($dir)) {
             $stat = @\lstat($dir);
             throw new UnsafePath(\sprintf(
                 "the runtime directory '%s' is not a private directory of ours (%s); remove it or pass --pid-file",

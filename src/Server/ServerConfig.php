@@ -57,12 +57,22 @@ final class ServerConfig
         public readonly ?\Weft\Socket\Tls\TlsConfig $tls = null,
         /** @var list<ExtraListener> more addresses served by the workers (--redirect-http) */
         public readonly array $extraListeners = [],
+        /** each worker's PHP memory_limit in bytes, set before the application loads (0: none; null: PHP's own) */
+        public readonly ?int $memoryLimit = null,
+        /**
+         * @var null|\Closure(): string what else a worker reopens on SIGUSR1 beside the server log (the
+         *      access log), named for the log line
+         */
+        public readonly ?\Closure $reopenAlso = null,
     ) {
         if ($workers < 1) {
             throw new \InvalidArgumentException('--workers must be at least 1');
         }
         if (!\in_array($mode, ['coroutine', 'sync'], true)) {
             throw new \InvalidArgumentException("Unknown mode '$mode' for the Weft server (coroutine or sync)");
+        }
+        if ($memoryLimit !== null && $memoryLimit < 0) {
+            throw new \InvalidArgumentException('The memory limit cannot be negative');
         }
         if ($outputBudget < 0) {
             throw new \InvalidArgumentException('The output budget cannot be negative');

@@ -25,6 +25,15 @@ interface Session
      */
     public const MULTIPLEXING = 4;
 
+    /*
+     * The same timers under the names a message stream uses (a protocol with no request heads, as
+     * WebSocket after its upgrade; its Timeouts come from Timeouts::forStream()).
+     */
+    /** The stream is open: its idle time runs, restarted by every read (the BODY timer). */
+    public const STREAM_OPEN = self::BODY;
+    /** Our closing message is out: the wait for the peer's runs from then, not restarted (the HEAD timer). */
+    public const STREAM_CLOSING = self::HEAD;
+
     /** Bytes arrived: parse every complete request and dispatch them (Dispatcher::dispatch()), then flush once. */
     public function received(string $bytes): void;
 

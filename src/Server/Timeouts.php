@@ -31,4 +31,17 @@ final class Timeouts
             throw new \InvalidArgumentException('Connection timeouts must be positive');
         }
     }
+
+    /**
+     * A message stream's timers (a protocol with no request heads, as WebSocket after its upgrade; its
+     * phases are Session::STREAM_OPEN and STREAM_CLOSING).
+     *
+     * @param float $idle how long an open stream may go without a read (restarted by every one)
+     * @param float $closing how long we wait for the peer's closing message once ours is out
+     * @param float $send as for the constructor
+     */
+    public static function forStream(float $idle, float $closing, float $send): self
+    {
+        return new self(header: $closing, body: $idle, idle: $idle, send: $send);
+    }
 }

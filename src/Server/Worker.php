@@ -64,9 +64,31 @@ final class Worker
         $this->started = \microtime(true);
     }
 
+    /**
+     * Right after the fork, before the application loads: the worker's own memory limit, what it does when
+     * PHP ends it (FatalPolicy), its log reopened on SIGUSR1 (the master forwards the signal), and the
+     * logger an application finds (Weft\logger()).
+     */
+    private function prepare(): void
+    {
+        InFlight::reset();
+        if ($this->config->memoryLimit !== null) {
+            \ini_set('memory_limit', $this->config->memoryLimit > 0 ? (string) $this->config->memoryLimit : '-1');
+        }
+        FatalPolicy::install($this->logger, $this->config->memoryLimit);
+        $logger = $this->logger;
+        $also = $this->config->reopenAlso;
+        $this->driver->unreference($this->driver->onSignal(\SIGUSR1, static function () use ($logger, $also): void {
+            $logger->reopen();
+            $logger->info($also === null ? 'Log file reopened (SIGUSR1)' : 'Log file and ' . $also() . ' reopened (SIGUSR1)');
+        }));
+        ServerLog::install($logger);
+    }
+
     public function run(): int
     {
         $this->driver = Loop::reset($this->config->loop);
+        $this->prepare();
         WorkerHooks::install($this->config->hooks);
         Scheduler::get()->setMaxCoroutines($this->config->maxCoroutines);
         Scheduler::get()->setUncaughtHandler(function (\Throwable $e, Coroutine $coroutine): void {
@@ -86,7 +108,7 @@ final class Worker
             $this->channel = new WorkerChannel($this->master, $this->driver);
         }
         $sync = $this->config->mode === 'sync';
-        $this->dispatcher = new Dispatcher($this->driver, $this->logger, $sync ? 1 : 0, $this->config->maxRequestTime);
+        $this->dispatcher = new Dispatcher($this->driver, $this->logger, $sync ? 1 : 0, $this->config->maxRequestTime, $this->scoreboard);
         // What the application prints outside a response (an echo while it boots, a dump() in a
         // terminate listener, a warning shown on stdout) reaches the worker's stdout without marking
         // the headers as sent (StdoutGuard): header(), setcookie() and session_start() would fail in

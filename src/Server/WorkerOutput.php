@@ -76,19 +76,7 @@ final class WorkerOutput
         } catch (UnsafePath) {
             return null;
         }
-        if ($create && !\file_exists($dir) && !\is_link($dir)) {
-            $umask = \umask(0077);
-            try {
-                @\mkdir($dir, 0700);
-            } finally {
-                \umask($umask);
-            }
-        }
-        \clearstatcache(true, $dir);
-        $stat = @\lstat($dir);
-        $private = $stat !== false && ($stat['mode'] & 0170000) === 0040000
-            && $stat['uid'] === \posix_geteuid() && ($stat['mode'] & 0077) === 0;
-        return $private ? $dir : null;
+        return RuntimeFiles::ensurePrivateDirectory($dir, $create) ? $dir : null;
     }
 
     /**

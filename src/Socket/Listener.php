@@ -65,14 +65,10 @@ final class Listener
             if ($this->closed) {
                 throw ConnectionClosed::local('accept');
             }
-            $client = @\stream_socket_accept($this->resource, 0, $peer);
-            if ($client !== false) {
-                if ($this->options->tcpNoDelay && !$this->unix) {
-                    self::setNoDelay($client);
-                }
+            $client = $this->acceptStream($peer);
+            if ($client !== null) {
                 return new Socket($client, $peer === '' ? null : $peer);
             }
-            \error_clear_last();
             $this->waiter()->readable($timeout);
         }
     }
@@ -92,23 +88,6 @@ final class Listener
             self::setNoDelay($client);
         }
         return $client;
-    }
-
-    /** Takes a pending connection if there is one, without waiting. */
-    public function tryAccept(): ?Socket
-    {
-        if ($this->closed) {
-            return null;
-        }
-        $client = @\stream_socket_accept($this->resource, 0, $peer);
-        if ($client === false) {
-            \error_clear_last();
-            return null;
-        }
-        if ($this->options->tcpNoDelay && !$this->unix) {
-            self::setNoDelay($client);
-        }
-        return new Socket($client, $peer === '' ? null : $peer);
     }
 
     /**

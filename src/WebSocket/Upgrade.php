@@ -9,7 +9,7 @@ use Weft\Coroutine\TooManyCoroutines;
 use Weft\Http\Message\HeaderField;
 use Weft\Http\Message\Request;
 use Weft\Http\Message\Response;
-use Weft\Http\Message\Upgrade as HttpUpgrade;
+use Weft\Http\Server\ProtocolSwitch;
 use Weft\Server\Connection;
 use Weft\Server\ConnectionBudget;
 use Weft\Server\ReceiveBudget;
@@ -25,7 +25,7 @@ use Weft\Server\ReceiveBudget;
  *
  * @internal built by Handshake
  */
-final class Upgrade implements HttpUpgrade
+final class Upgrade implements ProtocolSwitch
 {
     /**
      * What an idle WebSocket of the event form holds, charged against the worker's budget (--ws-memory):

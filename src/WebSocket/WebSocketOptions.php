@@ -40,18 +40,13 @@ final class WebSocketOptions
     }
 
     /**
-     * The connection core's timers for a WebSocket: "body" is the idle timer (restarted by every frame in
-     * either direction), "header" the wait for the peer's close frame (from when ours went out).
+     * The connection core's timers for a WebSocket: the idle timer restarted by every frame in either
+     * direction, and the wait for the peer's close frame from when ours went out.
      *
      * @internal
      */
     public function timeouts(): Timeouts
     {
-        return $this->timeouts ??= new Timeouts(
-            header: $this->closeTimeout,
-            body: $this->idleTimeout,
-            idle: $this->idleTimeout,
-            send: $this->sendTimeout,
-        );
+        return $this->timeouts ??= Timeouts::forStream(idle: $this->idleTimeout, closing: $this->closeTimeout, send: $this->sendTimeout);
     }
 }

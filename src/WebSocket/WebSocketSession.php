@@ -17,10 +17,10 @@ use Weft\Server\Session;
  * application's one coroutine (WebSocket::receive()). No Fiber waits on the socket: the application's
  * coroutine waits only when it asks for a message that has not arrived.
  *
- * Timers (the core's, by phase): BODY while open (the idle timer, restarted by every event in either
- * direction), HEAD once our close frame is out (the close timeout, from that moment), BUSY while the
- * application has READ_AHEAD bytes of messages it has not taken (reading pauses: backpressure on the
- * peer, and no timer, since the wait is ours).
+ * Timers (the core's, by phase): STREAM_OPEN while open (the idle timer, restarted by every event in
+ * either direction), STREAM_CLOSING once our close frame is out (the close timeout, from that moment),
+ * BUSY while the application has READ_AHEAD bytes of messages it has not taken (reading pauses:
+ * backpressure on the peer, and no timer, since the wait is ours).
  *
  * @internal
  */
@@ -195,12 +195,12 @@ final class WebSocketSession implements Session
             });
         }
         if ($this->state === self::CLOSING) {
-            return self::HEAD;
+            return self::STREAM_CLOSING;
         }
         if ($this->state === self::CLOSED || $this->queued >= self::READ_AHEAD) {
             return self::BUSY;
         }
-        return self::BODY;
+        return self::STREAM_OPEN;
     }
 
     public function wantsInput(): bool

@@ -12,6 +12,9 @@ use Weft\Bench\Row;
  */
 final class Findings
 {
+    /** A scenario's one finding when none of its rows ran. */
+    public const NOTHING_RAN = 'No row ran, so there is nothing to compare.';
+
     /**
      * @param list<Row> $rows
      * @param array<string, mixed> $where parameter => value (or list of values)

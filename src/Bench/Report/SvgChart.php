@@ -80,14 +80,12 @@ final class SvgChart
             $svg[] = \sprintf('<line x1="%.1f" y1="%d" x2="%.1f" y2="%d" stroke="#333"/>', $x, self::TOP + $plotH, $x, self::TOP + $plotH + 5);
             $svg[] = \sprintf('<text x="%.1f" y="%d" text-anchor="middle">%s</text>', $x, self::TOP + $plotH + 20, self::e((string) $category));
         }
-        $svg[] = \sprintf('<text x="%d" y="%d" text-anchor="middle">%s</text>', self::LEFT + $plotW / 2, self::HEIGHT - 14, self::e($chart->xLabel));
-        $yLabel = $chart->yLabel . ($scale->log ? ' (log scale)' : '');
-        $svg[] = \sprintf('<text x="18" y="%d" text-anchor="middle" transform="rotate(-90 18 %d)">%s</text>', self::TOP + $plotH / 2, self::TOP + $plotH / 2, self::e($yLabel));
+        \array_push($svg, ...self::axisLabels($chart, $scale, $plotW, $plotH));
 
         // Lines, points and legend.
         $index = 0;
         foreach ($series as $label => $points) {
-            $color = self::COLORS[$index % \count(self::COLORS)];
+            $color = self::color($index);
             $dash = self::DASHES[\intdiv($index, \count(self::COLORS)) % \count(self::DASHES)];
             $coordinates = [];
             foreach ($categories as $category) {
@@ -136,12 +134,10 @@ final class SvgChart
             $center = self::LEFT + ($i + 0.5) * $group;
             $svg[] = \sprintf('<text x="%.1f" y="%d" text-anchor="middle">%s</text>', $center, $bottom + 20, self::e((string) $category));
         }
-        $svg[] = \sprintf('<text x="%d" y="%d" text-anchor="middle">%s</text>', self::LEFT + $plotW / 2, self::HEIGHT - 14, self::e($chart->xLabel));
-        $yLabel = $chart->yLabel . ($scale->log ? ' (log scale)' : '');
-        $svg[] = \sprintf('<text x="18" y="%d" text-anchor="middle" transform="rotate(-90 18 %d)">%s</text>', self::TOP + $plotH / 2, self::TOP + $plotH / 2, self::e($yLabel));
+        \array_push($svg, ...self::axisLabels($chart, $scale, $plotW, $plotH));
         $index = 0;
         foreach ($series as $label => $points) {
-            $color = self::COLORS[$index % \count(self::COLORS)];
+            $color = self::color($index);
             foreach ($categories as $i => $category) {
                 if (!isset($points[$category])) {
                     continue;
@@ -164,6 +160,21 @@ final class SvgChart
         }
         $svg[] = '</svg>';
         return \implode("\n", $svg) . "\n";
+    }
+
+    /** @return list<string> the x axis's label under the plot, the y axis's turned along its left side */
+    private static function axisLabels(Chart $chart, YScale $scale, int $plotW, int $plotH): array
+    {
+        $yLabel = $chart->yLabel . ($scale->log ? ' (log scale)' : '');
+        return [
+            \sprintf('<text x="%d" y="%d" text-anchor="middle">%s</text>', self::LEFT + $plotW / 2, self::HEIGHT - 14, self::e($chart->xLabel)),
+            \sprintf('<text x="18" y="%d" text-anchor="middle" transform="rotate(-90 18 %d)">%s</text>', self::TOP + $plotH / 2, self::TOP + $plotH / 2, self::e($yLabel)),
+        ];
+    }
+
+    private static function color(int $index): string
+    {
+        return self::COLORS[$index % \count(self::COLORS)];
     }
 
     private static function seriesLabel(Chart $chart, Row $row): string

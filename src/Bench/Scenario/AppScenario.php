@@ -446,7 +446,7 @@ final class AppScenario extends HttpScenario implements Adaptive, Recommending
     {
         $ok = Findings::ok($rows);
         if ($ok === []) {
-            return ['No row ran, so there is nothing to compare.'];
+            return [Findings::NOTHING_RAN];
         }
         return [
             Findings::winner($ok, 'mode') . '.',

@@ -595,7 +595,7 @@ final class FrameworkScenario extends HttpScenario
     {
         $ok = Findings::ok($rows);
         if ($ok === []) {
-            return ['No row ran, so there is nothing to compare.'];
+            return [Findings::NOTHING_RAN];
         }
         $out = self::ratios(Findings::ok($ok, ['route' => 'hello']));
         foreach ($this->apps() as $app) {

@@ -115,7 +115,7 @@ final class HelloScenario extends HttpScenario
     {
         $ok = Findings::ok($rows);
         if ($ok === []) {
-            return ['No row ran, so there is nothing to compare.'];
+            return [Findings::NOTHING_RAN];
         }
         $out = [];
         $out[] = Findings::winner($ok, 'mode') . '.';

@@ -198,7 +198,7 @@ final class LineScenario extends AbstractScenario
     {
         $ok = Findings::ok($rows);
         if ($ok === []) {
-            return ['No row ran, so there is nothing to compare.'];
+            return [Findings::NOTHING_RAN];
         }
         $out = [];
         foreach (Findings::groupBy($ok, ['pattern']) as $pattern => $group) {

@@ -207,7 +207,7 @@ final class PreloadScenario extends HttpScenario
     {
         $ladder = self::ladder($rows);
         if ($ladder === []) {
-            return ['No row ran, so there is nothing to compare.'];
+            return [Findings::NOTHING_RAN];
         }
         $steps = [];
         $previous = null;

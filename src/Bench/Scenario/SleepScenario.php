@@ -136,7 +136,7 @@ final class SleepScenario extends HttpScenario
     {
         $ok = Findings::ok($rows);
         if ($ok === []) {
-            return ['No row ran, so there is nothing to compare.'];
+            return [Findings::NOTHING_RAN];
         }
         $out = [Findings::winner($ok, 'mode') . '.'];
         foreach (Findings::values($ok, 'concurrency') as $c) {

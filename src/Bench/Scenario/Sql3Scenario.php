@@ -165,7 +165,7 @@ final class Sql3Scenario extends HttpScenario
     {
         $ok = Findings::ok($rows);
         if ($ok === []) {
-            return ['No row ran, so there is nothing to compare.'];
+            return [Findings::NOTHING_RAN];
         }
         $out = [Findings::winner($ok, 'mode') . '.'];
         \array_push($out, ...Findings::winnersByConcurrency($ok, 'mode'));

@@ -284,7 +284,7 @@ final class StaticScenario extends HttpScenario
     {
         $ok = Findings::ok($rows);
         if ($ok === []) {
-            return ['No row ran, so there is nothing to compare.'];
+            return [Findings::NOTHING_RAN];
         }
         $out = [];
         foreach ($ok as $weft) {

@@ -217,7 +217,7 @@ final class UpstreamScenario extends HttpScenario
     {
         $ok = Findings::ok($rows);
         if ($ok === []) {
-            return ['No row ran, so there is nothing to compare.'];
+            return [Findings::NOTHING_RAN];
         }
         $out = [Findings::winner($ok, 'mode') . '.'];
         $parts = [];

@@ -173,7 +173,7 @@ final class WebSocketScenario extends AbstractScenario
     {
         $ok = Findings::ok($rows);
         if ($ok === []) {
-            return ['No row ran, so there is nothing to compare.'];
+            return [Findings::NOTHING_RAN];
         }
         $out = [];
         [$line, $ws, $broadcast] = self::cases($ok);

@@ -8,6 +8,7 @@ use Symfony\Component\HttpFoundation\File\UploadedFile as SymfonyUploadedFile;
 use Symfony\Component\HttpFoundation\Request as SymfonyRequest;
 use Weft\Http\Message\BadRequest;
 use Weft\Http\Message\Request;
+use Weft\Http\Message\ServerVariables;
 use Weft\Http\Message\UploadedFile;
 
 /**
@@ -86,37 +87,13 @@ final class RequestConverter
     /** @return array<string, mixed> */
     private function serverParams(Request $request): array
     {
-        $now = microtime(true);
-        $server = [
-            'REQUEST_METHOD' => $request->method(),
-            'REQUEST_URI' => $request->target(),
-            'QUERY_STRING' => $request->queryString(),
-            'SERVER_PROTOCOL' => 'HTTP/' . $request->version(),
-            'REQUEST_TIME' => (int) $now,
-            'REQUEST_TIME_FLOAT' => $now,
-            // The client's address, and HTTPS for its scheme, when a trusted proxy named them
-            // (--trusted-proxies): the framework needs no trusted-proxy setting of its own, and its
-            // getClientIp(), isSecure() and generated URLs follow what Weft resolved.
-            'REMOTE_ADDR' => $request->remoteAddress() ?? '127.0.0.1',
-        ] + $this->server;
-        if ($request->scheme() === 'https') {
-            $server['HTTPS'] = 'on';
+        $headers = $request->headers();
+        if ($request->viaTrustedProxy()) {
+            // Weft used them: left in, a framework told to trust every peer ("*", REMOTE_ADDR) would now
+            // trust the client named in REMOTE_ADDR and read the client's own forged entries.
+            unset($headers['x-forwarded-for'], $headers['x-forwarded-proto'], $headers['forwarded']);
         }
-        $forwarded = $request->viaTrustedProxy();
-        foreach ($request->headers() as $name => $values) {
-            if ($forwarded && ($name === 'x-forwarded-for' || $name === 'x-forwarded-proto' || $name === 'forwarded')) {
-                // Weft used them: left in, a framework told to trust every peer ("*", REMOTE_ADDR) would
-                // now trust the client named in REMOTE_ADDR and read the client's own forged entries.
-                continue;
-            }
-            $key = strtoupper(str_replace('-', '_', $name));
-            $value = implode(', ', $values);
-            if ($key === 'CONTENT_TYPE' || $key === 'CONTENT_LENGTH') {
-                $server[$key] = $value;
-            } else {
-                $server['HTTP_' . $key] = $value;
-            }
-        }
+        $server = ServerVariables::of($request, $headers, microtime(true)) + ['REMOTE_ADDR' => '127.0.0.1'] + $this->server;
         if (isset($server['HTTP_HOST'])) {
             $colon = strrpos($server['HTTP_HOST'], ':');
             $bracket = strrpos($server['HTTP_HOST'], ']');

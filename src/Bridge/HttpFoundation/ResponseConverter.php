@@ -105,6 +105,32 @@ final class ResponseConverter
     }
 
     /**
+     * One request through a framework: $handle runs it, its answer is converted, and $finish (the
+     * bridge's terminate-and-reset step) runs exactly once: now for a whole answer, once the body is out
+     * for a streamed one, or before a failure is rethrown.
+     *
+     * @param \Closure(): array{SymfonyResponse, string, bool} $handle the framework's response, what the
+     *        application echoed (capture()), and whether its work after the response waits for the body
+     *        ($finishAfterBody)
+     * @param \Closure(): void $finish
+     * @param \Closure(\Closure): mixed $within runs the body's production (Instance::run())
+     */
+    public function answer(\Closure $handle, bool $isHead, \Closure $finish, \Closure $within): Response
+    {
+        try {
+            [$frameworkResponse, $echoed, $finishAfterBody] = $handle();
+            [$response, $streamed] = $this->convert($frameworkResponse, $isHead, $finish, $echoed, $finishAfterBody, $within);
+        } catch (\Throwable $e) {
+            $finish();
+            throw $e;
+        }
+        if (!$streamed) {
+            $finish();
+        }
+        return $response;
+    }
+
+    /**
      * @param \Closure(): void $finish runs once the body is complete (or could not be sent): the
      *        bridge's terminate-and-reset step
      * @param string $echoed output the application echoed while handling the request: sent before

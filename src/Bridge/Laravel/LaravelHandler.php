@@ -262,7 +262,7 @@ final class LaravelHandler
                 });
             }
         };
-        try {
+        return $this->responses->answer(function () use ($laravel, $sandbox, $request, &$uploads, &$globals, &$laravelRequest, &$laravelResponse): array {
             $laravel->enter($sandbox);
             $converted = $this->requests->convert($request, fileClass: UploadedFile::class);
             $uploads = $this->requests->takeTemporaryFiles();
@@ -273,22 +273,8 @@ final class LaravelHandler
             [$laravelResponse, $echoed] = ResponseConverter::capture(fn () => $laravel->kernel->handle($laravelRequest));
             // Laravel always has work after the response (terminable middleware, terminating
             // callbacks): it runs once the body is on the wire, as under PHP-FPM.
-            [$response, $streamed] = $this->responses->convert(
-                $laravelResponse,
-                $request->method() === 'HEAD',
-                $finish,
-                $echoed,
-                finishAfterBody: \Weft\current() !== null,
-                within: $instance->run(...),
-            );
-        } catch (\Throwable $e) {
-            $finish();
-            throw $e;
-        }
-        if (!$streamed) {
-            $finish();
-        }
-        return $response;
+            return [$laravelResponse, $echoed, \Weft\current() !== null];
+        }, $request->method() === 'HEAD', $finish, $instance->run(...));
     }
 
     /** @param Instance<LaravelInstance> $instance */

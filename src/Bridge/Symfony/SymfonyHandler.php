@@ -212,29 +212,15 @@ final class SymfonyHandler
                 });
             }
         };
-        try {
+        return $this->responses->answer(function () use ($symfony, $request, &$uploads, &$globals, &$symfonyRequest, &$symfonyResponse): array {
             $symfonyRequest = $this->requests->convert($request);
             $uploads = $this->requests->takeTemporaryFiles();
             $globals = $symfony->globals->enter($symfonyRequest);
             [$symfonyResponse, $echoed] = ResponseConverter::capture(
                 fn () => $symfony->kernel->handle($symfonyRequest, HttpKernelInterface::MAIN_REQUEST, true),
             );
-            [$response, $streamed] = $this->responses->convert(
-                $symfonyResponse,
-                $request->method() === 'HEAD',
-                $finish,
-                $echoed,
-                finishAfterBody: \Weft\current() !== null && $symfony->terminateListeners(),
-                within: $instance->run(...),
-            );
-        } catch (\Throwable $e) {
-            $finish();
-            throw $e;
-        }
-        if (!$streamed) {
-            $finish();
-        }
-        return $response;
+            return [$symfonyResponse, $echoed, \Weft\current() !== null && $symfony->terminateListeners()];
+        }, $request->method() === 'HEAD', $finish, $instance->run(...));
     }
 
     /** @param Instance<SymfonyInstance> $instance */

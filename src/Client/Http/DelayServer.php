@@ -6,6 +6,7 @@ namespace Weft\Client\Http;
 
 use Weft\Coroutine\Cancelled;
 use Weft\Coroutine\Coroutine;
+use Weft\Http\Message\ResponseEncoder;
 use Weft\Http\Parser\HttpError;
 use Weft\Http\Parser\RequestParser;
 use Weft\Socket\Acceptor;
@@ -32,6 +33,7 @@ use function Weft\go;
  */
 final class DelayServer
 {
+    /** Every answer but a refusal: written as it is, no Date to format per request (the upstream of a benchmark). */
     private const RESPONSE = "HTTP/1.1 200 OK\r\nContent-Type: text/plain\r\nContent-Length: 2\r\n";
 
     private ?Coroutine $acceptor = null;
@@ -126,7 +128,8 @@ final class DelayServer
             }
         } catch (HttpError $e) {
             try {
-                $socket->write(\sprintf("HTTP/1.1 %d Bad Request\r\nContent-Length: 0\r\nConnection: close\r\n\r\n", $e->status));
+                // As Weft's server answers it (the status's own reason, its message), and closed.
+                $socket->write((new ResponseEncoder(''))->encode($e->toResponse(), '1.1', false, false, ResponseEncoder::httpDate(\time())));
             } catch (ConnectionClosed) {
             }
         } catch (ConnectionClosed | Cancelled) {

@@ -5,8 +5,6 @@ declare(strict_types=1);
 namespace Weft\Http\Fuzz;
 
 use Psr\Log\NullLogger;
-use Random\Engine\Mt19937;
-use Random\Randomizer;
 use Weft\Http\Message\Request;
 use Weft\Http\Message\Response;
 use Weft\Http\Parser\Limits;
@@ -68,13 +66,7 @@ final class ConnectionOracle
      */
     public function check(string $data, int $splitSeed): string
     {
-        $random = new Randomizer(new Mt19937($splitSeed & 0x7fffffff));
-        $chunks = [];
-        for ($at = 0; $at < \strlen($data);) {
-            $length = $random->getInt(1, 16);
-            $chunks[] = \substr($data, $at, $length);
-            $at += $length;
-        }
+        $chunks = ParserOracle::split($data, $splitSeed);
         $first = null;
         foreach (self::paths() as $path) {
             $whole = $this->serve([$data], $path);

@@ -27,13 +27,13 @@ final class ParserOracle
     }
 
     /**
-     * @return array{requests: list<string>, error: ?int, partial: ?bool, close: ?int} the outcome fed at once;
-     *         close: the index of the first request after which the connection ends (Connection: close, HTTP/1.0)
-     * @throws FuzzFailure
+     * $data cut into chunks of 1 to 16 bytes, where $splitSeed says: the split input every oracle feeds
+     * beside the whole, the same for the same seed.
+     *
+     * @return list<string>
      */
-    public function check(string $data, int $splitSeed): array
+    public static function split(string $data, int $splitSeed): array
     {
-        $whole = $this->feed([$data]);
         $random = new Randomizer(new Mt19937($splitSeed & 0x7fffffff));
         $chunks = [];
         for ($at = 0; $at < \strlen($data);) {
@@ -41,6 +41,18 @@ final class ParserOracle
             $chunks[] = \substr($data, $at, $length);
             $at += $length;
         }
+        return $chunks;
+    }
+
+    /**
+     * @return array{requests: list<string>, error: ?int, partial: ?bool, close: ?int} the outcome fed at once;
+     *         close: the index of the first request after which the connection ends (Connection: close, HTTP/1.0)
+     * @throws FuzzFailure
+     */
+    public function check(string $data, int $splitSeed): array
+    {
+        $whole = $this->feed([$data]);
+        $chunks = self::split($data, $splitSeed);
         $split = $this->feed($chunks);
         if ($split !== $whole) {
             unset($split['close'], $whole['close']);

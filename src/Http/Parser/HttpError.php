@@ -4,6 +4,7 @@ declare(strict_types=1);
 
 namespace Weft\Http\Parser;
 
+use Weft\Http\Message\ErrorResponse;
 use Weft\Http\Message\Response;
 
 /**
@@ -77,10 +78,6 @@ final class HttpError extends \RuntimeException implements \Weft\WeftException
     /** A plain-text response carrying the status and message, for the server to send before closing. */
     public function toResponse(): Response
     {
-        return new Response(
-            $this->status,
-            ['Content-Type' => 'text/plain; charset=utf-8'],
-            $this->getMessage() . "\n",
-        );
+        return ErrorResponse::unreadable($this->status, $this->getMessage());
     }
 }

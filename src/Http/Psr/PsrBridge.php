@@ -15,6 +15,7 @@ use Weft\Http\Message\BadRequest;
 use Weft\Http\Message\BodyWriter;
 use Weft\Http\Message\Request;
 use Weft\Http\Message\Response;
+use Weft\Http\Message\ServerVariables;
 use Weft\Http\Message\UploadedFile;
 
 /**
@@ -60,7 +61,7 @@ final class PsrBridge
             $headers,
             $this->factory->createStream($request->body()),
             $request->version(),
-            $this->serverParams($request, $headers),
+            ServerVariables::of($request, $headers, microtime(true)) + $this->serverParams,
         );
         $psr = $psr->withQueryParams($request->query())->withCookieParams($request->cookies());
         foreach ($request->attributes() as $name => $value) {
@@ -170,39 +171,6 @@ final class PsrBridge
         $path = $request->path();
         $uri = new Uri();
         return $uri->withPath($path === '*' ? '' : $path)->withQuery($request->queryString());
-    }
-
-    /**
-     * @param array<string, list<string>> $headers
-     * @return array<string, mixed>
-     */
-    private function serverParams(Request $request, array $headers): array
-    {
-        $now = microtime(true);
-        $params = [
-            'REQUEST_METHOD' => $request->method(),
-            'REQUEST_URI' => $request->target(),
-            'QUERY_STRING' => $request->queryString(),
-            'SERVER_PROTOCOL' => 'HTTP/' . $request->version(),
-            'REQUEST_TIME' => (int) $now,
-            'REQUEST_TIME_FLOAT' => $now,
-        ];
-        if ($request->remoteAddress() !== null) {
-            $params['REMOTE_ADDR'] = $request->remoteAddress();   // the client's, behind a trusted proxy
-        }
-        if ($request->scheme() === 'https') {
-            $params['HTTPS'] = 'on';
-        }
-        foreach ($headers as $name => $values) {
-            $key = strtoupper(str_replace('-', '_', $name));
-            $value = implode(', ', $values);
-            if ($key === 'CONTENT_TYPE' || $key === 'CONTENT_LENGTH') {
-                $params[$key] = $value;
-            } else {
-                $params['HTTP_' . $key] = $value;
-            }
-        }
-        return $params + $this->serverParams;
     }
 
     /**

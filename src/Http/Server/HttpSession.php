@@ -285,7 +285,7 @@ final class HttpSession implements Session, Abandonable
         );
         $response = $this->protocol->call->respond($request);
         $upgrade = $response->upgrade();
-        if ($upgrade !== null && ($invalid = HeaderField::problem($response->headers())) !== null) {
+        if ($upgrade !== null && ($invalid = HeaderField::problem($response->headers()) ?? ($upgrade instanceof ProtocolSwitch ? null : 'no connection can be handed to ' . $upgrade::class . ', which is no ProtocolSwitch')) !== null) {
             // A field the 101 cannot carry is the application's error, as on any other response: a
             // 500 with the reason logged, not a switch with the field left out.
             $this->protocol->call->log($request, new \InvalidArgumentException($invalid), '{method} {target}: the upgrade could not be answered: {message}');

@@ -7,6 +7,7 @@ namespace Weft\Http\Static;
 use Psr\Http\Server\RequestHandlerInterface;
 use Weft\Http\Compression\Gzip;
 use Weft\Http\Compression\GzipOptions;
+use Weft\Http\Message\ErrorResponse;
 use Weft\Http\Message\HeaderBlock;
 use Weft\Http\Message\Request;
 use Weft\Http\Message\Response;
@@ -55,8 +56,6 @@ use Weft\Http\Psr\PsrHandlerAdapter;
  */
 final class StaticFiles
 {
-    private const NOT_FOUND = "Not Found\n";
-
     private readonly StaticOptions $options;
     private readonly MimeTypes $mimeTypes;
     /** @var (\Closure(Request): mixed)|null */
@@ -103,9 +102,9 @@ final class StaticFiles
             return ($this->next)($request);
         }
         if ($method !== 'GET' && $method !== 'HEAD' && $this->resolve($request->path()) !== null) {
-            return new Response(405, ['Allow' => 'GET, HEAD', 'Content-Type' => 'text/plain; charset=utf-8'], "Method Not Allowed\n");
+            return ErrorResponse::methodNotAllowed(['GET', 'HEAD']);
         }
-        return new Response(404, ['Content-Type' => 'text/plain; charset=utf-8'], self::NOT_FOUND);
+        return ErrorResponse::notFound();
     }
 
     /** The response for a GET or HEAD of a file under the root, or null when no file answers it. */
@@ -288,7 +287,7 @@ final class StaticFiles
             if ($precondition === 304) {
                 return new Response(304, ['Last-Modified' => $lastModified, 'ETag' => $etag] + $varyHeader);
             }
-            return new Response(412, ['Content-Type' => 'text/plain; charset=utf-8'], "Precondition Failed\n");
+            return ErrorResponse::preconditionFailed();
         }
 
         $isHead = $request->method() === 'HEAD';
@@ -301,10 +300,8 @@ final class StaticFiles
             $ranges = ByteRange::parseSet($range, $size);
             if ($ranges === false) {
                 \fclose($handle);
-                return new Response(416, [
-                    'Content-Range' => 'bytes */' . $size,
-                    'Content-Type' => 'text/plain; charset=utf-8',
-                ] + \array_diff_key($headers, ['Content-Type' => 1]), "Range Not Satisfiable\n");
+                $refused = ErrorResponse::rangeNotSatisfiable($size);
+                return new Response(416, $refused->headers() + \array_diff_key($headers, ['Content-Type' => 1]), $refused->body());
             }
             if ($ranges !== null && \count($ranges) === 1) {
                 [$offset, $length] = $ranges[0];

@@ -4,6 +4,7 @@ declare(strict_types=1);
 
 namespace Weft\Http\Tls;
 
+use Weft\Http\Message\ErrorResponse;
 use Weft\Http\Message\Request;
 use Weft\Http\Message\Response;
 
@@ -24,7 +25,7 @@ final class HttpsRedirect
         $host = \strtolower((string) $request->header('host'));
         // A name or IPv4 address, or a bracketed IPv6 one, and an optional port, which is replaced.
         if (\preg_match('/^(\[[0-9a-f:.]+\]|[a-z0-9]([a-z0-9.-]*[a-z0-9])?)(:\d{1,5})?$/', $host, $m) !== 1) {
-            return new Response(400, ['Content-Type' => 'text/plain; charset=utf-8', 'Connection' => 'close'], "400 Bad Request\nNo usable Host field to redirect to HTTPS\n");
+            return ErrorResponse::badRequest('no usable Host field to redirect to HTTPS')->withHeader('Connection', 'close');
         }
         $target = $request->target();
         if (!\str_starts_with($target, '/')) {

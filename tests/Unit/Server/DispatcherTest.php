@@ -9,6 +9,7 @@ use Psr\Log\NullLogger;
 use Weft\Loop\Driver;
 use Weft\Loop\Loop;
 use Weft\Server\Dispatcher;
+use Weft\Server\Scoreboard;
 use Weft\Server\Session;
 
 /**
@@ -68,6 +69,21 @@ final class DispatcherTest extends TestCase
         self::assertSame(['serve wait', 'served wait', 'resume'], $third->events);
         self::assertSame([], $first->reentered + $second->reentered + $third->reentered);
         self::assertSame(3, $dispatcher->calls());
+    }
+
+    /** The worker's scoreboard slot is handed to the Dispatcher, which names there the call that runs. */
+    public function testTheScoreboardItIsHandedNamesTheCallInFlightUntilItEnds(): void
+    {
+        $scoreboard = Scoreboard::create();
+        if ($scoreboard === null) {
+            self::markTestSkipped('no shmop extension');
+        }
+        $dispatcher = new Dispatcher($this->driver, new NullLogger(), 0, 0.0, $scoreboard);
+        $session = new DispatcherTestSession();
+        self::assertFalse($dispatcher->dispatch($session, 'wait'));
+        self::assertSame('wait', $scoreboard->current());
+        $this->driver->run();
+        self::assertNull($scoreboard->current());
     }
 
     public function testASessionDispatchingItsNextRequestFromResumeIsNeverReentered(): void

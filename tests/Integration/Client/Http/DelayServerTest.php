@@ -56,12 +56,26 @@ final class DelayServerTest extends TestCase
 
     public function testRejectsMalformedRequests(): void
     {
-        $reply = run(static function (): string {
+        self::assertStringStartsWith('HTTP/1.1 400 ', self::exchange("NOT HTTP\r\n\r\n"));
+    }
+
+    /** A refusal is the server's own answer for its status (reason and message), not a 400's reason on any code. */
+    public function testRefusesAnOversizedHeadAsTheServerWould(): void
+    {
+        $reply = self::exchange("GET / HTTP/1.1\r\nHost: x\r\nX: " . \str_repeat('a', 10000) . "\r\n\r\n");
+        self::assertStringStartsWith("HTTP/1.1 431 Request Header Fields Too Large\r\n", $reply);
+        self::assertStringContainsString("\r\nConnection: close\r\n", $reply);
+    }
+
+    /** What a fresh server sends back for $bytes on one connection, until it closes. */
+    private static function exchange(string $bytes): string
+    {
+        return run(static function () use ($bytes): string {
             $server = DelayServer::listen();
             $server->start();
             try {
                 $socket = Socket::connect($server->address());
-                $socket->write("NOT HTTP\r\n\r\n");
+                $socket->write($bytes);
                 $reply = '';
                 while (($chunk = $socket->read()) !== null) {
                     $reply .= $chunk;
@@ -71,6 +85,5 @@ final class DelayServerTest extends TestCase
                 $server->stop();
             }
         });
-        self::assertStringStartsWith('HTTP/1.1 400 ', $reply);
     }
 }

@@ -47,6 +47,29 @@ final class ErrorPolicyTest extends TestCase
         self::assertSame(504, ErrorResponse::gatewayTimeout()->status());
     }
 
+    /** The refusals of static files, the HTTPS redirect, the parser and the metrics port: ErrorResponse's, one shape. */
+    public function testEveryWritersRefusalsAreErrorResponses(): void
+    {
+        $shape = static fn (Response $r): array => [$r->status(), $r->headers(), $r->body()];
+        $text = ['Content-Type' => ['text/plain; charset=utf-8']];
+        $root = \sys_get_temp_dir() . '/weft-errors-' . \bin2hex(\random_bytes(4));
+        \mkdir($root);
+        \file_put_contents("$root/a.txt", 'a');
+        $static = new \Weft\Http\Static\StaticFiles(new \Weft\Http\Static\StaticOptions($root));
+        self::assertSame($shape(ErrorResponse::notFound()), $shape($static(new Request('GET', '/no-such-file'))));
+        self::assertSame([404, $text, "Not Found\n"], $shape(ErrorResponse::notFound()));
+        self::assertSame([405, ['Allow' => ['GET, HEAD']] + $text, "Method Not Allowed\n"], $shape(ErrorResponse::methodNotAllowed(['GET', 'HEAD'])));
+        self::assertSame($shape(ErrorResponse::methodNotAllowed(['GET', 'HEAD'])), $shape($static(new Request('POST', '/a.txt'))));
+        \unlink("$root/a.txt");
+        \rmdir($root);
+        self::assertSame([412, $text, "Precondition Failed\n"], $shape(ErrorResponse::preconditionFailed()));
+        self::assertSame([416, ['Content-Range' => ['bytes */10']] + $text, "Range Not Satisfiable\n"], $shape(ErrorResponse::rangeNotSatisfiable(10)));
+        $redirect = (new \Weft\Http\Tls\HttpsRedirect(443))(new Request('GET', '/'));
+        self::assertSame([400, $text + ['Connection' => ['close']], "Bad Request: no usable Host field to redirect to HTTPS\n"], $shape($redirect));
+        $parser = \Weft\Http\Parser\HttpError::headerTooLarge(8192)->toResponse();
+        self::assertSame($shape(ErrorResponse::unreadable(431, \rtrim($parser->body()))), $shape($parser));
+    }
+
     /** @return iterable<string, array{string, string}> */
     public static function badFields(): iterable
     {
