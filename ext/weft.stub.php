@@ -74,6 +74,17 @@ namespace Weft\Ext {
     function tlsAttach($stream): int {}
 
     /**
+     * For a loop built on stream_select(): the attached streams (tlsAttach() makes them read ahead)
+     * among $streams whose next record sits in OpenSSL, taken from the socket already, get it decrypted,
+     * so that stream_select() sees it (its cast moves it into PHP's read buffer). Other streams are left
+     * alone. The native loop does the same by itself.
+     *
+     * @param array<resource> $streams
+     * @return int how many of them have data (or their end) waiting in OpenSSL
+     */
+    function tlsUnread(array $streams): int {}
+
+    /**
      * The native event loop (weft_loop.c; its arginfo lives there, not in weft_arginfo.h): the
      * Weft\Loop\Driver contract and DescriptorDriver in C. Weft\Loop\NativeDriver extends it and declares
      * those interfaces; see src/Loop/Driver.php for what each method promises.

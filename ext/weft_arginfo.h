@@ -187,8 +187,13 @@ ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_Weft_Ext_tlsAttach, 0, 1, IS_LON
 	ZEND_ARG_INFO(0, stream)
 ZEND_END_ARG_INFO()
 
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_Weft_Ext_tlsUnread, 0, 1, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, streams, IS_ARRAY, 0)
+ZEND_END_ARG_INFO()
+
 ZEND_FUNCTION(weft_tls_context);
 ZEND_FUNCTION(weft_tls_attach);
+ZEND_FUNCTION(weft_tls_unread);
 ZEND_FUNCTION(weft_tls_session_reused);
 ZEND_FUNCTION(weft_tls_ticket_keys);
 ZEND_FUNCTION(weft_tls_share_tickets);
@@ -240,6 +245,7 @@ static const zend_function_entry ext_functions[] = {
 	ZEND_NS_NAMED_FE("Weft\\Ext", tlsSessionReused, ZEND_FN(weft_tls_session_reused), arginfo_Weft_Ext_tlsSessionReused)
 	ZEND_NS_NAMED_FE("Weft\\Ext", tlsContext, ZEND_FN(weft_tls_context), arginfo_Weft_Ext_tlsContext)
 	ZEND_NS_NAMED_FE("Weft\\Ext", tlsAttach, ZEND_FN(weft_tls_attach), arginfo_Weft_Ext_tlsAttach)
+	ZEND_NS_NAMED_FE("Weft\\Ext", tlsUnread, ZEND_FN(weft_tls_unread), arginfo_Weft_Ext_tlsUnread)
 	ZEND_FE_END
 };
 

@@ -25,6 +25,15 @@
  * and close (SSL_free, SSL_CTX_free of the reference taken here) exactly as for its own. What that
  * saves is PHP's per-connection SSL_CTX_new() and certificate and key decoding, several times the cost
  * of the handshake's own cryptography with OpenSSL 3.
+ *
+ * The SSLs tlsAttach() makes read ahead (SSL_set_read_ahead): one read() takes a whole record, or
+ * several, where OpenSSL otherwise reads each record's 5-byte header and then its body (two read()s
+ * per request of a keep-alive client). The price is that whole records may then sit in OpenSSL's
+ * buffer, already taken from the socket: epoll and select no longer see them, and SSL_pending(), which
+ * PHP's select cast looks at, counts only a record already decrypted. weft_tls_unread() decrypts such
+ * a record (SSL_peek) so that both loops see it: the native loop's sweep (weft_epoll.c) reports the
+ * stream readable, and Weft\Ext\tlsUnread() does it for the streams StreamSelectDriver hands to
+ * stream_select(), whose cast then moves the record into PHP's read buffer, where select looks.
  */
 
 #ifdef HAVE_CONFIG_H
@@ -71,6 +80,10 @@ static weft_ticket_key weft_ticket_keys[WEFT_TICKET_KEYS];
 static int weft_ticket_key_count = 0;
 /* Set once tlsShareTickets() found PHP's own setup where this build expects it. */
 static bool weft_tls_layout_verified = false;
+/* The label of PHP's OpenSSL socket ops, as found by that check. weft_tls_unread() compares a stream's
+ * label with it, pointer first: the stream hooks (weft_hook_stream.c) give a hooked stream a copy of its
+ * ops, label pointer included, so the ops pointer itself says nothing. */
+static const char *weft_tls_ssl_label = NULL;
 
 #define WEFT_TLS_MAX_CONTEXTS 64
 typedef struct {
@@ -174,6 +187,7 @@ PHP_FUNCTION(weft_tls_share_tickets)
 		RETURN_LONG(-1);
 	}
 	weft_tls_layout_verified = true;
+	weft_tls_ssl_label = stream->ops->label;
 	SSL_CTX_set_tlsext_ticket_key_evp_cb(ctx, weft_ticket_callback);
 	if (lifetime > 0) {
 		SSL_CTX_set_timeout(ctx, (long) lifetime);
@@ -406,4 +420,67 @@ PHP_FUNCTION(weft_tls_attach)
 #else
 	RETURN_LONG(-1);
 #endif
+}
+
+/*
+ * Whether an attached stream (tlsAttach(): read-ahead on, handshake done) has decrypted data waiting in
+ * OpenSSL, after decrypting the next whole record it holds undecrypted, if any (SSL_peek: the record
+ * stays for the next read, decrypted once). Also true when that peek hit the end of the stream or an
+ * error: the reader must come and find it. False for every other stream, and when what OpenSSL holds is
+ * only part of a record: the rest has to come from the socket, which the loop watches. A peek at a
+ * partial record costs one read() (EAGAIN); it happens only when the loop looks at the stream.
+ * Pure C, no PHP, no warning.
+ */
+bool weft_tls_unread(php_stream *stream)
+{
+#if WEFT_TLS_LAYOUT_KNOWN
+	if (!weft_tls_layout_verified || stream->ops == NULL || stream->abstract == NULL
+		|| (stream->ops->label != weft_tls_ssl_label && (stream->ops->label == NULL || strcmp(stream->ops->label, "tcp_socket/ssl") != 0))) {
+		return false;
+	}
+	SSL *ssl = ((weft_openssl_netstream_head *) stream->abstract)->ssl_handle;
+	if (ssl == NULL || !SSL_get_read_ahead(ssl) || !SSL_is_init_finished(ssl)) {
+		return false; /* not ours, or mid-handshake (TlsAcceptor drives that) */
+	}
+	if (SSL_pending(ssl) > 0) {
+		return true;
+	}
+	if (!SSL_has_pending(ssl)) {
+		return false;
+	}
+	char byte;
+	ERR_clear_error();
+	int got = SSL_peek(ssl, &byte, 1);
+	if (got > 0) {
+		return true;
+	}
+	int error = SSL_get_error(ssl, got);
+	ERR_clear_error();
+	return error != SSL_ERROR_WANT_READ && error != SSL_ERROR_WANT_WRITE;
+#else
+	return false;
+#endif
+}
+
+PHP_FUNCTION(weft_tls_unread)
+{
+	HashTable *streams;
+
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_ARRAY_HT(streams)
+	ZEND_PARSE_PARAMETERS_END();
+
+	zend_long count = 0;
+	zval *entry;
+	ZEND_HASH_FOREACH_VAL(streams, entry) {
+		ZVAL_DEREF(entry);
+		if (Z_TYPE_P(entry) != IS_RESOURCE) {
+			continue;
+		}
+		php_stream *stream = (php_stream *) zend_fetch_resource2(Z_RES_P(entry), NULL, php_file_le_stream(), php_file_le_pstream());
+		if (stream != NULL && weft_tls_unread(stream)) {
+			count++;
+		}
+	} ZEND_HASH_FOREACH_END();
+	RETURN_LONG(count);
 }
