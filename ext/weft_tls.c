@@ -414,6 +414,10 @@ PHP_FUNCTION(weft_tls_attach)
 		SSL_free(ssl);
 		RETURN_LONG(0);
 	}
+	/* One read() per flight of records, not two per record; weft_tls_unread() keeps the loops seeing
+	 * what that leaves in OpenSSL's buffer. The default buffer (one record and its overhead) is enough:
+	 * a bigger one only helps bulk uploads, at 16 KB or more of memory more per connection. */
+	SSL_set_read_ahead(ssl, 1);
 	head->ctx = ctx;
 	head->ssl_handle = ssl;
 	RETURN_LONG(1);
