@@ -5,6 +5,8 @@ declare(strict_types=1);
 namespace Weft\Tests\Unit\Socket\Tls;
 
 use PHPUnit\Framework\TestCase;
+use Weft\Loop\NativeDriver;
+use Weft\Loop\StreamSelectDriver;
 use Weft\Socket\Tls\TicketKeys;
 use Weft\Socket\Tls\TlsConfig;
 
@@ -151,6 +153,41 @@ final class NativeTlsTest extends TestCase
         self::assertSame('', \fread($server, 100));
         foreach ([$server, $client] as $stream) {
             \fclose($stream);
+        }
+    }
+
+    /** The same rule inside the native loop (weft_epoll.c's sweep), and for the select loop: records already taken from the socket wake the reader. */
+    public function testBothLoopsWakeTheReaderForRecordsOpenSslHolds(): void
+    {
+        [$server, $client] = $this->pair();
+        self::assertSame(1, \Weft\Ext\tlsShareTickets($server, TlsConfig::METHOD, 60));
+        \fclose($server);
+        \fclose($client);
+        \Weft\Ext\tlsContext([[null, ...self::$files['default.test']]], TlsConfig::INTERMEDIATE_CIPHERS, '', 60);
+        foreach ([new NativeDriver(), new StreamSelectDriver()] as $loop) {
+            [$server, $client, $relay] = $this->relayed(['peer_name' => 'default.test']);
+            self::assertSame(1, \Weft\Ext\tlsAttach($server));
+            $this->handshake($server, $client, null, $relay);
+            foreach (['one,', 'two,', 'three'] as $record) {
+                \fwrite($client, $record);
+            }
+            $relay(0, $relay(3 * 29 + 13));
+            // Taken by the handshake's last read, as with a TLS 1.3 client's Finished and first request.
+            self::assertSame('one,', \fread($server, 100));
+            $got = '';
+            $loop->onReadable($server, function (string $id) use ($loop, $server, &$got): void {
+                $got .= \fread($server, 100);
+                if ($got === 'two,three') {
+                    $loop->cancel($id);
+                    $loop->stop();
+                }
+            });
+            $timer = $loop->delay(5.0, static fn () => $loop->stop()); // a stall ends here
+            $loop->run();
+            self::assertSame('two,three', $got, $loop->name() . ': woken for what OpenSSL held, with nothing more on the socket');
+            $loop->cancel($timer);
+            \fclose($server);
+            \fclose($client);
         }
     }
 
