@@ -426,6 +426,33 @@ PHP_FUNCTION(weft_tls_attach)
 #endif
 }
 
+#if WEFT_TLS_LAYOUT_KNOWN
+/*
+ * The SSL of a stream tlsAttach() set up (read-ahead on, which PHP's own setup never sets), once its
+ * handshake is done; NULL for every other stream, and mid-handshake (TlsAcceptor drives that).
+ */
+static SSL *weft_tls_attached(php_stream *stream)
+{
+	if (!weft_tls_layout_verified || stream->ops == NULL || stream->abstract == NULL
+		|| (stream->ops->label != weft_tls_ssl_label && (stream->ops->label == NULL || strcmp(stream->ops->label, "tcp_socket/ssl") != 0))) {
+		return NULL;
+	}
+	SSL *ssl = ((weft_openssl_netstream_head *) stream->abstract)->ssl_handle;
+	if (ssl == NULL || !SSL_get_read_ahead(ssl) || !SSL_is_init_finished(ssl)) {
+		return NULL;
+	}
+	return ssl;
+}
+
+/* OpenSSL wants the thread's error queue empty before an I/O call; emptying it costs more than looking. */
+static inline void weft_tls_errors_cleared(void)
+{
+	if (UNEXPECTED(ERR_peek_error() != 0)) {
+		ERR_clear_error();
+	}
+}
+#endif
+
 /*
  * Whether an attached stream (tlsAttach(): read-ahead on, handshake done) has decrypted data waiting in
  * OpenSSL, after decrypting the next whole record it holds undecrypted, if any (SSL_peek: the record
@@ -438,13 +465,9 @@ PHP_FUNCTION(weft_tls_attach)
 bool weft_tls_unread(php_stream *stream)
 {
 #if WEFT_TLS_LAYOUT_KNOWN
-	if (!weft_tls_layout_verified || stream->ops == NULL || stream->abstract == NULL
-		|| (stream->ops->label != weft_tls_ssl_label && (stream->ops->label == NULL || strcmp(stream->ops->label, "tcp_socket/ssl") != 0))) {
+	SSL *ssl = weft_tls_attached(stream);
+	if (ssl == NULL) {
 		return false;
-	}
-	SSL *ssl = ((weft_openssl_netstream_head *) stream->abstract)->ssl_handle;
-	if (ssl == NULL || !SSL_get_read_ahead(ssl) || !SSL_is_init_finished(ssl)) {
-		return false; /* not ours, or mid-handshake (TlsAcceptor drives that) */
 	}
 	if (SSL_pending(ssl) > 0) {
 		return true;
@@ -487,4 +510,113 @@ PHP_FUNCTION(weft_tls_unread)
 		}
 	} ZEND_HASH_FOREACH_END();
 	RETURN_LONG(count);
+}
+
+/*
+ * Weft\Ext\tlsRead() and tlsWrite(): the connection's reads and writes on an attached stream, straight
+ * to SSL_read()/SSL_write(), without PHP's stream layer around them (its error-queue clearing, error
+ * mapping, progress notification and stream hooks cost a third as much again as the record itself for
+ * a small request). Non-blocking only: what would block answers '' or 0. PHP's stream keeps working:
+ * bytes already in its read buffer (select's cast puts decrypted data there) are read first, through
+ * it; close and everything else stay PHP's.
+ */
+PHP_FUNCTION(weft_tls_read)
+{
+	zval *zstream;
+	zend_long length;
+	php_stream *stream;
+
+	ZEND_PARSE_PARAMETERS_START(2, 2)
+		Z_PARAM_RESOURCE(zstream)
+		Z_PARAM_LONG(length)
+	ZEND_PARSE_PARAMETERS_END();
+
+	if (length < 1) {
+		zend_argument_value_error(2, "must be greater than 0");
+		RETURN_THROWS();
+	}
+	php_stream_from_zval(stream, zstream);
+#if WEFT_TLS_LAYOUT_KNOWN
+	SSL *ssl = weft_tls_attached(stream);
+	if (ssl == NULL) {
+		RETURN_NULL();
+	}
+	/* One record at most per call: a buffer of a record's size, the string made to measure. */
+	char buf[SSL3_RT_MAX_PLAIN_LENGTH];
+	int want = length < (zend_long) sizeof(buf) ? (int) length : (int) sizeof(buf);
+	zend_off_t buffered = stream->writepos - stream->readpos;
+	if (buffered > 0) {
+		/* Those bytes alone (PHP's read would go on into OpenSSL): the next call reads the next record. */
+		ssize_t got = php_stream_read(stream, buf, buffered < want ? (size_t) buffered : (size_t) want);
+		RETURN_STRINGL(buf, got > 0 ? (size_t) got : 0);
+	}
+	weft_tls_errors_cleared();
+	int got = SSL_read(ssl, buf, want);
+	if (got > 0) {
+		RETURN_STRINGL(buf, (size_t) got);
+	}
+	int error = SSL_get_error(ssl, got);
+	if (error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE) {
+		RETURN_EMPTY_STRING();
+	}
+	ERR_clear_error();
+	RETURN_FALSE; /* the peer's close_notify, its end of the stream, a reset or a TLS error */
+#else
+	RETURN_NULL();
+#endif
+}
+
+PHP_FUNCTION(weft_tls_write)
+{
+	zval *zstream;
+	zend_string *data;
+	zend_long offset = 0;
+	zend_long length = 0;
+	bool length_null = true;
+	php_stream *stream;
+
+	ZEND_PARSE_PARAMETERS_START(2, 4)
+		Z_PARAM_RESOURCE(zstream)
+		Z_PARAM_STR(data)
+		Z_PARAM_OPTIONAL
+		Z_PARAM_LONG(offset)
+		Z_PARAM_LONG_OR_NULL(length, length_null)
+	ZEND_PARSE_PARAMETERS_END();
+
+	if (offset < 0 || (size_t) offset > ZSTR_LEN(data)) {
+		zend_argument_value_error(3, "must be within the data");
+		RETURN_THROWS();
+	}
+	if (length_null || (size_t) length > ZSTR_LEN(data) - (size_t) offset) {
+		length = (zend_long) (ZSTR_LEN(data) - (size_t) offset);
+	} else if (length < 0) {
+		zend_argument_value_error(4, "must be greater than or equal to 0");
+		RETURN_THROWS();
+	}
+	php_stream_from_zval(stream, zstream);
+#if WEFT_TLS_LAYOUT_KNOWN
+	SSL *ssl = weft_tls_attached(stream);
+	if (ssl == NULL) {
+		RETURN_NULL();
+	}
+	if (length == 0) {
+		RETURN_LONG(0);
+	}
+	if (length > INT_MAX) {
+		length = INT_MAX; /* a partial write (PHP's setup turned them on): the caller goes on from there */
+	}
+	weft_tls_errors_cleared();
+	int wrote = SSL_write(ssl, ZSTR_VAL(data) + offset, (int) length);
+	if (wrote > 0) {
+		RETURN_LONG(wrote);
+	}
+	int error = SSL_get_error(ssl, wrote);
+	if (error == SSL_ERROR_WANT_WRITE || error == SSL_ERROR_WANT_READ) {
+		RETURN_LONG(0); /* again later with the same bytes, as OpenSSL requires */
+	}
+	ERR_clear_error();
+	RETURN_FALSE; /* the peer is gone (reset, broken pipe) or a TLS error */
+#else
+	RETURN_NULL();
+#endif
 }

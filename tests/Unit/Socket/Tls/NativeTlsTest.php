@@ -191,6 +191,63 @@ final class NativeTlsTest extends TestCase
         }
     }
 
+    public function testTlsReadAndTlsWriteGoStraightThroughOpenSsl(): void
+    {
+        [$server, $client] = $this->pair();
+        self::assertSame(1, \Weft\Ext\tlsShareTickets($server, TlsConfig::METHOD, 60));
+        \fclose($server);
+        \fclose($client);
+        \Weft\Ext\tlsContext([[null, ...self::$files['default.test']]], TlsConfig::INTERMEDIATE_CIPHERS, '', 60);
+        [$server, $client, $relay] = $this->relayed(['peer_name' => 'default.test']);
+        self::assertNull(\Weft\Ext\tlsRead($server, 100), 'not set up yet: fread() applies');
+        self::assertSame(1, \Weft\Ext\tlsAttach($server));
+        self::assertNull(\Weft\Ext\tlsWrite($server, 'x'), 'mid-handshake: PHP drives it');
+        $this->handshake($server, $client, null, $relay);
+        self::assertNull(\Weft\Ext\tlsRead($client, 100), "a stream of PHP's own TLS");
+
+        self::assertSame('', \Weft\Ext\tlsRead($server, 100), 'nothing yet');
+        foreach (['one,', 'two,', 'three'] as $record) {
+            \fwrite($client, $record);
+        }
+        $relay(0, $relay(3 * 29 + 13));
+        self::assertSame('one,', \Weft\Ext\tlsRead($server, 65536), 'a record per call');
+        self::assertSame('tw', \Weft\Ext\tlsRead($server, 2));
+        // select's cast moves what OpenSSL decrypted into PHP's read buffer: read from there first.
+        $read = [$server];
+        $write = $except = null;
+        self::assertSame(1, \stream_select($read, $write, $except, 0));
+        self::assertSame('o,', \Weft\Ext\tlsRead($server, 100));
+        self::assertSame('three', \Weft\Ext\tlsRead($server, 100));
+        self::assertSame('', \Weft\Ext\tlsRead($server, 100));
+
+        // Writes: from an offset, a length, a record the client reads as such.
+        self::assertSame(5, \Weft\Ext\tlsWrite($server, 'xxhelloyy', 2, 5));
+        self::assertSame(0, \Weft\Ext\tlsWrite($server, 'hello', 5));
+        self::assertSame(2, \Weft\Ext\tlsWrite($server, 'yy', 0));
+        $relay(0);
+        self::assertSame('hello', $this->readSome($client));
+        self::assertSame('yy', $this->readSome($client));
+        // A big write goes in part when the socket is full (PHP's partial-write mode), the rest later.
+        $big = \str_repeat('z', 8 << 20);
+        $sent = \Weft\Ext\tlsWrite($server, $big);
+        self::assertGreaterThan(0, $sent);
+        self::assertLessThan(\strlen($big), $sent, 'the socket took all of 8 MB?');
+        self::assertIsInt(\Weft\Ext\tlsWrite($server, $big, $sent), 'the rest, later: what OpenSSL holds of it first');
+        try {
+            \Weft\Ext\tlsWrite($server, 'abc', 4);
+            self::fail('an offset past the end was taken');
+        } catch (\ValueError $e) {
+            self::assertStringContainsString('must be within the data', $e->getMessage());
+        }
+
+        // The peer's close_notify: the end of the stream.
+        \stream_socket_enable_crypto($client, false);
+        $relay(0, $relay(29 + 2));
+        self::assertFalse(\Weft\Ext\tlsRead($server, 100));
+        \fclose($server);
+        \fclose($client);
+    }
+
     public function testWhatDoesNotApplyIsRefusedAndABadPairThrows(): void
     {
         \Weft\Ext\tlsContext([[null, ...self::$files['default.test']]], TlsConfig::INTERMEDIATE_CIPHERS, '', 60);
@@ -241,6 +298,7 @@ final class NativeTlsTest extends TestCase
         $fromClient = \stream_socket_accept($middle, 5);
         $toServer = \stream_socket_client('tcp://' . \stream_socket_get_name($listener, false), $errno, $error, 5);
         $server = \stream_socket_accept($listener, 5);
+        \socket_set_option(\socket_import_stream($server), \SOL_TCP, \TCP_NODELAY, 1); // as Weft's own
         \fclose($listener);
         \fclose($middle);
         foreach ([$client, $fromClient, $toServer, $server] as $stream) {
