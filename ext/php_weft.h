@@ -31,6 +31,9 @@ int weft_epoll_remove(zend_object *epoll, zend_long key);
 zend_result weft_epoll_wait(zend_object *epoll, double timeout, zend_long max, zval *result);
 /* weft_loop.c: Weft\Ext\Loop, the native event loop. */
 zend_result weft_loop_minit(void);
+
+/* weft_tls.c: a TLS stream read ahead (tlsAttach()) with decrypted data waiting in OpenSSL. */
+bool weft_tls_unread(php_stream *stream);
 /* weft_http.c: Weft\Ext\parseHead() */
 zend_result weft_http_minit(void);
 

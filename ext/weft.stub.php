@@ -74,6 +74,38 @@ namespace Weft\Ext {
     function tlsAttach($stream): int {}
 
     /**
+     * For a loop built on stream_select(): the attached streams (tlsAttach() makes them read ahead)
+     * among $streams whose next record sits in OpenSSL, taken from the socket already, get it decrypted,
+     * so that stream_select() sees it (its cast moves it into PHP's read buffer). Other streams are left
+     * alone. The native loop does the same by itself.
+     *
+     * @param array<resource> $streams
+     * @return int how many of them have data (or their end) waiting in OpenSSL
+     */
+    function tlsUnread(array $streams): int {}
+
+    /**
+     * Reads from an attached stream (tlsAttach(), handshake done) straight through OpenSSL, a record at
+     * most, what PHP's read buffer holds first. Non-blocking.
+     *
+     * @param resource $stream
+     * @return string|false|null the bytes; '' when nothing can be read now; false at the end of the
+     *         stream (close_notify, the peer's end) or on an error; null: not an attached stream (use fread())
+     */
+    function tlsRead($stream, int $length): string|false|null {}
+
+    /**
+     * Writes to an attached stream straight through OpenSSL, $length bytes of $data from $offset (the
+     * rest by default). Non-blocking: a write that would block answers 0 and must be repeated with the
+     * same bytes.
+     *
+     * @param resource $stream
+     * @return int|false|null bytes taken; false when the peer is gone or on an error; null: not an
+     *         attached stream (use fwrite())
+     */
+    function tlsWrite($stream, string $data, int $offset = 0, ?int $length = null): int|false|null {}
+
+    /**
      * The native event loop (weft_loop.c; its arginfo lives there, not in weft_arginfo.h): the
      * Weft\Loop\Driver contract and DescriptorDriver in C. Weft\Loop\NativeDriver extends it and declares
      * those interfaces; see src/Loop/Driver.php for what each method promises.

@@ -187,8 +187,27 @@ ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_Weft_Ext_tlsAttach, 0, 1, IS_LON
 	ZEND_ARG_INFO(0, stream)
 ZEND_END_ARG_INFO()
 
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_Weft_Ext_tlsUnread, 0, 1, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, streams, IS_ARRAY, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_MASK_EX(arginfo_Weft_Ext_tlsRead, 0, 2, MAY_BE_STRING|MAY_BE_FALSE|MAY_BE_NULL)
+	ZEND_ARG_INFO(0, stream)
+	ZEND_ARG_TYPE_INFO(0, length, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_MASK_EX(arginfo_Weft_Ext_tlsWrite, 0, 2, MAY_BE_LONG|MAY_BE_FALSE|MAY_BE_NULL)
+	ZEND_ARG_INFO(0, stream)
+	ZEND_ARG_TYPE_INFO(0, data, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, offset, IS_LONG, 0, "0")
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, length, IS_LONG, 1, "null")
+ZEND_END_ARG_INFO()
+
 ZEND_FUNCTION(weft_tls_context);
 ZEND_FUNCTION(weft_tls_attach);
+ZEND_FUNCTION(weft_tls_unread);
+ZEND_FUNCTION(weft_tls_read);
+ZEND_FUNCTION(weft_tls_write);
 ZEND_FUNCTION(weft_tls_session_reused);
 ZEND_FUNCTION(weft_tls_ticket_keys);
 ZEND_FUNCTION(weft_tls_share_tickets);
@@ -240,6 +259,9 @@ static const zend_function_entry ext_functions[] = {
 	ZEND_NS_NAMED_FE("Weft\\Ext", tlsSessionReused, ZEND_FN(weft_tls_session_reused), arginfo_Weft_Ext_tlsSessionReused)
 	ZEND_NS_NAMED_FE("Weft\\Ext", tlsContext, ZEND_FN(weft_tls_context), arginfo_Weft_Ext_tlsContext)
 	ZEND_NS_NAMED_FE("Weft\\Ext", tlsAttach, ZEND_FN(weft_tls_attach), arginfo_Weft_Ext_tlsAttach)
+	ZEND_NS_NAMED_FE("Weft\\Ext", tlsUnread, ZEND_FN(weft_tls_unread), arginfo_Weft_Ext_tlsUnread)
+	ZEND_NS_NAMED_FE("Weft\\Ext", tlsRead, ZEND_FN(weft_tls_read), arginfo_Weft_Ext_tlsRead)
+	ZEND_NS_NAMED_FE("Weft\\Ext", tlsWrite, ZEND_FN(weft_tls_write), arginfo_Weft_Ext_tlsWrite)
 	ZEND_FE_END
 };
 

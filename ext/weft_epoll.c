@@ -614,7 +614,11 @@ static zend_long weft_epoll_check_entry(weft_epoll_entry *entry)
 			return WEFT_EPOLL_CLOSED | EPOLLHUP; /* a user-space wrapper closed itself */
 		}
 	}
-	return stream->writepos - stream->readpos > 0 ? EPOLLIN : 0;
+	if (stream->writepos - stream->readpos > 0) {
+		return EPOLLIN;
+	}
+	/* A read-ahead TLS stream (weft_tls.c) may hold whole records the kernel no longer reports. */
+	return entry->recast && weft_tls_unread(stream) ? EPOLLIN : 0;
 }
 
 /*

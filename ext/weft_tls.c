@@ -25,6 +25,15 @@
  * and close (SSL_free, SSL_CTX_free of the reference taken here) exactly as for its own. What that
  * saves is PHP's per-connection SSL_CTX_new() and certificate and key decoding, several times the cost
  * of the handshake's own cryptography with OpenSSL 3.
+ *
+ * The SSLs tlsAttach() makes read ahead (SSL_set_read_ahead): one read() takes a whole record, or
+ * several, where OpenSSL otherwise reads each record's 5-byte header and then its body (two read()s
+ * per request of a keep-alive client). The price is that whole records may then sit in OpenSSL's
+ * buffer, already taken from the socket: epoll and select no longer see them, and SSL_pending(), which
+ * PHP's select cast looks at, counts only a record already decrypted. weft_tls_unread() decrypts such
+ * a record (SSL_peek) so that both loops see it: the native loop's sweep (weft_epoll.c) reports the
+ * stream readable, and Weft\Ext\tlsUnread() does it for the streams StreamSelectDriver hands to
+ * stream_select(), whose cast then moves the record into PHP's read buffer, where select looks.
  */
 
 #ifdef HAVE_CONFIG_H
@@ -83,6 +92,10 @@ static weft_ticket_key weft_ticket_keys[WEFT_TICKET_KEYS];
 static int weft_ticket_key_count = 0;
 /* Set once tlsShareTickets() found PHP's own setup where this build expects it. */
 static bool weft_tls_layout_verified = false;
+/* The label of PHP's OpenSSL socket ops, as found by that check. weft_tls_unread() compares a stream's
+ * label with it, pointer first: the stream hooks (weft_hook_stream.c) give a hooked stream a copy of its
+ * ops, label pointer included, so the ops pointer itself says nothing. */
+static const char *weft_tls_ssl_label = NULL;
 
 #define WEFT_TLS_MAX_CONTEXTS 64
 typedef struct {
@@ -184,6 +197,7 @@ PHP_FUNCTION(weft_tls_share_tickets)
 		RETURN_LONG(-1);
 	}
 	weft_tls_layout_verified = true;
+	weft_tls_ssl_label = stream->ops->label;
 	SSL_CTX_set_tlsext_ticket_key_evp_cb(ctx, weft_ticket_callback);
 	if (lifetime > 0) {
 		SSL_CTX_set_timeout(ctx, (long) lifetime);
@@ -409,10 +423,209 @@ PHP_FUNCTION(weft_tls_attach)
 		SSL_free(ssl);
 		RETURN_LONG(0);
 	}
+	/* One read() per flight of records, not two per record; weft_tls_unread() keeps the loops seeing
+	 * what that leaves in OpenSSL's buffer. The default buffer (one record and its overhead) is enough:
+	 * a bigger one only helps bulk uploads, at 16 KB or more of memory more per connection. */
+	SSL_set_read_ahead(ssl, 1);
 	head->ctx = ctx;
 	head->ssl_handle = ssl;
 	RETURN_LONG(1);
 #else
 	RETURN_LONG(-1);
+#endif
+}
+
+#if WEFT_TLS_LAYOUT_KNOWN
+/*
+ * The SSL of a stream tlsAttach() set up (read-ahead on, which PHP's own setup never sets), once its
+ * handshake is done; NULL for every other stream, and mid-handshake (TlsAcceptor drives that).
+ */
+static SSL *weft_tls_attached(php_stream *stream)
+{
+	if (!weft_tls_layout_verified || stream->ops == NULL || stream->abstract == NULL
+		|| (stream->ops->label != weft_tls_ssl_label && (stream->ops->label == NULL || strcmp(stream->ops->label, "tcp_socket/ssl") != 0))) {
+		return NULL;
+	}
+	SSL *ssl = ((weft_openssl_netstream_head *) stream->abstract)->ssl_handle;
+	if (ssl == NULL || !SSL_get_read_ahead(ssl) || !SSL_is_init_finished(ssl)) {
+		return NULL;
+	}
+	return ssl;
+}
+
+/* OpenSSL wants the thread's error queue empty before an I/O call; emptying it costs more than looking. */
+static inline void weft_tls_errors_cleared(void)
+{
+	if (UNEXPECTED(ERR_peek_error() != 0)) {
+		ERR_clear_error();
+	}
+}
+#endif
+
+/*
+ * Whether an attached stream (tlsAttach(): read-ahead on, handshake done) has decrypted data waiting in
+ * OpenSSL, after decrypting the next whole record it holds undecrypted, if any (SSL_peek: the record
+ * stays for the next read, decrypted once). Also true when that peek hit the end of the stream or an
+ * error: the reader must come and find it. False for every other stream, and when what OpenSSL holds is
+ * only part of a record: the rest has to come from the socket, which the loop watches. A peek at a
+ * partial record costs one read() (EAGAIN); it happens only when the loop looks at the stream.
+ * Pure C, no PHP, no warning.
+ */
+bool weft_tls_unread(php_stream *stream)
+{
+#if WEFT_TLS_LAYOUT_KNOWN
+	SSL *ssl = weft_tls_attached(stream);
+	if (ssl == NULL) {
+		return false;
+	}
+	if (SSL_pending(ssl) > 0) {
+		return true;
+	}
+	if (!SSL_has_pending(ssl)) {
+		return false;
+	}
+	char byte;
+	ERR_clear_error();
+	int got = SSL_peek(ssl, &byte, 1);
+	if (got > 0) {
+		return true;
+	}
+	int error = SSL_get_error(ssl, got);
+	ERR_clear_error();
+	return error != SSL_ERROR_WANT_READ && error != SSL_ERROR_WANT_WRITE;
+#else
+	return false;
+#endif
+}
+
+PHP_FUNCTION(weft_tls_unread)
+{
+	HashTable *streams;
+
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_ARRAY_HT(streams)
+	ZEND_PARSE_PARAMETERS_END();
+
+	zend_long count = 0;
+	zval *entry;
+	ZEND_HASH_FOREACH_VAL(streams, entry) {
+		ZVAL_DEREF(entry);
+		if (Z_TYPE_P(entry) != IS_RESOURCE) {
+			continue;
+		}
+		php_stream *stream = (php_stream *) zend_fetch_resource2(Z_RES_P(entry), NULL, php_file_le_stream(), php_file_le_pstream());
+		if (stream != NULL && weft_tls_unread(stream)) {
+			count++;
+		}
+	} ZEND_HASH_FOREACH_END();
+	RETURN_LONG(count);
+}
+
+/*
+ * Weft\Ext\tlsRead() and tlsWrite(): the connection's reads and writes on an attached stream, straight
+ * to SSL_read()/SSL_write(), without PHP's stream layer around them (its error-queue clearing, error
+ * mapping, progress notification and stream hooks cost a third as much again as the record itself for
+ * a small request). Non-blocking only: what would block answers '' or 0. PHP's stream keeps working:
+ * bytes already in its read buffer (select's cast puts decrypted data there) are read first, through
+ * it; close and everything else stay PHP's.
+ */
+PHP_FUNCTION(weft_tls_read)
+{
+	zval *zstream;
+	zend_long length;
+	php_stream *stream;
+
+	ZEND_PARSE_PARAMETERS_START(2, 2)
+		Z_PARAM_RESOURCE(zstream)
+		Z_PARAM_LONG(length)
+	ZEND_PARSE_PARAMETERS_END();
+
+	if (length < 1) {
+		zend_argument_value_error(2, "must be greater than 0");
+		RETURN_THROWS();
+	}
+	php_stream_from_zval(stream, zstream);
+#if WEFT_TLS_LAYOUT_KNOWN
+	SSL *ssl = weft_tls_attached(stream);
+	if (ssl == NULL) {
+		RETURN_NULL();
+	}
+	/* One record at most per call: a buffer of a record's size, the string made to measure. */
+	char buf[SSL3_RT_MAX_PLAIN_LENGTH];
+	int want = length < (zend_long) sizeof(buf) ? (int) length : (int) sizeof(buf);
+	zend_off_t buffered = stream->writepos - stream->readpos;
+	if (buffered > 0) {
+		/* Those bytes alone (PHP's read would go on into OpenSSL): the next call reads the next record. */
+		ssize_t got = php_stream_read(stream, buf, buffered < want ? (size_t) buffered : (size_t) want);
+		RETURN_STRINGL(buf, got > 0 ? (size_t) got : 0);
+	}
+	weft_tls_errors_cleared();
+	int got = SSL_read(ssl, buf, want);
+	if (got > 0) {
+		RETURN_STRINGL(buf, (size_t) got);
+	}
+	int error = SSL_get_error(ssl, got);
+	if (error == SSL_ERROR_WANT_READ || error == SSL_ERROR_WANT_WRITE) {
+		RETURN_EMPTY_STRING();
+	}
+	ERR_clear_error();
+	RETURN_FALSE; /* the peer's close_notify, its end of the stream, a reset or a TLS error */
+#else
+	RETURN_NULL();
+#endif
+}
+
+PHP_FUNCTION(weft_tls_write)
+{
+	zval *zstream;
+	zend_string *data;
+	zend_long offset = 0;
+	zend_long length = 0;
+	bool length_null = true;
+	php_stream *stream;
+
+	ZEND_PARSE_PARAMETERS_START(2, 4)
+		Z_PARAM_RESOURCE(zstream)
+		Z_PARAM_STR(data)
+		Z_PARAM_OPTIONAL
+		Z_PARAM_LONG(offset)
+		Z_PARAM_LONG_OR_NULL(length, length_null)
+	ZEND_PARSE_PARAMETERS_END();
+
+	if (offset < 0 || (size_t) offset > ZSTR_LEN(data)) {
+		zend_argument_value_error(3, "must be within the data");
+		RETURN_THROWS();
+	}
+	if (length_null || (size_t) length > ZSTR_LEN(data) - (size_t) offset) {
+		length = (zend_long) (ZSTR_LEN(data) - (size_t) offset);
+	} else if (length < 0) {
+		zend_argument_value_error(4, "must be greater than or equal to 0");
+		RETURN_THROWS();
+	}
+	php_stream_from_zval(stream, zstream);
+#if WEFT_TLS_LAYOUT_KNOWN
+	SSL *ssl = weft_tls_attached(stream);
+	if (ssl == NULL) {
+		RETURN_NULL();
+	}
+	if (length == 0) {
+		RETURN_LONG(0);
+	}
+	if (length > INT_MAX) {
+		length = INT_MAX; /* a partial write (PHP's setup turned them on): the caller goes on from there */
+	}
+	weft_tls_errors_cleared();
+	int wrote = SSL_write(ssl, ZSTR_VAL(data) + offset, (int) length);
+	if (wrote > 0) {
+		RETURN_LONG(wrote);
+	}
+	int error = SSL_get_error(ssl, wrote);
+	if (error == SSL_ERROR_WANT_WRITE || error == SSL_ERROR_WANT_READ) {
+		RETURN_LONG(0); /* again later with the same bytes, as OpenSSL requires */
+	}
+	ERR_clear_error();
+	RETURN_FALSE; /* the peer is gone (reset, broken pipe) or a TLS error */
+#else
+	RETURN_NULL();
 #endif
 }

@@ -130,6 +130,10 @@ printf '%-40s %12s %18s\n' 'Weft TLS HTTP/1.1 keep-alive (wrk)' "$(col tls_ka 1)
 printf '%-40s %12s %18s\n' 'Weft new TLS connections (ab)' "$(col tls_new 1)" "$(col tls_new 2)"
 printf '%-40s %12s %18s\n' 'nginx new TLS connections (ab)' "$(col nginx_new 1)" "$(col nginx_new 2)"
 echo "TLS/plain CPU per keep-alive request: $(echo "scale=2; $(col tls_ka 2) / $(col plain_ka 2)" | bc)x (target <= 1.3)"
+# The same ratio round by round (each round's two runs are back to back): its median and spread say how
+# much of the figure above is the machine's noise.
+ratios="$(paste -d' ' <(echo -n "${results[tls_ka]}" | awk '{print $2}') <(echo -n "${results[plain_ka]}" | awk '{print $2}') | awk '{printf "%.2f\n", $1 / $2}')"
+echo "  per round: $(echo $ratios | tr ' ' ','); median $(echo "$ratios" | median)x"
 echo "Weft/nginx new TLS connections per second, as ab saw them: $(echo "scale=2; $(col tls_new 1) / $(col nginx_new 1)" | bc)x"
 # ab's rate follows latency as much as capacity on a shared machine; what one CPU-bound worker can do is
 # the inverse of its CPU per connection.

@@ -21,6 +21,14 @@ final class StreamSelectDriver extends AbstractDriver
     private array $writeStreams = [];
     /** @var array<int, array<string, Watcher>> */
     private array $writeWatchers = [];
+    /** With the native extension: TLS streams it reads ahead may hold records select cannot see (tlsUnread()). */
+    private readonly bool $tlsUnread;
+
+    public function __construct()
+    {
+        parent::__construct();
+        $this->tlsUnread = \function_exists('Weft\\Ext\\tlsUnread');
+    }
 
     public function name(): string
     {
@@ -91,6 +99,12 @@ final class StreamSelectDriver extends AbstractDriver
                     return;
                 }
             }
+        }
+        if ($this->tlsUnread && $read !== []) {
+            // A TLS connection the extension set up reads ahead: whole records may sit in OpenSSL,
+            // taken from the socket already. Decrypted now, select's cast moves them into PHP's read
+            // buffer, where select sees them (and returns at once).
+            \Weft\Ext\tlsUnread($read);
         }
         $seconds = $timeout === null ? null : (int) $timeout;
         $micro = $timeout === null ? 0 : (int) (($timeout - $seconds) * 1e6);
