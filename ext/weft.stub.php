@@ -102,6 +102,7 @@ namespace Weft\Ext {
         public function run(): void {}
         public function stop(): void {}
         public function isRunning(): bool {}
+        public function owesWork(): bool {}
         public function now(): float {}
         public function setErrorHandler(?\Closure $handler): void {}
         public function canWatch(mixed $stream): bool {}
