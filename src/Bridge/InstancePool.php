@@ -64,6 +64,7 @@ final class InstancePool
     private int $inFlight = 0;
     /** Requests waiting to be let in (admission). */
     private readonly WaitQueue $admission;
+    private bool $checkScheduled = false;
     /** Possible roots at which release() collects cycles; 0: PHP's own collector is left as it is. */
     private int $gcRoots = 0;
 
@@ -160,6 +161,12 @@ final class InstancePool
         if (\count($this->admission) === 0) {
             $this->scheduler->whenIdle($this, $this->admitOne(...));
         }
+        if (!$this->checkScheduled) {
+            // Turned away while the loop's dispatch still owed callbacks (often the other requests of the
+            // same batch): look again once they have run, before the loop waits.
+            $this->checkScheduled = true;
+            $this->scheduler->driver->defer($this->check(...));
+        }
         try {
             $this->admission->wait(null, 'admission into the framework');
         } catch (\Throwable $e) {
@@ -169,6 +176,12 @@ final class InstancePool
             }
             throw $e;
         }
+    }
+
+    private function check(): void
+    {
+        $this->checkScheduled = false;
+        $this->admitIfIdle();
     }
 
     /** A request left the framework: let the next one in if the worker has nothing else to run, or none is in. */
