@@ -134,6 +134,7 @@ namespace Weft\Ext {
         public function run(): void {}
         public function stop(): void {}
         public function isRunning(): bool {}
+        public function owesWork(): bool {}
         public function now(): float {}
         public function setErrorHandler(?\Closure $handler): void {}
         public function canWatch(mixed $stream): bool {}
@@ -298,16 +299,23 @@ namespace Weft\Ext {
     }
 
     /**
-     * Many static properties read or written in one call (Weft\Coroutine\ProcessState): $classes maps
-     * a declaring class's name in lower case to [key => property name]. Visibility is not checked.
+     * Many static properties read or written in one call (Weft\Coroutine\ProcessState). The classes
+     * and properties are resolved when it is made: $classes maps a declaring class's name in lower case
+     * to [key => property name]; a class not loaded then, or an entry that names no static property
+     * declared by its class, is left out. Visibility is not checked.
      */
     final class StaticProperties
     {
+        public function __construct(array $classes) {}
+
         /** Adds each initialized property's value to $values under its key. */
-        public static function read(array $classes, array &$values): void {}
+        public function read(array &$values): void {}
 
         /** Writes each property whose key $values has. */
-        public static function write(array $classes, array $values): void {}
+        public function write(array $values): void {}
+
+        /** How many properties were resolved. */
+        public function count(): int {}
     }
 
     final class InotifyException extends \RuntimeException

@@ -133,15 +133,19 @@ ZEND_END_ARG_INFO()
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_OutputStack_count, 0, 0, IS_LONG, 0)
 ZEND_END_ARG_INFO()
 
-ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_StaticProperties_read, 0, 2, IS_VOID, 0)
+ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Weft_Ext_StaticProperties___construct, 0, 0, 1)
 	ZEND_ARG_TYPE_INFO(0, classes, IS_ARRAY, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_StaticProperties_read, 0, 1, IS_VOID, 0)
 	ZEND_ARG_TYPE_INFO(1, values, IS_ARRAY, 0)
 ZEND_END_ARG_INFO()
 
-ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_StaticProperties_write, 0, 2, IS_VOID, 0)
-	ZEND_ARG_TYPE_INFO(0, classes, IS_ARRAY, 0)
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_StaticProperties_write, 0, 1, IS_VOID, 0)
 	ZEND_ARG_TYPE_INFO(0, values, IS_ARRAY, 0)
 ZEND_END_ARG_INFO()
+
+#define arginfo_class_Weft_Ext_StaticProperties_count arginfo_class_Weft_Ext_OutputStack_count
 
 #define arginfo_class_Weft_Ext_Inotify___construct arginfo_class_Weft_Ext_Epoll___construct
 
@@ -242,8 +246,10 @@ ZEND_METHOD(Weft_Ext_Deadline, claimLastWords);
 ZEND_METHOD(Weft_Ext_OutputStack, detach);
 ZEND_METHOD(Weft_Ext_OutputStack, attach);
 ZEND_METHOD(Weft_Ext_OutputStack, count);
+ZEND_METHOD(Weft_Ext_StaticProperties, __construct);
 ZEND_METHOD(Weft_Ext_StaticProperties, read);
 ZEND_METHOD(Weft_Ext_StaticProperties, write);
+ZEND_METHOD(Weft_Ext_StaticProperties, count);
 ZEND_METHOD(Weft_Ext_Inotify, __construct);
 ZEND_METHOD(Weft_Ext_Inotify, fd);
 ZEND_METHOD(Weft_Ext_Inotify, add);
@@ -314,8 +320,10 @@ static const zend_function_entry class_Weft_Ext_Deadline_methods[] = {
 };
 
 static const zend_function_entry class_Weft_Ext_StaticProperties_methods[] = {
-	ZEND_ME(Weft_Ext_StaticProperties, read, arginfo_class_Weft_Ext_StaticProperties_read, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
-	ZEND_ME(Weft_Ext_StaticProperties, write, arginfo_class_Weft_Ext_StaticProperties_write, ZEND_ACC_PUBLIC|ZEND_ACC_STATIC)
+	ZEND_ME(Weft_Ext_StaticProperties, __construct, arginfo_class_Weft_Ext_StaticProperties___construct, ZEND_ACC_PUBLIC)
+	ZEND_ME(Weft_Ext_StaticProperties, read, arginfo_class_Weft_Ext_StaticProperties_read, ZEND_ACC_PUBLIC)
+	ZEND_ME(Weft_Ext_StaticProperties, write, arginfo_class_Weft_Ext_StaticProperties_write, ZEND_ACC_PUBLIC)
+	ZEND_ME(Weft_Ext_StaticProperties, count, arginfo_class_Weft_Ext_StaticProperties_count, ZEND_ACC_PUBLIC)
 	ZEND_FE_END
 };
 

@@ -1414,6 +1414,19 @@ PHP_METHOD(Weft_Ext_Loop, isRunning)
 	RETURN_BOOL(loop->running);
 }
 
+/*
+ * Whether the loop owes callbacks before it may wait again: events of the running dispatch not handed
+ * out yet, deferred callbacks, signals caught and not dispatched, an always-ready stream. Unlike
+ * weft_loop_owes_work() it changes nothing (pending interest changes stay pending).
+ */
+PHP_METHOD(Weft_Ext_Loop, owesWork)
+{
+	ZEND_PARSE_PARAMETERS_NONE();
+	WEFT_LOOP_THIS();
+	RETURN_BOOL(zend_hash_num_elements(&loop->defers) > 0 || loop->defer_left > 0 || loop->pending_count > 0
+		|| loop->undispatched > 0 || loop->always_ready > 0);
+}
+
 PHP_METHOD(Weft_Ext_Loop, now)
 {
 	ZEND_PARSE_PARAMETERS_NONE();
@@ -1886,6 +1899,7 @@ static const zend_function_entry weft_loop_methods[] = {
 	ZEND_ME(Weft_Ext_Loop, run, arginfo_weft_loop_void, ZEND_ACC_PUBLIC)
 	ZEND_ME(Weft_Ext_Loop, stop, arginfo_weft_loop_void, ZEND_ACC_PUBLIC)
 	ZEND_ME(Weft_Ext_Loop, isRunning, arginfo_weft_loop_bool, ZEND_ACC_PUBLIC)
+	ZEND_ME(Weft_Ext_Loop, owesWork, arginfo_weft_loop_bool, ZEND_ACC_PUBLIC)
 	ZEND_ME(Weft_Ext_Loop, now, arginfo_weft_loop_float, ZEND_ACC_PUBLIC)
 	ZEND_ME(Weft_Ext_Loop, setErrorHandler, arginfo_weft_loop_set_error_handler, ZEND_ACC_PUBLIC)
 	ZEND_ME(Weft_Ext_Loop, canWatch, arginfo_weft_loop_can_watch, ZEND_ACC_PUBLIC)

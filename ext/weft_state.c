@@ -4,10 +4,13 @@
  *
  * A Laravel worker switches some thirty static properties at every switch between two requests of
  * different framework instances, several times a request. Done in PHP, that is a closure call per
- * declaring class and a fetch by name per property (about 1,700 instructions a property and switch);
- * here it is a hash lookup and a copy. Only public engine API is used (the class table, a class's
- * properties_info, CE_STATIC_MEMBERS and zend_class_init_statics(), as zend_std_get_static_property
- * does); visibility is not checked: the caller follows properties it was told to follow.
+ * declaring class and a fetch by name per property (about 1,700 instructions a property and switch).
+ * Here the classes and properties are resolved once, when the object is made (ProcessState makes one
+ * whenever the set of followed values changes), and a switch is a copy per property: a class is never
+ * unloaded while PHP runs, and neither its static members table nor a property's offset in it moves.
+ * Only public engine API is used (the class table, a class's properties_info, CE_STATIC_MEMBERS and
+ * zend_class_init_statics(), as zend_std_get_static_property does); visibility is not checked: the
+ * caller follows properties it was told to follow.
  */
 #ifdef HAVE_CONFIG_H
 # include "config.h"
@@ -17,8 +20,53 @@
 #include "zend_exceptions.h"
 #include "php_weft.h"
 
-/* The slot of $class::$property (its declaring class), or NULL when it is not a static property of it. */
-static zval *weft_static_slot(zend_class_entry *ce, zval *property, zend_property_info **info_out)
+typedef struct {
+	zend_class_entry *ce;      /* the declaring class */
+	zend_property_info *info;  /* its static property: offset into CE_STATIC_MEMBERS(ce), type */
+	zend_string *key;          /* the key of its value in the arrays read() fills and write() takes */
+} weft_static_entry;
+
+typedef struct {
+	weft_static_entry *entries;
+	uint32_t count;
+	zend_object std;
+} weft_static_properties;
+
+static zend_class_entry *weft_ce_static_properties;
+static zend_object_handlers weft_static_properties_handlers;
+
+static inline weft_static_properties *weft_static_properties_from(zend_object *object)
+{
+	return (weft_static_properties *) ((char *) object - XtOffsetOf(weft_static_properties, std));
+}
+
+static zend_object *weft_static_properties_create(zend_class_entry *ce)
+{
+	weft_static_properties *set = zend_object_alloc(sizeof(weft_static_properties), ce);
+	set->entries = NULL;
+	set->count = 0;
+	zend_object_std_init(&set->std, ce);
+	object_properties_init(&set->std, ce);
+	set->std.handlers = &weft_static_properties_handlers;
+	return &set->std;
+}
+
+static void weft_static_properties_free(zend_object *object)
+{
+	weft_static_properties *set = weft_static_properties_from(object);
+	for (uint32_t i = 0; i < set->count; i++) {
+		zend_string_release(set->entries[i].key);
+	}
+	if (set->entries != NULL) {
+		efree(set->entries);
+		set->entries = NULL;
+	}
+	set->count = 0;
+	zend_object_std_dtor(object);
+}
+
+/* The static property $property declared by $ce, its statics initialized; NULL when there is none. */
+static zend_property_info *weft_static_info(zend_class_entry *ce, zval *property)
 {
 	if (Z_TYPE_P(property) != IS_STRING) {
 		return NULL;
@@ -33,132 +81,165 @@ static zval *weft_static_slot(zend_class_entry *ce, zval *property, zend_propert
 		}
 	}
 	zend_class_init_statics(ce);
-	zval *slot = CE_STATIC_MEMBERS(ce) + info->offset;
+	return info;
+}
+
+/* Where the value of an entry lives now. */
+static zend_always_inline zval *weft_static_slot(const weft_static_entry *entry)
+{
+	zval *slot = CE_STATIC_MEMBERS(entry->ce) + entry->info->offset;
 	ZVAL_DEINDIRECT(slot);
-	*info_out = info;
 	return slot;
 }
 
-/* $classes is keyed by lower-case class names: the class table's own keys, looked up as they are. */
-/* The loaded user class an entry of $classes names, with its property list; NULL: skip the entry. */
-static zend_class_entry *weft_static_class(zend_string *lc_name, const zval *properties)
-{
-	if (lc_name == NULL || Z_TYPE_P(properties) != IS_ARRAY) {
-		return NULL;
-	}
-	zend_class_entry *ce = zend_lookup_class_ex(lc_name, lc_name, ZEND_FETCH_CLASS_NO_AUTOLOAD);
-	return ce != NULL && ce->type == ZEND_USER_CLASS ? ce : NULL;
-}
-
-/* read(array $classes, array &$values): $classes maps a declaring class (lower case) to [key => property]. */
-ZEND_METHOD(Weft_Ext_StaticProperties, read)
+/*
+ * __construct(array $classes): $classes maps a declaring class's name in lower case (the class table's
+ * own key) to [key => property]. A class that is not loaded, or an entry that names no static property
+ * declared by its class, is left out.
+ */
+ZEND_METHOD(Weft_Ext_StaticProperties, __construct)
 {
 	HashTable *classes;
-	zval *values;
-	ZEND_PARSE_PARAMETERS_START(2, 2)
+	ZEND_PARSE_PARAMETERS_START(1, 1)
 		Z_PARAM_ARRAY_HT(classes)
+	ZEND_PARSE_PARAMETERS_END();
+
+	weft_static_properties *set = weft_static_properties_from(Z_OBJ_P(ZEND_THIS));
+	if (set->entries != NULL) {
+		zend_throw_error(NULL, "Weft\\Ext\\StaticProperties is already constructed");
+		RETURN_THROWS();
+	}
+	uint32_t capacity = 0;
+	zval *properties;
+	ZEND_HASH_FOREACH_VAL(classes, properties) {
+		if (Z_TYPE_P(properties) == IS_ARRAY) {
+			capacity += zend_hash_num_elements(Z_ARRVAL_P(properties));
+		}
+	} ZEND_HASH_FOREACH_END();
+	set->entries = safe_emalloc(capacity > 0 ? capacity : 1, sizeof(weft_static_entry), 0);
+
+	zend_string *class_name;
+	ZEND_HASH_FOREACH_STR_KEY_VAL(classes, class_name, properties) {
+		if (class_name == NULL || Z_TYPE_P(properties) != IS_ARRAY) {
+			continue;
+		}
+		zend_class_entry *ce = zend_lookup_class_ex(class_name, class_name, ZEND_FETCH_CLASS_NO_AUTOLOAD);
+		if (ce == NULL || ce->type != ZEND_USER_CLASS) {
+			continue;
+		}
+		zend_string *key;
+		zval *property;
+		ZEND_HASH_FOREACH_STR_KEY_VAL(Z_ARRVAL_P(properties), key, property) {
+			zend_property_info *info = key != NULL ? weft_static_info(ce, property) : NULL;
+			if (info == NULL) {
+				continue;
+			}
+			weft_static_entry *entry = &set->entries[set->count++];
+			entry->ce = ce;
+			entry->info = info;
+			entry->key = zend_string_copy(key);
+		} ZEND_HASH_FOREACH_END();
+	} ZEND_HASH_FOREACH_END();
+}
+
+/* read(array &$values): adds each initialized property's value to $values under its key. */
+ZEND_METHOD(Weft_Ext_StaticProperties, read)
+{
+	zval *values;
+	ZEND_PARSE_PARAMETERS_START(1, 1)
 		Z_PARAM_ZVAL(values)
 	ZEND_PARSE_PARAMETERS_END();
 
+	weft_static_properties *set = weft_static_properties_from(Z_OBJ_P(ZEND_THIS));
 	ZVAL_DEREF(values);
 	if (Z_TYPE_P(values) != IS_ARRAY) {
 		zval_ptr_dtor(values);
-		array_init(values);
+		array_init_size(values, set->count);
 	}
 	SEPARATE_ARRAY(values);
 	HashTable *into = Z_ARRVAL_P(values);
-
-	zend_string *class_name;
-	zval *properties;
-	ZEND_HASH_FOREACH_STR_KEY_VAL(classes, class_name, properties) {
-		zend_class_entry *ce = weft_static_class(class_name, properties);
-		if (ce == NULL) {
+	if (zend_hash_num_elements(into) == 0) {
+		zend_hash_extend(into, set->count, 0);
+	}
+	for (uint32_t i = 0; i < set->count; i++) {
+		zval *slot = weft_static_slot(&set->entries[i]);
+		ZVAL_DEREF(slot);
+		if (Z_TYPE_P(slot) == IS_UNDEF) {
+			/* A typed property not initialized yet: nothing to keep, and nothing to write back. */
 			continue;
 		}
-		zend_string *key;
-		zval *property;
-		ZEND_HASH_FOREACH_STR_KEY_VAL(Z_ARRVAL_P(properties), key, property) {
-			zend_property_info *info;
-			zval *slot = key != NULL ? weft_static_slot(ce, property, &info) : NULL;
-			if (slot == NULL) {
-				continue;
-			}
-			ZVAL_DEREF(slot);
-			if (Z_TYPE_P(slot) == IS_UNDEF) {
-				/* A typed property not initialized yet: nothing to keep, and nothing to write back. */
-				continue;
-			}
-			Z_TRY_ADDREF_P(slot);
-			zend_hash_update(into, key, slot);
-		} ZEND_HASH_FOREACH_END();
-	} ZEND_HASH_FOREACH_END();
+		Z_TRY_ADDREF_P(slot);
+		zend_hash_update(into, set->entries[i].key, slot);
+	}
 }
 
-/* write(array $classes, array $values): writes each property whose key $values has. */
+/* write(array $values): writes each property whose key $values has. */
 ZEND_METHOD(Weft_Ext_StaticProperties, write)
 {
-	HashTable *classes;
 	HashTable *values;
-	ZEND_PARSE_PARAMETERS_START(2, 2)
-		Z_PARAM_ARRAY_HT(classes)
+	ZEND_PARSE_PARAMETERS_START(1, 1)
 		Z_PARAM_ARRAY_HT(values)
 	ZEND_PARSE_PARAMETERS_END();
 
-	zend_string *class_name;
-	zval *properties;
-	ZEND_HASH_FOREACH_STR_KEY_VAL(classes, class_name, properties) {
-		zend_class_entry *ce = weft_static_class(class_name, properties);
-		if (ce == NULL) {
+	weft_static_properties *set = weft_static_properties_from(Z_OBJ_P(ZEND_THIS));
+	for (uint32_t i = 0; i < set->count; i++) {
+		const weft_static_entry *entry = &set->entries[i];
+		zval *value = zend_hash_find(values, entry->key);
+		if (value == NULL) {
 			continue;
 		}
-		zend_string *key;
-		zval *property;
-		ZEND_HASH_FOREACH_STR_KEY_VAL(Z_ARRVAL_P(properties), key, property) {
-			zval *value = key != NULL ? zend_hash_find(values, key) : NULL;
-			if (value == NULL) {
-				continue;
-			}
-			zend_property_info *info;
-			zval *slot = weft_static_slot(ce, property, &info);
-			if (slot == NULL) {
-				continue;
-			}
-			ZVAL_DEREF(value);
-			zval copy;
-			ZVAL_COPY(&copy, value);
-			if (Z_ISREF_P(slot)) {
-				zend_reference *ref = Z_REF_P(slot);
-				if (ZEND_REF_HAS_TYPE_SOURCES(ref)) {
-					/* Takes copy over, or releases it and throws when the type does not allow it. */
-					if (zend_try_assign_typed_ref(ref, &copy) != SUCCESS) {
-						RETURN_THROWS();
-					}
-					continue;
+		zval *slot = weft_static_slot(entry);
+		ZVAL_DEREF(value);
+		if (Z_ISREF_P(slot)) {
+			zend_reference *ref = Z_REF_P(slot);
+			if (ZEND_REF_HAS_TYPE_SOURCES(ref)) {
+				zval copy;
+				ZVAL_COPY(&copy, value);
+				/* Takes copy over, or releases it and throws when the type does not allow it. */
+				if (zend_try_assign_typed_ref(ref, &copy) != SUCCESS) {
+					RETURN_THROWS();
 				}
-				slot = &ref->val;
-			}
-			if (Z_REFCOUNTED_P(slot) && Z_REFCOUNTED(copy) && Z_COUNTED_P(slot) == Z_COUNTED(copy)) {
-				/* Already this very value: nothing to release, nothing for the cycle collector. */
-				zval_ptr_dtor(&copy);
 				continue;
 			}
-			if (ZEND_TYPE_IS_SET(info->type) && !zend_verify_property_type(info, &copy, /* strict */ 1)) {
-				zval_ptr_dtor(&copy);
-				RETURN_THROWS();
-			}
-			zval old;
-			ZVAL_COPY_VALUE(&old, slot);
-			ZVAL_COPY_VALUE(slot, &copy);
-			zval_ptr_dtor(&old);
-		} ZEND_HASH_FOREACH_END();
-	} ZEND_HASH_FOREACH_END();
+			slot = &ref->val;
+		}
+		if (Z_TYPE_P(slot) == Z_TYPE_P(value) && (Z_REFCOUNTED_P(slot)
+				? Z_COUNTED_P(slot) == Z_COUNTED_P(value)
+				: Z_TYPE_P(value) <= IS_TRUE)) {
+			/* Already this very value (the same object or array, or null/false/true): nothing to do. */
+			continue;
+		}
+		zval copy;
+		ZVAL_COPY(&copy, value);
+		/* On a copy: the check may widen an int to a float in place. */
+		if (ZEND_TYPE_IS_SET(entry->info->type) && !zend_verify_property_type(entry->info, &copy, /* strict */ 1)) {
+			zval_ptr_dtor(&copy);
+			RETURN_THROWS();
+		}
+		zval old;
+		ZVAL_COPY_VALUE(&old, slot);
+		ZVAL_COPY_VALUE(slot, &copy);
+		zval_ptr_dtor(&old);
+	}
+}
+
+/* How many properties it reads and writes: what was resolved when it was made. */
+ZEND_METHOD(Weft_Ext_StaticProperties, count)
+{
+	ZEND_PARSE_PARAMETERS_NONE();
+	RETURN_LONG(weft_static_properties_from(Z_OBJ_P(ZEND_THIS))->count);
 }
 
 zend_result weft_state_minit(const zend_function_entry *methods)
 {
 	zend_class_entry ce;
 	INIT_NS_CLASS_ENTRY(ce, "Weft\\Ext", "StaticProperties", methods);
-	zend_class_entry *registered = zend_register_internal_class_ex(&ce, NULL);
-	registered->ce_flags |= ZEND_ACC_FINAL | ZEND_ACC_NO_DYNAMIC_PROPERTIES | ZEND_ACC_NOT_SERIALIZABLE;
+	weft_ce_static_properties = zend_register_internal_class_ex(&ce, NULL);
+	weft_ce_static_properties->ce_flags |= ZEND_ACC_FINAL | ZEND_ACC_NO_DYNAMIC_PROPERTIES | ZEND_ACC_NOT_SERIALIZABLE;
+	weft_ce_static_properties->create_object = weft_static_properties_create;
+	memcpy(&weft_static_properties_handlers, zend_get_std_object_handlers(), sizeof(zend_object_handlers));
+	weft_static_properties_handlers.offset = XtOffsetOf(weft_static_properties, std);
+	weft_static_properties_handlers.free_obj = weft_static_properties_free;
+	weft_static_properties_handlers.clone_obj = NULL;
 	return SUCCESS;
 }

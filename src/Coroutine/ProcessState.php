@@ -231,14 +231,11 @@ final class ProcessState
         }
         $readers = $writers = [];
         if ($byClass !== [] && \class_exists(\Weft\Ext\StaticProperties::class, false)) {
-            // The extension reads or writes them all in one call (about a tenth of the closures' cost).
-            $classes = \array_change_key_case($byClass, \CASE_LOWER);
-            $readers[] = static function (array &$values) use ($classes): void {
-                \Weft\Ext\StaticProperties::read($classes, $values);
-            };
-            $writers[] = static function (array $values) use ($classes): void {
-                \Weft\Ext\StaticProperties::write($classes, $values);
-            };
+            // The extension reads or writes them all in one call, the classes and properties resolved
+            // once, here (about a twentieth of the closures' cost).
+            $properties = new \Weft\Ext\StaticProperties(\array_change_key_case($byClass, \CASE_LOWER));
+            $readers[] = $properties->read(...);
+            $writers[] = $properties->write(...);
             $byClass = [];
         }
         foreach ($byClass as $class => $properties) {

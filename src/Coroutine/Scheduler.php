@@ -69,6 +69,8 @@ final class Scheduler
     private mixed $mainValue = null;
     /** The followed process-wide values (ProcessState) in place now; null until a coroutine is bound to a set. */
     private ?StateSet $installed = null;
+    /** @var array<int, \Closure(): void> whenIdle()'s callbacks by owner: run when the worker is about to have nothing to run */
+    private array $onIdle = [];
     private ?\Throwable $mainError = null;
 
     private function __construct(public readonly Driver $driver)
@@ -166,6 +168,9 @@ final class Scheduler
         if ($coroutine === null) {
             return $this->awaitMain($onCancel);
         }
+        if ($this->onIdle !== [] && !$this->hasQueued()) {
+            $this->idle();
+        }
         $coroutine->suspending($onCancel);
         if (\ob_get_level() <= $coroutine->outputBase) {
             // The resumer cleared $waiting and set $current; a thrown wake-up is raised by Fiber itself.
@@ -207,7 +212,51 @@ final class Scheduler
      */
     public function mayHoldTheLoop(): bool
     {
-        return $this->nested === 0 && $this->ready === [] && $this->batchLeft === 0 && $this->driver->isRunning();
+        if ($this->nested !== 0 || $this->ready !== [] || $this->batchLeft !== 0 || !$this->driver->isRunning()) {
+            return false;
+        }
+        if ($this->onIdle === []) {
+            return true;
+        }
+        // The worker would hold its loop for this wait: first let whenIdle()'s callbacks wake whom they
+        // will, and then the wait goes through the loop.
+        if (!$this->driver->owesWork()) {
+            $this->idle();
+        }
+        return $this->ready === [];
+    }
+
+    /**
+     * Whether anything is queued to run before the loop would wait: wake-ups not yet run, or callbacks
+     * the loop owes (events of its running dispatch, deferred callbacks). False means the worker would
+     * have nothing to do if the running coroutine waited now.
+     */
+    public function hasQueued(): bool
+    {
+        return $this->ready !== [] || $this->batchLeft !== 0 || $this->driver->owesWork();
+    }
+
+    /**
+     * Sets what runs when the worker is about to have nothing to run: a coroutine is about to wait, or a
+     * hook asks whether its wait may hold the loop, with nothing queued (hasQueued()). The callback may
+     * wake coroutines (queued: the wait then goes through the loop). One callback per owner; null
+     * removes the owner's. What an InstancePool uses to admit a further request into the framework
+     * only when the worker has CPU to spare.
+     */
+    public function whenIdle(object $owner, ?\Closure $callback): void
+    {
+        if ($callback === null) {
+            unset($this->onIdle[\spl_object_id($owner)]);
+            return;
+        }
+        $this->onIdle[\spl_object_id($owner)] = $callback;
+    }
+
+    private function idle(): void
+    {
+        foreach ($this->onIdle as $callback) {
+            $callback();
+        }
     }
 
     /**

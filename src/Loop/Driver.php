@@ -59,6 +59,13 @@ interface Driver
 
     public function isRunning(): bool;
 
+    /**
+     * Whether the loop owes callbacks before it may wait again: events of the running dispatch not yet
+     * handed out, deferred callbacks, caught signals. Work that could be added now would only queue
+     * behind them (an InstancePool admits a further request into the framework only when not).
+     */
+    public function owesWork(): bool;
+
     /** Monotonic time in seconds, updated once per tick. */
     public function now(): float;
 

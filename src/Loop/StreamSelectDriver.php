@@ -88,6 +88,7 @@ final class StreamSelectDriver extends AbstractDriver
 
     protected function dispatch(?float $timeout): void
     {
+        $this->undispatched = 0;
         $read = $this->readStreams;
         $write = $this->writeStreams;
         $except = null;
@@ -121,16 +122,20 @@ final class StreamSelectDriver extends AbstractDriver
         if ($result === 0) {
             return;
         }
+        $this->undispatched = $result;
         foreach ($read as $id => $_) {
+            --$this->undispatched;
             foreach ($this->readWatchers[$id] ?? [] as $watcher) {
                 $this->invokeStream($watcher);
             }
         }
         foreach ($write as $id => $_) {
+            --$this->undispatched;
             foreach ($this->writeWatchers[$id] ?? [] as $watcher) {
                 $this->invokeStream($watcher);
             }
         }
+        $this->undispatched = 0;
     }
 
     /** A stream closed while watched: its watchers can never fire; wake them so their owners see EOF. */

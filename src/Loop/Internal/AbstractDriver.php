@@ -34,6 +34,8 @@ abstract class AbstractDriver implements Driver
     private ?\Throwable $pendingError = null;
     /** Deferred callbacks of the running tick not yet run (taken off $deferQueue, still owed this tick). */
     private int $deferLeft = 0;
+    /** Streams the running dispatch found ready whose watchers have not run yet (the backend keeps it). */
+    protected int $undispatched = 0;
 
     public function __construct()
     {
@@ -188,6 +190,11 @@ abstract class AbstractDriver implements Driver
     public function isRunning(): bool
     {
         return $this->running;
+    }
+
+    public function owesWork(): bool
+    {
+        return $this->deferQueue !== [] || $this->deferLeft > 0 || $this->pendingSignals !== [] || $this->undispatched > 0;
     }
 
     public function now(): float

@@ -6,6 +6,7 @@ namespace Weft\Tests\Unit\Bridge;
 
 use PHPUnit\Framework\TestCase;
 use Weft\Bridge\InstancePool;
+use Weft\Coroutine\Scheduler;
 use Weft\Coroutine\StateSet;
 
 final class InstancePoolTest extends TestCase
@@ -46,6 +47,91 @@ final class InstancePoolTest extends TestCase
         $pool = new InstancePool(static fn (): \stdClass => new \stdClass(), 1, StateSet::capture());
         $pool->warm();
         self::assertTrue(\gc_enabled());
+    }
+
+    public function testRequestsThatWaitOnIOAreAllLetIn(): void
+    {
+        // While every request in the framework waits (here on a timer, as on a database), the worker is
+        // idle: the next request is let in, up to the pool's size.
+        $pool = new InstancePool(static fn (): \stdClass => new \stdClass(), 3, StateSet::capture());
+        $pool->warm();
+        $most = 0;
+        \Weft\run(static function () use ($pool, &$most): void {
+            $requests = [];
+            for ($i = 0; $i < 5; $i++) {
+                $requests[] = \Weft\go(static function () use ($pool, &$most): void {
+                    $instance = $pool->acquire();
+                    $most = \max($most, $pool->load()['inFlight']);
+                    \Weft\sleep(0.02);
+                    $pool->release($instance);
+                });
+            }
+            foreach ($requests as $request) {
+                $request->join();
+            }
+        });
+        self::assertSame(3, $most, 'three requests in the framework at once: the pool\'s size');
+        self::assertSame(['inFlight' => 0, 'waiting' => 0], $pool->load());
+    }
+
+    public function testARequestIsNotLetInWhileOtherWorkIsQueued(): void
+    {
+        // The request in the framework is woken by a deferred callback (work queued for the worker): the
+        // next request waits until the first leaves, so one instance serves both.
+        $pool = new InstancePool(static fn (): \stdClass => new \stdClass(), 3, StateSet::capture());
+        $pool->warm();
+        $log = [];
+        \Weft\run(static function () use ($pool, &$log): void {
+            $scheduler = Scheduler::get();
+            $first = \Weft\go(static function () use ($pool, $scheduler, &$log): void {
+                $instance = $pool->acquire();
+                $log[] = "first in, {$pool->load()['inFlight']} in flight";
+                $self = $scheduler->self();
+                $scheduler->driver->defer(static fn () => $scheduler->resume($self));
+                $scheduler->await();
+                $log[] = "first out, {$pool->load()['waiting']} waiting";
+                $pool->release($instance);
+            });
+            $second = \Weft\go(static function () use ($pool, &$log): void {
+                $instance = $pool->acquire();
+                $log[] = "second in, {$pool->load()['inFlight']} in flight";
+                $pool->release($instance);
+            });
+            $first->join();
+            $second->join();
+        });
+        self::assertSame(['first in, 1 in flight', 'first out, 1 waiting', 'second in, 1 in flight'], $log);
+    }
+
+    public function testAWaitingRequestThatIsCancelledLeavesTheQueue(): void
+    {
+        $pool = new InstancePool(static fn (): \stdClass => new \stdClass(), 2, StateSet::capture());
+        $pool->warm();
+        $outcome = null;
+        \Weft\run(static function () use ($pool, &$outcome): void {
+            $scheduler = Scheduler::get();
+            $holder = \Weft\go(static function () use ($pool, $scheduler): void {
+                $instance = $pool->acquire();
+                $self = $scheduler->self();
+                $scheduler->driver->defer(static fn () => $scheduler->driver->defer(static fn () => $scheduler->resume($self)));
+                $scheduler->await();
+                $pool->release($instance);
+            });
+            $waiter = \Weft\go(static function () use ($pool, &$outcome): void {
+                try {
+                    $pool->release($pool->acquire());
+                    $outcome = 'let in';
+                } catch (\Weft\Coroutine\Cancelled) {
+                    $outcome = 'cancelled';
+                }
+            });
+            self::assertSame(1, $pool->load()['waiting']);
+            $waiter->cancel();
+            $waiter->join();
+            $holder->join();
+        });
+        self::assertSame('cancelled', $outcome);
+        self::assertSame(['inFlight' => 0, 'waiting' => 0], $pool->load());
     }
 
     private static function makeCycles(int $count): void

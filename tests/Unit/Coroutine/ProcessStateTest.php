@@ -196,33 +196,42 @@ final class ProcessStateTest extends CoroutineTestCase
             self::markTestSkipped('the weft extension is not loaded');
         }
         $classes = [strtolower(StaticFixture::class) => ['p' => 'public', 'h' => 'hidden', 'i' => 'int', 'u' => 'unset', 'n' => 'nothing', 'x' => 'instance']];
+        $properties = new \Weft\Ext\StaticProperties($classes + ['no\\such\\class' => ['a' => 'b']]);
+        // Resolved once: the missing property, the instance property and the class not loaded are left out.
+        self::assertSame(4, $properties->count());
         $values = ['kept' => 1];
-        \Weft\Ext\StaticProperties::read($classes, $values);
+        $properties->read($values);
         // An uninitialized typed property, a missing one and an instance property are left out.
         self::assertSame(['kept' => 1, 'p' => 'boot', 'h' => null, 'i' => 1], $values);
 
         $object = new \stdClass();
-        \Weft\Ext\StaticProperties::write($classes, ['p' => 'set', 'h' => $object, 'i' => 2]);
+        $properties->write(['p' => 'set', 'h' => $object, 'i' => 2]);
         self::assertSame('set', StaticFixture::$public);
         self::assertSame($object, StaticFixture::hidden());
         self::assertSame(2, StaticFixture::$int);
-        // What $values lacks is left alone, and a class that is not loaded is skipped.
-        \Weft\Ext\StaticProperties::write($classes + ['no\\such\\class' => ['a' => 'b']], ['p' => 'again']);
+        // What $values lacks is left alone.
+        $properties->write(['p' => 'again']);
         self::assertSame('again', StaticFixture::$public);
         self::assertSame($object, StaticFixture::hidden());
 
         // A static property bound by reference is written through the reference, type checks included.
         $reference = &StaticFixture::reference();
-        \Weft\Ext\StaticProperties::write($classes, ['i' => 3]);
+        $properties->write(['i' => 3]);
         self::assertSame(3, $reference);
         try {
-            \Weft\Ext\StaticProperties::write($classes, ['i' => 'not an int']);
+            $properties->write(['i' => 'not an int']);
             self::fail('a value of the wrong type was written');
         } catch (\TypeError $e) {
             self::assertStringContainsString('int', $e->getMessage());
         }
         self::assertSame(3, StaticFixture::$int);
         unset($reference);
+
+        // A typed property uninitialized when resolved is read once something has set it.
+        $properties->write(['u' => 'now set']);
+        $values = [];
+        $properties->read($values);
+        self::assertSame('now set', $values['u']);
         StaticFixture::reset();
     }
 

@@ -789,6 +789,38 @@ abstract class DriverContract extends TestCase
         self::assertFalse($this->loop->isRunning());
     }
 
+    public function testOwesWorkWhileEventsOfTheDispatchOrDeferredCallbacksAreLeft(): void
+    {
+        self::assertFalse($this->loop->owesWork(), 'an idle loop owes nothing');
+        [$a, $b] = \stream_socket_pair(\STREAM_PF_UNIX, \STREAM_SOCK_STREAM, \STREAM_IPPROTO_IP);
+        [$c, $d] = \stream_socket_pair(\STREAM_PF_UNIX, \STREAM_SOCK_STREAM, \STREAM_IPPROTO_IP);
+        \fwrite($b, 'x');
+        \fwrite($d, 'y');
+        $seen = [];
+        foreach ([$a, $c] as $stream) {
+            $this->loop->onReadable($stream, function (string $id, $stream) use (&$seen): void {
+                // Both streams are ready in one dispatch: the first callback sees the second owed.
+                $seen[] = $this->loop->owesWork();
+                \fread($stream, 1);
+                $this->loop->cancel($id);
+            });
+        }
+        $this->loop->run();
+        self::assertSame([true, false], $seen, 'the first of two ready streams sees the other owed, the last none');
+
+        $seen = [];
+        $this->loop->defer(function () use (&$seen): void {
+            $seen[] = $this->loop->owesWork();
+            $this->loop->defer(function () use (&$seen): void {
+                $seen[] = $this->loop->owesWork();
+            });
+            $seen[] = $this->loop->owesWork();
+        });
+        $this->loop->run();
+        self::assertSame([false, true, false], $seen, 'a deferred callback queued is owed until it runs');
+        self::assertFalse($this->loop->owesWork());
+    }
+
     public function testNowIsMonotonicAndUpdatedEveryTick(): void
     {
         $seen = [];
