@@ -925,10 +925,7 @@ final class Http2Session implements Session, Abandonable
                         $connection->write(Frame::frame(Frame::DATA, Frame::END_STREAM, $id));
                         $stream->localClosed = true;
                     }
-                    $stream->out = '';
-                    $stream->outOffset = 0;
-                    unset($this->sending[$id]);
-                    $this->forgetIfDone($stream);
+                    $this->sent($stream, $id);
                     break;
                 }
                 $room = \min($this->sendWindow, $stream->sendWindow, $this->peerMaxFrame);
@@ -949,10 +946,7 @@ final class Http2Session implements Session, Abandonable
                 $this->lastProgress = Loop::get()->now();
                 if ($end) {
                     $stream->localClosed = true;
-                    $stream->out = '';
-                    $stream->outOffset = 0;
-                    unset($this->sending[$id]);
-                    $this->forgetIfDone($stream);
+                    $this->sent($stream, $id);
                     break;
                 }
             }
@@ -1092,6 +1086,15 @@ final class Http2Session implements Session, Abandonable
     }
 
     /** A stream both sides have ended, and whose application has returned, leaves the table. */
+    /** A stream's queued output is all written: it leaves the senders, and the table once both sides are done. */
+    private function sent(Http2Stream $stream, int $id): void
+    {
+        $stream->out = '';
+        $stream->outOffset = 0;
+        unset($this->sending[$id]);
+        $this->forgetIfDone($stream);
+    }
+
     private function forgetIfDone(Http2Stream $stream): void
     {
         if (!$stream->localClosed || $stream->running || isset($this->sending[$stream->id])) {
