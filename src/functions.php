@@ -7,6 +7,7 @@ namespace Weft;
 use Weft\Coroutine\Context;
 use Weft\Coroutine\Coroutine;
 use Weft\Coroutine\Scheduler;
+use Weft\Coroutine\TimeLimit;
 use Weft\Coroutine\Timeout;
 
 /**
@@ -50,27 +51,16 @@ function go(\Closure $task, mixed ...$args): Coroutine
 /** Suspends the current coroutine for $seconds; outside of any coroutine, runs the loop meanwhile. */
 function sleep(float $seconds): void
 {
-    $scheduler = Scheduler::get();
-    $current = $scheduler->self();
-    $driver = $scheduler->driver;
-    $timer = $driver->delay($seconds, static function () use ($scheduler, $current): void {
-        if ($current->isWaiting()) {
-            $scheduler->resume($current, null, true);
-        }
-    });
-    // A cancellation throws out of the wait: the timer goes then (a catch, not a second closure per
-    // sleep; the timer finds the coroutine no longer waiting if it fires first).
-    try {
-        $scheduler->await();
-    } catch (\Throwable $e) {
-        $driver->cancel($timer);
-        throw $e;
-    }
+    // A wait whose limit is all there is to it (a negative time is no time, as for usleep()).
+    TimeLimit::once(Scheduler::get(), $seconds > 0 ? $seconds : 0.0);
 }
 
 /**
  * Runs $task with a time limit. When it runs out, the wait $task is suspended in throws Timeout, and so
  * does this call. Outside of any coroutine it works the same: {main}'s waits throw.
+ *
+ * A limit on an operation of any number of waits, hence a cancellation (Coroutine::cancel()), unlike the
+ * limit of one wait (Coroutine\TimeLimit), which ends only that wait, with a value.
  *
  * @template T
  * @param \Closure(): T $task
