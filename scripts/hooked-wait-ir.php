@@ -4,7 +4,9 @@
 //   usleep  N x usleep(1) in one coroutine (sleep hook -> FdWaiter::waitMany() -> a timed wait)
 //   sleep   N x Weft\sleep(0) in one coroutine (no hook: the same timed wait, for comparison)
 //   pdo     N x SELECT 1 over PDO MySQL in one coroutine (stream hook, kept watcher; the idle poll may answer)
-//   pdo2    N x SELECT 1 split over two coroutines with a connection each (waits go through the loop)
+//   pdo2    N x SELECT 1 split over two coroutines with a connection each (whether a wait may hold the
+//           loop depends on timing: the least steady mode)
+//   pdoloop as pdo, with the idle poll off: every wait suspends and goes through the loop
 // Instructions per wait, steadier than time on a shared machine:
 //   for n in 2000 4000; do valgrind --tool=callgrind --callgrind-out-file=/tmp/cg.$n php -d extension=ext/modules/weft.so \
 //       -d opcache.enable_cli=1 -d opcache.jit=tracing -d opcache.jit_buffer_size=64M scripts/hooked-wait-ir.php . usleep $n; done
@@ -18,6 +20,9 @@ require $root . '/vendor/autoload.php';
 
 Weft\Loop\Loop::reset('epoll');
 Weft\Hook\Hooks::enable();
+if ($mode === 'pdoloop') {
+    Weft\Ext\Hooks::idleLoop(null);
+}
 $dsn = 'mysql:host=127.0.0.1;port=13306;dbname=weft';
 Weft\run(static function () use ($mode, $n, $dsn): void {
     if ($mode === 'usleep') {
