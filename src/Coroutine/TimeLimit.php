@@ -7,13 +7,13 @@ namespace Weft\Coroutine;
 /**
  * The time limit of a wait, the one way Weft builds one: a timer that, once the limit has passed, resumes
  * the coroutine waiting under it (Scheduler::resume()) with the value its owner chose for "timed out"
- * (0 for a hooked wait, false for IoWaiter, null for a sleep). Only while that very wait is in progress:
+ * (0 for a hooked wait, false for IoWaiter). Only while that very wait is in progress:
  * a limit that fires late finds nobody and does nothing, so it never reaches a later wait, and it never
  * cancels (a cancellation is Coroutine::cancel()'s, and Weft\timeout(), a limit on a whole operation of
  * many waits, is one: it throws Timeout into whichever wait is in progress).
  *
- * - once(): a single wait (a sleep, descriptors waited on once). Its timer is referenced (it may be all
- *   there is to wait for) and goes when the wait ends.
+ * - once(): a single wait (descriptors watched for this wait only). Its timer is referenced (nothing
+ *   else may hold the loop) and goes when the wait ends.
  * - an instance: the limit of an owner waited on again and again (a hooked connection, query after query;
  *   a socket's reads). Its timer is updated lazily (nginx's lazy timer update): each wait only records
  *   its deadline, and the timer, when it fires before the deadline of the wait in progress, is set again
@@ -24,7 +24,10 @@ namespace Weft\Coroutine;
  * Both suspend with Scheduler::await(), the only suspension there is, and rely on no finally (the rule for
  * hot paths in Scheduler's docblock).
  *
- * @internal for the waits of Weft's own code (FdWaiter, IoWaiter, Weft\sleep())
+ * Weft\sleep() is not a time limit but a wait for a timer, which nothing else ends: it builds its timer
+ * itself, with no frame in between (see there).
+ *
+ * @internal for the waits of Weft's own code (FdWaiter, IoWaiter)
  */
 final class TimeLimit
 {
@@ -46,8 +49,9 @@ final class TimeLimit
      * was resumed with, or $timedOut when the limit passed first; throws what it was woken with by
      * Scheduler::throw() or a cancellation. $onCancel as for Scheduler::await().
      *
-     * $timedOut must be a value nothing else wakes this wait with: the timer is left to fire when the
-     * wait returns it (a sleep pays no cancel), and is cancelled when it returns anything else.
+     * $timedOut must be a value nothing else wakes this wait with: the timer is left alone when the
+     * wait returns it (it fired), and is cancelled when it returns anything else.
+     *
      */
     public static function once(Scheduler $scheduler, float $seconds, mixed $timedOut = null, ?\Closure $onCancel = null): mixed
     {
