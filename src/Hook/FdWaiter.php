@@ -31,7 +31,7 @@ use Weft\Loop\Loop;
  * between waits (KEEP, waitKept()); any other descriptor is watched for one wait (waitOnce()). Either
  * way the coroutine suspends in a Coroutine\TimeLimit's wait (Scheduler::await() under the hook's
  * timeout): a watcher resumes it with the ready events, the limit with "none" (0, []), and a
- * cancellation throws into it. A wait on no descriptor is a sleep: Weft\sleep().
+ * cancellation throws into it.
  *
  * @internal installed by Hooks::enable()
  */
@@ -273,10 +273,9 @@ final class FdWaiter
             return null;
         }
         if ($fds === []) {
-            // A plain sleep (the sleep hook's usleep(), sleep(), time_nanosleep()): exactly Weft\sleep(),
-            // so the hooked call costs what the native one does.
-            \Weft\sleep($timeout);
-            return [];
+            // poll(2) on nothing: the sleep hook's usleep(), sleep(), time_nanosleep(). Its limit is all
+            // that ends it (this costs what Weft\sleep() costs: scripts/hooked-wait-ir.php, usleep mode).
+            return TimeLimit::once($scheduler, $timeout, []);
         }
         return $this->waitOnce($scheduler, $current, $fds, $timeout);
     }
