@@ -225,6 +225,28 @@ final class StreamHookEdgesTest extends TestCase
         self::assertSame('data', $first, 'the holder\'s read is not disturbed');
     }
 
+    public function testTheMainProgramAsTheSecondReaderIsNamedSo(): void
+    {
+        // Outside any coroutine the hook refuses the same way, and ConcurrentUse names the main program.
+        $server = \stream_socket_server('tcp://127.0.0.1:0');
+        $address = \stream_socket_get_name($server, false);
+        $client = \stream_socket_client('tcp://' . $address, $errno, $error, 5);
+        \stream_set_timeout($client, 10);
+        $peer = \stream_socket_accept($server, 5);
+        $reader = go(static fn () => \fread($client, 4));
+        try {
+            \fread($client, 4);
+            self::fail('the main program read a connection a coroutine waits on');
+        } catch (ConcurrentUse $e) {
+            self::assertStringStartsWith(
+                'This connection is in use by another coroutine (waiting on it); the main program (outside of any coroutine) cannot use it',
+                $e->getMessage(),
+            );
+        }
+        \fwrite($peer, 'data');
+        self::assertSame('data', $reader->join());
+    }
+
     private function useLoop(string $backend): void
     {
         if ($backend === 'epoll' && !\Weft\Loop\DriverFactory::epollAvailable()) {
