@@ -8,8 +8,9 @@ namespace Weft\Coroutine;
  * The one "used by two coroutines at once" error, for every kind of connection: a socket or stream, a
  * MySQL, PostgreSQL or Redis connection, a Redis subscriber, a curl handle (thrown by the extension). A
  * connection serves one coroutine at a time, and interleaving two would corrupt its protocol stream, so the
- * second user is refused before anything is sent (the extension's hooks ask hooked() for theirs). A programming error, hence an \Error: share connections
- * through a pool, or serialise their use with a Mutex.
+ * second user is refused before anything is sent (the extension's hooks ask hooked() for theirs). A
+ * programming error, hence an \Error: share connections through a pool, or serialise their use with a
+ * Mutex.
  */
 final class ConcurrentUse extends \Error implements \Weft\WeftException
 {
