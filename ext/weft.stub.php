@@ -331,11 +331,16 @@ namespace Weft\Ext {
      * suspend the current coroutine instead of blocking the process. Weft\Hook\Hooks drives it.
      *
      * A hook suspends only when its kind is enabled, a waiter is installed, a Fiber is running and may
-     * switch (not in a GC destructor, not at shutdown); otherwise it runs the original code. The waiter
-     * is called as $wait(int $fd, int $events, float $timeout): ?int and $waitMany(array $fds, float
-     * $timeout): ?array (descriptor => READ|WRITE; empty: a sleep); it returns the ready events (0 or []
-     * on timeout), or null when there is no coroutine to suspend (the hook then blocks), and throws to
-     * cancel. Everything is dropped at the end of the request.
+     * switch (not in a GC destructor, not at shutdown); otherwise it runs the original code.
+     *
+     * install() hands the hooks, once, everything they ask PHP (no hook looks a class up by name or
+     * writes a PHP exception's message): $wait(int $fd, int $events, float $timeout): int|bool|null and
+     * $waitMany(array $fds, float $timeout): ?array (descriptor => READ|WRITE; empty: a sleep) return the
+     * ready events (0 or [] on timeout), or null when there is no coroutine to suspend (the hook then
+     * blocks), and throw to cancel; $forget(int $fd) drops what $wait kept for a descriptor about to be
+     * closed; $inCoroutine(): bool and $exited(\Throwable $exit) serve the exit hook; $concurrentUse(
+     * string $hook, ?string $call, ?string $handle, ?string $holderCall): \Throwable builds the error
+     * for a second user of a connection or curl handle. Everything is dropped at the end of the request.
      */
     final class Hooks
     {
@@ -348,7 +353,7 @@ namespace Weft\Ext {
         public const READ = UNKNOWN;   // waitFd() events
         public const WRITE = UNKNOWN;
 
-        public static function install(\Closure $wait, \Closure $waitMany, ?\Closure $forget = null): void {}
+        public static function install(\Closure $wait, \Closure $waitMany, \Closure $forget, \Closure $inCoroutine, \Closure $exited, \Closure $concurrentUse): void {}
 
         /** Removes the waiter and disables every kind. */
         public static function uninstall(): void {}

@@ -43,10 +43,13 @@ ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_Epoll_descriptorO
 	ZEND_ARG_TYPE_INFO(0, stream, IS_MIXED, 0)
 ZEND_END_ARG_INFO()
 
-ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_Hooks_install, 0, 2, IS_VOID, 0)
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_Hooks_install, 0, 6, IS_VOID, 0)
 	ZEND_ARG_OBJ_INFO(0, wait, Closure, 0)
 	ZEND_ARG_OBJ_INFO(0, waitMany, Closure, 0)
-	ZEND_ARG_OBJ_INFO_WITH_DEFAULT_VALUE(0, forget, Closure, 1, "null")
+	ZEND_ARG_OBJ_INFO(0, forget, Closure, 0)
+	ZEND_ARG_OBJ_INFO(0, inCoroutine, Closure, 0)
+	ZEND_ARG_OBJ_INFO(0, exited, Closure, 0)
+	ZEND_ARG_OBJ_INFO(0, concurrentUse, Closure, 0)
 ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_Hooks_uninstall, 0, 0, IS_VOID, 0)

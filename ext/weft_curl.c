@@ -125,16 +125,7 @@ static bool weft_curl_refuse(const weft_curl_guard *guard, zend_object *object)
 		/* Free, or held by this very coroutine (a callback of its own transfer): as without Weft. */
 		return false;
 	}
-	zend_string *class_name = zend_string_init("Weft\\Coroutine\\ConcurrentUse", sizeof("Weft\\Coroutine\\ConcurrentUse") - 1, 0);
-	zend_class_entry *ce = zend_lookup_class(class_name);
-	zend_string_release(class_name);
-	if (EG(exception) != NULL) {
-		return true;
-	}
-	zend_throw_exception_ex(ce != NULL && instanceof_function(ce, zend_ce_throwable) ? ce : zend_ce_error, 0,
-		"%s(): this %s is in use by another coroutine (suspended in %s()); a curl handle serves one coroutine at a time: "
-		"give each coroutine its own handle",
-		guard->name, ZSTR_VAL(object->ce->name), holder->function);
+	weft_hook_throw_concurrent_use("curl", guard->name, ZSTR_VAL(object->ce->name), holder->function);
 	return true;
 }
 

@@ -25,58 +25,9 @@ static bool weft_exit_installed = false;
 
 #define WEFT_EXIT_MESSAGE_MAX 200
 
-/*
- * Whether a Weft coroutine is running, asked from Weft\Hook\FdWaiter::inCoroutine() (not autoloaded:
- * the class is there whenever hooks were enabled). A Fiber alone is not enough: a worker forked while
- * the master ran in a coroutine starts inside that Fiber, and its own exit() must stay an exit.
- */
-static bool weft_exit_in_coroutine(void)
-{
-	zend_class_entry *ce = zend_hash_str_find_ptr(EG(class_table), "weft\\hook\\fdwaiter", sizeof("weft\\hook\\fdwaiter") - 1);
-	if (ce == NULL) {
-		return false;
-	}
-	zend_function *fn = zend_hash_str_find_ptr(&ce->function_table, "incoroutine", sizeof("incoroutine") - 1);
-	if (fn == NULL || !(fn->common.fn_flags & ZEND_ACC_STATIC)) {
-		return false;
-	}
-	zval ret;
-	ZVAL_UNDEF(&ret);
-	zend_call_known_function(fn, NULL, ce, &ret, 0, NULL, NULL);
-	bool in = Z_TYPE(ret) == IS_TRUE;
-	zval_ptr_dtor(&ret);
-	return in && EG(exception) == NULL;
-}
-
-/*
- * Tells Weft\Hook\ExitTrap::exited() (loaded by Hooks::enable(), not autoloaded here) which exception
- * ends the coroutine, before it is thrown: a framework catches every Throwable and renders it as an
- * error page, and the bridge must still know that the request called exit(). A failure there (or no
- * such class) leaves the exit as it is.
- */
-static void weft_exit_notify(zend_object *exception)
-{
-	zend_class_entry *ce = zend_hash_str_find_ptr(EG(class_table), "weft\\hook\\exittrap", sizeof("weft\\hook\\exittrap") - 1);
-	if (ce == NULL) {
-		return;
-	}
-	zend_function *fn = zend_hash_str_find_ptr(&ce->function_table, "exited", sizeof("exited") - 1);
-	if (fn == NULL || !(fn->common.fn_flags & ZEND_ACC_STATIC)) {
-		return;
-	}
-	zval arg, ret;
-	ZVAL_OBJ(&arg, exception);
-	ZVAL_UNDEF(&ret);
-	zend_call_known_function(fn, NULL, ce, &ret, 1, &arg, NULL);
-	zval_ptr_dtor(&ret);
-	if (EG(exception) != NULL) {
-		zend_clear_exception();
-	}
-}
-
 static int weft_exit_handler(zend_execute_data *execute_data)
 {
-	if (!weft_hook_can_suspend(WEFT_HOOK_EXIT) || !weft_exit_in_coroutine()) {
+	if (!weft_hook_can_suspend(WEFT_HOOK_EXIT) || !weft_hook_in_coroutine()) {
 		return weft_previous_exit_handler != NULL ? weft_previous_exit_handler(execute_data) : ZEND_USER_OPCODE_DISPATCH;
 	}
 	const zend_op *opline = EX(opline);
@@ -109,14 +60,15 @@ static int weft_exit_handler(zend_execute_data *execute_data)
 	if (EG(exception) == NULL) {
 		smart_str_appends(&message, ": it ends this request (or coroutine) only, not the worker");
 		smart_str_0(&message);
-		/* Built here rather than by zend_throw_exception(), to be shown to ExitTrap before it is
-		 * thrown (no PHP code runs while an exception is pending). Created at this opline, so its
+		/* Built here rather than by zend_throw_exception(), to be shown to PHP (the exited closure of
+		 * Hooks::install(): ExitTrap) before it is thrown (no PHP code runs while an exception is
+		 * pending). Created at this opline, so its
 		 * file, line and trace are exit()'s. */
 		zval exception;
 		object_init_ex(&exception, weft_ce_exit);
 		zend_update_property_string(zend_ce_error, Z_OBJ(exception), "message", sizeof("message") - 1, ZSTR_VAL(message.s));
 		zend_update_property_long(zend_ce_error, Z_OBJ(exception), "code", sizeof("code") - 1, status);
-		weft_exit_notify(Z_OBJ(exception));
+		weft_hook_exited(Z_OBJ(exception));
 		zend_throw_exception_object(&exception);
 	}
 	smart_str_free(&message);

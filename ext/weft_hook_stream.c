@@ -83,19 +83,6 @@ static inline weft_stream_hook *weft_hook_of(php_stream *stream)
 
 /* ---------------------------------------------------------------------------------------------------- */
 
-static void weft_throw_concurrent(void)
-{
-	zend_string *name = zend_string_init("Weft\\Coroutine\\ConcurrentUse", sizeof("Weft\\Coroutine\\ConcurrentUse") - 1, 0);
-	zend_class_entry *ce = zend_lookup_class(name);
-	zend_string_release(name);
-	if (EG(exception) != NULL) {
-		return;
-	}
-	zend_throw_exception(ce != NULL ? ce : zend_ce_error,
-		"A coroutine tried to use a connection while another coroutine is waiting on it; "
-		"a connection serves one coroutine at a time (use one connection per coroutine, or a pool)", 0);
-}
-
 static bool weft_set_fd_blocking(int fd, bool blocking)
 {
 	int flags = fcntl(fd, F_GETFL);
@@ -159,7 +146,7 @@ static bool weft_stream_may_suspend(php_stream *stream, weft_stream_hook *h, php
 	*refused = false;
 	if (h->owner != NULL && h->owner != EG(active_fiber)) {
 		/* Even outside a coroutine: whoever runs now would interleave with the suspended op. */
-		weft_throw_concurrent();
+		weft_hook_throw_concurrent_use("stream", NULL, NULL, NULL);
 		*refused = true;
 		return false;
 	}
@@ -175,7 +162,7 @@ static bool weft_stream_may_suspend_connect(php_stream *stream, weft_stream_hook
 	php_netstream_data_t *sock = (php_netstream_data_t *) stream->abstract;
 	*refused = false;
 	if (h->owner != NULL && h->owner != EG(active_fiber)) {
-		weft_throw_concurrent();
+		weft_hook_throw_concurrent_use("stream", NULL, NULL, NULL);
 		*refused = true;
 		return false;
 	}

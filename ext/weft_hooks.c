@@ -32,17 +32,33 @@
 static uint32_t weft_hooks_kinds = 0;       /* enabled kinds */
 static uint32_t weft_hooks_available = 0;   /* kinds this build can hook (modules add theirs at MINIT) */
 static bool weft_waiter_installed = false;
-static zval weft_waiter_one;                /* Closure(int $fd, int $events, float $timeout): ?int */
-static zval weft_waiter_many;               /* Closure(array $fds, float $timeout): ?array */
-static zend_fcall_info weft_waiter_one_fci;
-static zend_fcall_info_cache weft_waiter_one_fcc;
-static zend_fcall_info weft_waiter_many_fci;
-static zend_fcall_info_cache weft_waiter_many_fcc;
-/* Optional third closure of install(): drops what the waiter kept for a descriptor (WEFT_WAIT_KEEP). */
-static zval weft_waiter_forget;
-static zend_fcall_info weft_waiter_forget_fci;
-static zend_fcall_info_cache weft_waiter_forget_fcc;
-static bool weft_waiter_forget_set = false;
+/*
+ * What Weft's PHP side hands the hooks once, at Hooks::install() (in its parameter order), so that no hook
+ * looks a PHP class or method up by name or writes a PHP exception's message itself:
+ *   wait(int $fd, int $events, float $timeout): int|bool|null   a descriptor's wait (FdWaiter::wait)
+ *   waitMany(array $fds, float $timeout): ?array                several descriptors, or a sleep
+ *   forget(int $fd): void                                       a kept descriptor is about to close
+ *   inCoroutine(): bool                                         whether a Weft coroutine runs (exit hook)
+ *   exited(Throwable $exit): void                               exit() is about to end one (exit hook)
+ *   concurrentUse(string $hook, ?string $call, ?string $handle, ?string $holderCall): Throwable
+ *                                                               the error for a second user of a
+ *                                                               connection or curl handle
+ */
+enum {
+	WEFT_CB_WAIT,
+	WEFT_CB_WAIT_MANY,
+	WEFT_CB_FORGET,
+	WEFT_CB_IN_COROUTINE,
+	WEFT_CB_EXITED,
+	WEFT_CB_CONCURRENT_USE,
+	WEFT_CB_COUNT
+};
+typedef struct {
+	zval closure;
+	zend_fcall_info fci;
+	zend_fcall_info_cache fcc;
+} weft_hook_callback;
+static weft_hook_callback weft_callbacks[WEFT_CB_COUNT];
 /* The loop for idle polls (Hooks::idleLoop(): a Weft\Ext\Loop), referenced; NULL: none. What may hold
  * the loop is decided next to it, in weft_loop.c (weft_loop_idle_wanted(), weft_loop_idle_poll()). */
 static zend_object *weft_idle_loop = NULL;
@@ -175,7 +191,7 @@ static int weft_call_waiter_one(int fd, int events, double timeout, zval *ret)
 	ZVAL_LONG(&args[1], events);
 	ZVAL_DOUBLE(&args[2], timeout);
 	ZVAL_UNDEF(ret);
-	zend_result called = weft_call_waiter(&weft_waiter_one_fci, &weft_waiter_one_fcc, args, 3, ret);
+	zend_result called = weft_call_waiter(&weft_callbacks[WEFT_CB_WAIT].fci, &weft_callbacks[WEFT_CB_WAIT].fcc, args, 3, ret);
 	if (called != SUCCESS || EG(exception) != NULL) {
 		zval_ptr_dtor(ret);
 		ZVAL_UNDEF(ret);
@@ -194,7 +210,7 @@ int weft_hook_wait_fd(int fd, int events, double timeout)
 	}
 	if (weft_hook_can_switch()) {
 		zval ret;
-		int flags = events & (WEFT_WAIT_READ | WEFT_WAIT_WRITE | (weft_waiter_forget_set ? WEFT_WAIT_KEEP : 0));
+		int flags = events & (WEFT_WAIT_READ | WEFT_WAIT_WRITE | WEFT_WAIT_KEEP);
 		weft_loop *loop = weft_idle_loop != NULL ? weft_loop_from_object(weft_idle_loop) : NULL;
 		/* The loop's side first (idle now, no back-off): only then ask the coroutine's. */
 		bool idle = loop != NULL && weft_loop_idle_wanted(loop);
@@ -243,26 +259,32 @@ int weft_hook_wait_fd(int fd, int events, double timeout)
 	return r == 0 ? 0 : weft_revents_to_events(pfd.revents);
 }
 
+/* Calls an installed closure other than a wait (no error state to set aside). */
+static zend_result weft_callback_call(int which, zval *args, uint32_t count, zval *ret)
+{
+	zend_fcall_info fci = weft_callbacks[which].fci;
+	zend_fcall_info_cache fcc = weft_callbacks[which].fcc;
+	fci.retval = ret;
+	fci.params = args;
+	fci.param_count = count;
+	return zend_call_function(&fci, &fcc);
+}
+
 void weft_hook_forget_fd(int fd)
 {
-	if (!weft_waiter_installed || !weft_waiter_forget_set || !EG(active)) {
+	if (!weft_waiter_installed || !EG(active)) {
 		return;
 	}
 	zval arg, ret;
 	ZVAL_LONG(&arg, fd);
 	ZVAL_UNDEF(&ret);
-	zend_fcall_info fci = weft_waiter_forget_fci;
-	zend_fcall_info_cache fcc = weft_waiter_forget_fcc;
-	fci.retval = &ret;
-	fci.params = &arg;
-	fci.param_count = 1;
 	/* A close may run while an exception propagates (a destructor, a failed op): set it aside, or the
 	 * call would not happen and a stale watcher would outlive the descriptor. */
 	bool pending = EG(exception) != NULL;
 	if (pending) {
 		zend_exception_save();
 	}
-	zend_call_function(&fci, &fcc);
+	weft_callback_call(WEFT_CB_FORGET, &arg, 1, &ret);
 	zval_ptr_dtor(&ret);
 	if (EG(exception) != NULL) {
 		zend_clear_exception();
@@ -270,6 +292,75 @@ void weft_hook_forget_fd(int fd)
 	if (pending) {
 		zend_exception_restore();
 	}
+}
+
+bool weft_hook_in_coroutine(void)
+{
+	if (!weft_waiter_installed || EG(exception) != NULL) {
+		return false;
+	}
+	zval ret;
+	ZVAL_UNDEF(&ret);
+	weft_callback_call(WEFT_CB_IN_COROUTINE, NULL, 0, &ret);
+	bool in = Z_TYPE(ret) == IS_TRUE;
+	zval_ptr_dtor(&ret);
+	return in && EG(exception) == NULL;
+}
+
+void weft_hook_exited(zend_object *exit)
+{
+	if (!weft_waiter_installed || EG(exception) != NULL) {
+		return;
+	}
+	zval arg, ret;
+	ZVAL_OBJ(&arg, exit);
+	ZVAL_UNDEF(&ret);
+	weft_callback_call(WEFT_CB_EXITED, &arg, 1, &ret);
+	zval_ptr_dtor(&ret);
+	if (EG(exception) != NULL) {
+		zend_clear_exception();
+	}
+}
+
+static void weft_zval_string_or_null(zval *zv, const char *text)
+{
+	if (text != NULL) {
+		ZVAL_STRING(zv, text);
+	} else {
+		ZVAL_NULL(zv);
+	}
+}
+
+void weft_hook_throw_concurrent_use(const char *hook, const char *call, const char *handle, const char *holder_call)
+{
+	if (EG(exception) != NULL) {
+		return;
+	}
+	if (!weft_waiter_installed) {
+		/* Hooks::disable() while a coroutine still waits in a hooked call: nobody to write the message. */
+		zend_throw_error(NULL, "A %s is in use by another coroutine", handle != NULL ? handle : "connection");
+		return;
+	}
+	zval args[4], ret;
+	ZVAL_STRING(&args[0], hook);
+	weft_zval_string_or_null(&args[1], call);
+	weft_zval_string_or_null(&args[2], handle);
+	weft_zval_string_or_null(&args[3], holder_call);
+	ZVAL_UNDEF(&ret);
+	weft_callback_call(WEFT_CB_CONCURRENT_USE, args, 4, &ret);
+	for (int i = 0; i < 4; i++) {
+		zval_ptr_dtor(&args[i]);
+	}
+	if (EG(exception) != NULL) {
+		zval_ptr_dtor(&ret);
+		return; /* the factory failed: its exception is the error */
+	}
+	if (Z_TYPE(ret) == IS_OBJECT && instanceof_function(Z_OBJCE(ret), zend_ce_throwable)) {
+		zend_throw_exception_object(&ret); /* takes the reference */
+		return;
+	}
+	zval_ptr_dtor(&ret);
+	zend_throw_error(NULL, "The concurrentUse closure given to Weft\\Ext\\Hooks::install() returned no Throwable");
 }
 
 int weft_hook_wait_fds(struct pollfd *fds, int n, double timeout)
@@ -299,7 +390,7 @@ int weft_hook_wait_fds(struct pollfd *fds, int n, double timeout)
 		}
 		ZVAL_DOUBLE(&args[1], timeout);
 		ZVAL_UNDEF(&ret);
-		zend_result called = weft_call_waiter(&weft_waiter_many_fci, &weft_waiter_many_fcc, args, 2, &ret);
+		zend_result called = weft_call_waiter(&weft_callbacks[WEFT_CB_WAIT_MANY].fci, &weft_callbacks[WEFT_CB_WAIT_MANY].fcc, args, 2, &ret);
 		zval_ptr_dtor(&args[0]);
 		if (called != SUCCESS || EG(exception) != NULL) {
 			zval_ptr_dtor(&ret);
@@ -369,73 +460,51 @@ static void weft_idle_loop_release(void)
 	}
 }
 
+static void weft_callbacks_release(int count)
+{
+	for (int i = 0; i < count; i++) {
+		zval_ptr_dtor(&weft_callbacks[i].closure);
+		ZVAL_UNDEF(&weft_callbacks[i].closure);
+	}
+}
+
 static void weft_waiter_release(void)
 {
 	weft_idle_loop_release();
 	if (weft_waiter_installed) {
 		weft_waiter_installed = false;
-		zval_ptr_dtor(&weft_waiter_one);
-		zval_ptr_dtor(&weft_waiter_many);
-		ZVAL_UNDEF(&weft_waiter_one);
-		ZVAL_UNDEF(&weft_waiter_many);
+		weft_callbacks_release(WEFT_CB_COUNT);
 	}
-	if (weft_waiter_forget_set) {
-		weft_waiter_forget_set = false;
-		zval_ptr_dtor(&weft_waiter_forget);
-		ZVAL_UNDEF(&weft_waiter_forget);
-	}
-}
-
-static bool weft_waiter_prepare(zval *callable, zend_fcall_info *fci, zend_fcall_info_cache *fcc)
-{
-	char *error = NULL;
-	if (zend_fcall_info_init(callable, 0, fci, fcc, NULL, &error) != SUCCESS) {
-		zend_throw_error(NULL, "Invalid waiter: %s", error != NULL ? error : "not callable");
-		if (error != NULL) {
-			efree(error);
-		}
-		return false;
-	}
-	if (error != NULL) {
-		efree(error);
-	}
-	return true;
 }
 
 PHP_METHOD(Weft_Ext_Hooks, install)
 {
-	zval *one, *many, *forget = NULL;
+	zval *given[WEFT_CB_COUNT];
 
-	ZEND_PARSE_PARAMETERS_START(2, 3)
-		Z_PARAM_OBJECT_OF_CLASS(one, zend_ce_closure)
-		Z_PARAM_OBJECT_OF_CLASS(many, zend_ce_closure)
-		Z_PARAM_OPTIONAL
-		Z_PARAM_OBJECT_OF_CLASS_OR_NULL(forget, zend_ce_closure)
+	ZEND_PARSE_PARAMETERS_START(WEFT_CB_COUNT, WEFT_CB_COUNT)
+		Z_PARAM_OBJECT_OF_CLASS(given[WEFT_CB_WAIT], zend_ce_closure)
+		Z_PARAM_OBJECT_OF_CLASS(given[WEFT_CB_WAIT_MANY], zend_ce_closure)
+		Z_PARAM_OBJECT_OF_CLASS(given[WEFT_CB_FORGET], zend_ce_closure)
+		Z_PARAM_OBJECT_OF_CLASS(given[WEFT_CB_IN_COROUTINE], zend_ce_closure)
+		Z_PARAM_OBJECT_OF_CLASS(given[WEFT_CB_EXITED], zend_ce_closure)
+		Z_PARAM_OBJECT_OF_CLASS(given[WEFT_CB_CONCURRENT_USE], zend_ce_closure)
 	ZEND_PARSE_PARAMETERS_END();
 
 	weft_waiter_release();
-	ZVAL_COPY(&weft_waiter_one, one);
-	ZVAL_COPY(&weft_waiter_many, many);
-	if (!weft_waiter_prepare(&weft_waiter_one, &weft_waiter_one_fci, &weft_waiter_one_fcc)
-		|| !weft_waiter_prepare(&weft_waiter_many, &weft_waiter_many_fci, &weft_waiter_many_fcc)) {
-		zval_ptr_dtor(&weft_waiter_one);
-		zval_ptr_dtor(&weft_waiter_many);
-		ZVAL_UNDEF(&weft_waiter_one);
-		ZVAL_UNDEF(&weft_waiter_many);
-		RETURN_THROWS();
-	}
-	if (forget != NULL) {
-		ZVAL_COPY(&weft_waiter_forget, forget);
-		if (!weft_waiter_prepare(&weft_waiter_forget, &weft_waiter_forget_fci, &weft_waiter_forget_fcc)) {
-			zval_ptr_dtor(&weft_waiter_one);
-			zval_ptr_dtor(&weft_waiter_many);
-			zval_ptr_dtor(&weft_waiter_forget);
-			ZVAL_UNDEF(&weft_waiter_one);
-			ZVAL_UNDEF(&weft_waiter_many);
-			ZVAL_UNDEF(&weft_waiter_forget);
+	for (int i = 0; i < WEFT_CB_COUNT; i++) {
+		ZVAL_COPY(&weft_callbacks[i].closure, given[i]);
+		char *error = NULL;
+		if (zend_fcall_info_init(&weft_callbacks[i].closure, 0, &weft_callbacks[i].fci, &weft_callbacks[i].fcc, NULL, &error) != SUCCESS) {
+			zend_argument_type_error((uint32_t) i + 1, "must be callable: %s", error != NULL ? error : "not callable");
+			if (error != NULL) {
+				efree(error);
+			}
+			weft_callbacks_release(i + 1);
 			RETURN_THROWS();
 		}
-		weft_waiter_forget_set = true;
+		if (error != NULL) {
+			efree(error);
+		}
 	}
 	weft_waiter_installed = true;
 	/* The level the application runs at (install() is not called under @): what others see while a
@@ -613,8 +682,9 @@ zend_result weft_hooks_minit(const zend_function_entry *methods)
 	WEFT_HOOKS_CONST("WRITE", WEFT_WAIT_WRITE);
 #undef WEFT_HOOKS_CONST
 
-	ZVAL_UNDEF(&weft_waiter_one);
-	ZVAL_UNDEF(&weft_waiter_many);
+	for (int i = 0; i < WEFT_CB_COUNT; i++) {
+		ZVAL_UNDEF(&weft_callbacks[i].closure);
+	}
 	return SUCCESS;
 }
 

@@ -71,6 +71,23 @@ int weft_hook_wait_fds(struct pollfd *fds, int n, double timeout);
  */
 void weft_hook_forget_fd(int fd);
 
+/*
+ * What only PHP knows, asked through the closures Hooks::install() handed over (see weft_hooks.c), so
+ * that no hook looks a PHP class up by name or writes a PHP exception's text:
+ * weft_hook_in_coroutine(): whether a Weft coroutine runs now (a Fiber alone is not one). False while no
+ *   waiter is installed or an exception is pending.
+ * weft_hook_exited(): shows the exception that exit() is about to throw into the coroutine to PHP first.
+ *   Never throws.
+ * weft_hook_throw_concurrent_use(): throws the error for a second user of a connection or handle that
+ *   another coroutine is suspended on (Weft\Coroutine\ConcurrentUse, whose class writes the message):
+ *   `hook` is "stream" or "curl", `call` the hooked function (NULL for a stream op), `handle` the
+ *   handle's class (NULL: a connection), `holder_call` where the holder is suspended (NULL: unknown).
+ *   Does nothing when an exception is pending already.
+ */
+bool weft_hook_in_coroutine(void);
+void weft_hook_exited(zend_object *exit);
+void weft_hook_throw_concurrent_use(const char *hook, const char *call, const char *handle, const char *holder_call);
+
 /* A module that can hook a kind says so at MINIT (Weft\Ext\Hooks::available() lists it; enable()
  * ignores kinds nobody declared). */
 void weft_hooks_declare_available(uint32_t kinds);

@@ -8,8 +8,9 @@ namespace Weft\Coroutine;
  * The one "used by two coroutines at once" error, for every kind of connection: a socket or stream, a
  * MySQL, PostgreSQL or Redis connection, a Redis subscriber, a curl handle (thrown by the extension). A
  * connection serves one coroutine at a time, and interleaving two would corrupt its protocol stream, so the
- * second user is refused before anything is sent. A programming error, hence an \Error: share connections
- * through a pool, or serialise their use with a Mutex.
+ * second user is refused before anything is sent (the extension's hooks ask hooked() for theirs). A
+ * programming error, hence an \Error: share connections through a pool, or serialise their use with a
+ * Mutex.
  */
 final class ConcurrentUse extends \Error implements \Weft\WeftException
 {
@@ -39,6 +40,23 @@ final class ConcurrentUse extends \Error implements \Weft\WeftException
             $holder->id,
             $direction === 'read' ? 'reading from' : 'writing to',
         ));
+    }
+
+    /**
+     * From the extension's hooks (through the closure Hooks::enable() installs): $intruder called a hooked
+     * function on something another coroutine is suspended on. $hook is "stream" (a socket stream:
+     * PDO MySQL, mysqli, phpredis, ...; the hook knows no more) or "curl" ($call: the function called,
+     * $handle: the handle's class, $holderCall: the function the holder is suspended in).
+     */
+    public static function hooked(string $hook, ?string $call, ?string $handle, ?string $holderCall, ?Coroutine $intruder): self
+    {
+        $what = $handle === null ? 'connection' : $handle;
+        return self::of(
+            $call === null ? "This {$what}" : "{$call}(): this {$what}",
+            'another coroutine (' . ($holderCall === null ? 'waiting on it' : "suspended in {$holderCall}()") . ')',
+            $intruder,
+            $hook === 'curl' ? 'give each coroutine its own handle' : 'use one connection per coroutine, or a pool',
+        );
     }
 
     /** How the messages name a coroutine, or the main program for null. */

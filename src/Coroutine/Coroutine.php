@@ -77,7 +77,7 @@ final class Coroutine
             throw $reason;
         }
         if ($this->waiting) {
-            throw new \Error("Coroutine #{$this->id} is already waiting; it cannot wait twice");
+            throw SuspensionError::alreadyWaiting($this->id);
         }
         $this->waiting = true;
         $this->onCancel = $onCancel;
@@ -93,7 +93,7 @@ final class Coroutine
     public function waking()
     {
         if (!$this->waiting) {
-            throw new \Error("Coroutine #{$this->id} is not waiting; it cannot be resumed");
+            throw SuspensionError::notWaiting($this->id);
         }
         $this->waiting = false;
         $this->onCancel = null;

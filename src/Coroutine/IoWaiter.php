@@ -11,8 +11,9 @@ use Weft\Loop\Driver;
  * timeout, suspending only the calling coroutine. Outside of any coroutine the same call runs the loop
  * until the stream is ready ({main} waits like a coroutine), whichever loop backend is in use.
  *
- * One watcher per direction is created on first use and then only enabled and disabled, so a
- * connection's thousandth wait costs no more allocation than its first.
+ * One watcher and one time limit (TimeLimit) per direction are created on first use and then only
+ * enabled and disabled, so a connection's thousandth wait costs no more allocation than its first. A
+ * wait that runs out of time ends with Timeout (no token: the wait's own, not a Weft\timeout()'s).
  */
 final class IoWaiter
 {
@@ -24,6 +25,9 @@ final class IoWaiter
     private ?Coroutine $writer = null;
     private ?\Closure $cancelRead = null;
     private ?\Closure $cancelWrite = null;
+    /** The time limits of reads and of writes: lazy, one timer for many waits (TimeLimit). */
+    private ?TimeLimit $readLimit = null;
+    private ?TimeLimit $writeLimit = null;
     private bool $closed = false;
 
     /** @param resource $stream */
@@ -49,16 +53,15 @@ final class IoWaiter
             $this->driver->enable($this->readWatcher);
         }
         $this->reader = $current;
-        $timer = $timeout === null ? null : $this->driver->delay($timeout, static function () use ($current, $timeout): void {
-            $current->cancel(Timeout::after($timeout, 'Read'));
-        });
+        $limit = $this->readLimit ??= new TimeLimit($this->scheduler, false);
         try {
-            $this->scheduler->await($this->cancelRead ??= $this->disableRead(...));
+            $woken = $limit->await($timeout ?? -1.0, $this->cancelRead ??= $this->disableRead(...));
         } finally {
             $this->reader = null;
-            if ($timer !== null) {
-                $this->driver->cancel($timer);
-            }
+        }
+        if ($woken === false) {
+            $this->disableRead();
+            throw Timeout::after((float) $timeout, 'Read');
         }
     }
 
@@ -78,16 +81,15 @@ final class IoWaiter
             $this->driver->enable($this->writeWatcher);
         }
         $this->writer = $current;
-        $timer = $timeout === null ? null : $this->driver->delay($timeout, static function () use ($current, $timeout): void {
-            $current->cancel(Timeout::after($timeout, 'Write'));
-        });
+        $limit = $this->writeLimit ??= new TimeLimit($this->scheduler, false);
         try {
-            $this->scheduler->await($this->cancelWrite ??= $this->disableWrite(...));
+            $woken = $limit->await($timeout ?? -1.0, $this->cancelWrite ??= $this->disableWrite(...));
         } finally {
             $this->writer = null;
-            if ($timer !== null) {
-                $this->driver->cancel($timer);
-            }
+        }
+        if ($woken === false) {
+            $this->disableWrite();
+            throw Timeout::after((float) $timeout, 'Write');
         }
     }
 
@@ -113,6 +115,8 @@ final class IoWaiter
         if ($this->writeWatcher !== null) {
             $this->driver->cancel($this->writeWatcher);
         }
+        $this->readLimit?->drop();
+        $this->writeLimit?->drop();
         foreach ([$this->reader, $this->writer] as $waiter) {
             if ($waiter !== null && $waiter->isWaiting()) {
                 $this->scheduler->resume($waiter);

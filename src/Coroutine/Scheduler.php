@@ -373,7 +373,7 @@ final class Scheduler
     {
         $main = $this->main();
         if ($this->driver->isRunning()) {
-            throw new \Error('Cannot wait inside an event loop callback: start a coroutine with Weft\\go() and wait in it');
+            throw SuspensionError::insideLoopCallback();
         }
         $main->suspending($onCancel);
         $idleRuns = 0;

@@ -15,8 +15,7 @@ use Weft\Coroutine\Scheduler;
  * bridge asks afterwards (take()) to answer the request as PHP-FPM would have answered an exit().
  * Kept in the coroutine's own context: two requests in flight never see each other's.
  *
- * @internal exited() is called by the extension (ext/weft_hook_exit.c), which looks this class up
- *           without autoloading: Hooks::enable() loads it
+ * @internal exited() is called by the extension (ext/weft_hook_exit.c), handed to it by Hooks::enable()
  */
 final class ExitTrap
 {

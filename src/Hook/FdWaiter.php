@@ -6,6 +6,7 @@ namespace Weft\Hook;
 
 use Weft\Coroutine\Coroutine;
 use Weft\Coroutine\Scheduler;
+use Weft\Coroutine\TimeLimit;
 use Weft\Ext\Hooks as Native;
 use Weft\Loop\DescriptorDriver;
 use Weft\Loop\Driver;
@@ -25,6 +26,12 @@ use Weft\Loop\Loop;
  *
  * Returning null tells the extension that there is no Weft coroutine to suspend (a plain Fiber of the
  * application, the loop's own context): the hook then blocks exactly as it would without Weft.
+ *
+ * Two ways to watch, one way to wait: a hooked stream's descriptor keeps its watcher and its time limit
+ * between waits (KEEP, waitKept()); any other descriptor is watched for one wait (waitOnce()). Either
+ * way the coroutine suspends in a Coroutine\TimeLimit's wait (Scheduler::await() under the hook's
+ * timeout): a watcher resumes it with the ready events, the limit with "none" (0, []), and a
+ * cancellation throws into it.
  *
  * @internal installed by Hooks::enable()
  */
@@ -54,10 +61,8 @@ final class FdWaiter
     private array $parked = [];
     /** @var array<int, Coroutine> the same key => the coroutine waiting on that watcher now */
     private array $waiters = [];
-    /** @var array<int, float> the same key => when the current wait times out (hrtime seconds) */
-    private array $deadlines = [];
-    /** @var array<int, array{string, float}> the same key => its timeout timer and when that fires */
-    private array $timers = [];
+    /** @var array<int, TimeLimit> the same key => the time limit of its waits (lazy: one timer for many waits) */
+    private array $limits = [];
     /** The driver the kept watchers belong to (a forked worker builds its own: they are then dropped). */
     private ?DescriptorDriver $keptDriver = null;
     /** The driver the extension polls next to a hook's descriptor when idle (Hooks::idleLoop()); null: not told yet. */
@@ -81,63 +86,26 @@ final class FdWaiter
                 return true;
             }
         }
-        $loop = Loop::get();
-        if ($this->idleDriver !== $loop) {
-            $this->bindIdle($loop);
+        $scheduler = Scheduler::get();
+        $driver = $scheduler->driver;
+        if ($this->idleDriver !== $driver) {
+            $this->bindIdle($driver);
+        }
+        $current = $scheduler->current;
+        if ($current === null || $timeout === 0.0 || !$current->runsHere()) {
+            return null;
         }
         if ($events === (self::READ | self::KEEP) || $events === (self::WRITE | self::KEEP)) {
-            $scheduler = Scheduler::get();
-            $driver = $scheduler->driver;
             // The driver the kept watchers live on was checked when they were made: no instanceof per wait.
             if ($driver === $this->keptDriver || $driver instanceof DescriptorDriver) {
-                $current = $scheduler->current;
-                if ($current === null || $timeout === 0.0 || !$current->runsHere()) {
-                    return null;
-                }
                 $key = $fd << 1 | ($events & self::WRITE) >> 1;
                 if (!isset($this->waiters[$key])) {
                     return $this->waitKept($scheduler, $driver, $current, $fd, $key, $events & ~self::KEEP, $timeout);
                 }
             }
         }
-        $events &= ~self::KEEP;
-        if ($events === self::READ || $events === self::WRITE) {
-            // The hot path (every hooked read or write that would block): one watcher, one closure.
-            $scheduler = Scheduler::get();
-            $driver = $scheduler->driver;
-            if ($driver instanceof DescriptorDriver) {
-                $current = $scheduler->current;
-                if ($current === null || $timeout === 0.0 || !$current->runsHere()) {
-                    return null;
-                }
-                // The watcher and the timer resume the coroutine with what happened; a cancellation
-                // (which ends the wait first) finds both still registered, and they go after the wait.
-                $wake = static function (string $id, mixed $what = null) use ($scheduler, $current, $events): void {
-                    if ($current->isWaiting()) {
-                        $scheduler->resume($current, \is_int($what) ? $events : 0, true);
-                    }
-                };
-                $watcher = $events === self::READ ? $driver->onReadableFd($fd, $wake) : $driver->onWritableFd($fd, $wake);
-                $timer = $timeout >= 0 ? $driver->delay($timeout, $wake) : null;
-                // Catch and rethrow, not finally: the scheduler's rule for hot paths (the JIT skips finally).
-                try {
-                    $ready = $scheduler->await();
-                } catch (\Throwable $e) {
-                    $driver->cancel($watcher);
-                    if ($timer !== null) {
-                        $driver->cancel($timer);
-                    }
-                    throw $e;
-                }
-                $driver->cancel($watcher);
-                if ($timer !== null) {
-                    $driver->cancel($timer);
-                }
-                return $ready;
-            }
-        }
-        $ready = $this->suspend([$fd => $events], $timeout);
-        return $ready === null ? null : ($ready[$fd] ?? 0);
+        $ready = $this->waitOnce($scheduler, $current, [$fd => $events & (self::READ | self::WRITE)], $timeout);
+        return $ready[$fd] ?? 0;
     }
 
     /**
@@ -204,10 +172,10 @@ final class FdWaiter
                 unset($this->kept[$key], $this->parked[$key]);
                 $this->keptDriver?->cancel($id);
             }
-            $timer = $this->timers[$key] ?? null;
-            if ($timer !== null) {
-                unset($this->timers[$key]);
-                $this->keptDriver?->cancel($timer[0]);
+            $limit = $this->limits[$key] ?? null;
+            if ($limit !== null) {
+                unset($this->limits[$key]);
+                $limit->drop();
             }
         }
     }
@@ -215,7 +183,7 @@ final class FdWaiter
     private function waitKept(Scheduler $scheduler, DescriptorDriver $driver, Coroutine $current, int $fd, int $key, int $events, float $timeout): int
     {
         if ($this->keptDriver !== $driver) {
-            $this->kept = $this->parked = $this->waiters = $this->deadlines = $this->timers = [];
+            $this->kept = $this->parked = $this->waiters = $this->limits = [];
             $this->keptDriver = $driver;
         }
         $id = $this->kept[$key] ?? null;
@@ -236,13 +204,10 @@ final class FdWaiter
             $driver->reference($id);
         }
         $this->waiters[$key] = $current;
-        if ($timeout >= 0) {
-            $this->armTimeout($scheduler, $driver, $key, $timeout);
-        }
-        // Catch and rethrow rather than finally: this runs for every hooked wait, and PHP's tracing JIT
-        // does not compile finally blocks (FAST_CALL), which would leave it interpreted.
+        $limit = $this->limits[$key] ??= new TimeLimit($scheduler, 0);
+        // Catch and rethrow rather than finally: the rule for hot paths (Scheduler's docblock).
         try {
-            $ready = $scheduler->await();
+            $ready = $limit->await($timeout);
         } catch (\Throwable $e) {
             $this->endKeptWait($driver, $key, $id);
             throw $e;
@@ -280,11 +245,11 @@ final class FdWaiter
 
     /**
      * Woken, timed out or cancelled: the watcher stays (no system call at all when the descriptor is
-     * waited on again), unreferenced. The timeout timer stays too: the next wait only moves its deadline.
+     * waited on again), unreferenced. The time limit's timer stays too: the next wait only moves its deadline.
      */
     private function endKeptWait(Driver $driver, int $key, string $id): void
     {
-        unset($this->waiters[$key], $this->deadlines[$key]);
+        unset($this->waiters[$key]);
         if (($this->kept[$key] ?? null) === $id) {
             try {
                 $driver->unreference($id);
@@ -295,108 +260,53 @@ final class FdWaiter
     }
 
     /**
-     * A lazy timeout (nginx's lazy timer update): query after query on one connection waits with the same
-     * timeout, so instead of adding a timer to the heap and cancelling it on every wait, each wait only
-     * records its deadline, and the key's one timer, when it fires before the deadline of the wait in
-     * progress, is set again for the rest. A timer set for later than the new deadline (a shorter timeout
-     * than before) is replaced. The timer is unreferenced: the enabled watcher keeps the loop running
-     * while a wait is in progress, and a connection left idle must not hold run() open until it fires.
-     */
-    private function armTimeout(Scheduler $scheduler, Driver $driver, int $key, float $timeout): void
-    {
-        $deadline = \hrtime(true) / 1e9 + $timeout;
-        $this->deadlines[$key] = $deadline;
-        $timer = $this->timers[$key] ?? null;
-        if ($timer !== null) {
-            if ($timer[1] <= $deadline) {
-                return;
-            }
-            $driver->cancel($timer[0]);
-        }
-        $this->setTimer($scheduler, $driver, $key, $timeout, $deadline);
-    }
-
-    private function setTimer(Scheduler $scheduler, Driver $driver, int $key, float $seconds, float $firesAt): void
-    {
-        $id = $driver->delay($seconds, function () use ($scheduler, $driver, $key): void {
-            unset($this->timers[$key]);
-            $waiter = $this->waiters[$key] ?? null;
-            if ($waiter === null || !$waiter->isWaiting()) {
-                return; // no wait in progress: the next one sets a timer again
-            }
-            $now = \hrtime(true) / 1e9;
-            $deadline = $this->deadlines[$key];
-            if ($now < $deadline) {
-                $this->setTimer($scheduler, $driver, $key, $deadline - $now, $deadline);
-                return;
-            }
-            unset($this->waiters[$key]);
-            $scheduler->resume($waiter, 0, true);
-        });
-        $driver->unreference($id);
-        $this->timers[$key] = [$id, $firesAt];
-    }
-
-    /**
      * @param array<int, int> $fds descriptor => READ | WRITE; empty: a plain sleep of $timeout seconds
      * @return ?array<int, int> the ready descriptors => events (empty on timeout), null: block instead
      */
     public function waitMany(array $fds, float $timeout): ?array
     {
-        if ($fds === [] && $timeout > 0) {
-            // A plain sleep (the sleep hook's usleep(), sleep(), time_nanosleep()): exactly Weft\sleep(),
-            // so the hooked call costs what the native one does.
-            $scheduler = Scheduler::get();
-            if ($scheduler->running() === null) {
-                return null;
-            }
-            \Weft\sleep($timeout);
-            return [];
-        }
-        return $this->suspend($fds, $timeout);
-    }
-
-    /** @param array<int, int> $fds @return ?array<int, int> */
-    private function suspend(array $fds, float $timeout): ?array
-    {
         $scheduler = Scheduler::get();
         $current = $scheduler->running();
-        if ($current === null || $timeout === 0.0) {
+        if ($current === null || $timeout === 0.0 || ($timeout < 0 && $fds === [])) {
+            // No coroutine, a poll that does not wait, or a wait for nothing, forever (only a signal ends
+            // it, as poll(2) would): the hook does what it does without Weft.
             return null;
         }
-        if ($timeout < 0 && $fds === []) {
-            return null; // a wait for nothing, forever: only a signal ends it, as poll(2) would
+        if ($fds === []) {
+            // poll(2) on nothing: the sleep hook's usleep(), sleep(), time_nanosleep(). Its limit is all
+            // that ends it (this costs what Weft\sleep() costs: scripts/hooked-wait-ir.php, usleep mode).
+            return TimeLimit::once($scheduler, $timeout, []);
         }
+        return $this->waitOnce($scheduler, $current, $fds, $timeout);
+    }
+
+    /**
+     * A wait on descriptors watched for this wait only (curl's, the DNS hook's, anything not kept): one
+     * watcher per descriptor and direction, gone when the wait ends.
+     *
+     * @param non-empty-array<int, int> $fds
+     * @return array<int, int>
+     */
+    private function waitOnce(Scheduler $scheduler, Coroutine $current, array $fds, float $timeout): array
+    {
         $driver = $scheduler->driver;
         $direct = $driver instanceof DescriptorDriver;
         $ready = [];
+        $wake = static function (int $fd, int $bit) use ($scheduler, $current, &$ready): void {
+            $ready[$fd] = ($ready[$fd] ?? 0) | $bit;
+            if ($current->isWaiting()) {
+                $scheduler->resume($current, true);
+            }
+        };
         /** @var list<string> $watchers */
         $watchers = [];
         /** @var list<resource> $dups */
         $dups = [];
-        $timer = null;
-        $done = false;
-        $wake = static function (int $fd, int $bit) use ($scheduler, $current, &$ready, &$done): void {
-            $ready[$fd] = ($ready[$fd] ?? 0) | $bit;
-            if (!$done && $current->isWaiting()) {
-                $done = true;
-                $scheduler->resume($current);
-            }
-        };
-        $cleanup = static function () use ($driver, &$watchers, &$timer): void {
-            foreach ($watchers as $id) {
-                $driver->cancel($id);
-            }
-            $watchers = [];
-            if ($timer !== null) {
-                $driver->cancel($timer);
-                $timer = null;
-            }
-        };
         try {
             foreach ($fds as $fd => $events) {
                 $stream = null;
                 if (!$direct) {
+                    // stream_select() takes streams only: watch a dup()ed php://fd stream of it.
                     $stream = @\fopen("php://fd/{$fd}", 'r');
                     if ($stream === false) {
                         // Not an open descriptor: poll(2) would say POLLNVAL at once; so do we.
@@ -414,24 +324,19 @@ final class FdWaiter
                     $watchers[] = $direct ? $driver->onWritableFd($fd, $onReady) : $driver->onWritable($stream, $onReady);
                 }
             }
-            if ($ready !== []) {
-                return $ready;
+            if ($ready === []) {
+                // A watcher's wake-up brings true; the limit's, false. Whatever else is ready by the time
+                // the coroutine runs again is in $ready too, as poll(2) reports every ready descriptor.
+                TimeLimit::once($scheduler, $timeout, false);
             }
-            if ($timeout >= 0) {
-                $timer = $driver->delay($timeout, static function () use ($scheduler, $current, &$done): void {
-                    if (!$done && $current->isWaiting()) {
-                        $done = true;
-                        $scheduler->resume($current);
-                    }
-                });
-            }
-            $scheduler->await($cleanup);
-            return $ready;
         } finally {
-            $cleanup();
+            foreach ($watchers as $id) {
+                $driver->cancel($id);
+            }
             foreach ($dups as $stream) {
                 \fclose($stream);
             }
         }
+        return $ready;
     }
 }

@@ -4,6 +4,8 @@ declare(strict_types=1);
 
 namespace Weft\Hook;
 
+use Weft\Coroutine\ConcurrentUse;
+use Weft\Coroutine\Scheduler;
 use Weft\Ext\Hooks as Native;
 
 /**
@@ -90,10 +92,18 @@ final class Hooks
             self::disable();
             return 0;
         }
-        // The extension looks it up without autoloading when exit() is called in a coroutine.
-        \class_exists(ExitTrap::class);
         $waiter = self::$waiter ??= new FdWaiter();
-        Native::install($waiter->wait(...), $waiter->waitMany(...), $waiter->forget(...));
+        // Everything the hooks ask PHP, handed over once: they look no class up by name and write no
+        // message of ours.
+        Native::install(
+            wait: $waiter->wait(...),
+            waitMany: $waiter->waitMany(...),
+            forget: $waiter->forget(...),
+            inCoroutine: FdWaiter::inCoroutine(...),
+            exited: ExitTrap::exited(...),
+            concurrentUse: static fn (string $hook, ?string $call, ?string $handle, ?string $holderCall): ConcurrentUse
+                => ConcurrentUse::hooked($hook, $call, $handle, $holderCall, Scheduler::get()->running()),
+        );
         $waiter->installed();
         return Native::enable($kinds);
     }

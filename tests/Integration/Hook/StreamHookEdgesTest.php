@@ -6,6 +6,7 @@ namespace Weft\Tests\Integration\Hook;
 
 use PHPUnit\Framework\Attributes\DataProvider;
 use PHPUnit\Framework\TestCase;
+use Weft\Coroutine\ConcurrentUse;
 use Weft\Hook\Hooks;
 use Weft\Loop\NativeDriver;
 use Weft\Loop\Loop;
@@ -187,6 +188,63 @@ final class StreamHookEdgesTest extends TestCase
             return (string) ($box['read'] ?? 'destructor did not run');
         });
         self::assertSame('data', $got);
+    }
+
+    #[DataProvider('backends')]
+    public function testASecondReaderOfAWaitedOnConnectionGetsConcurrentUseWorded(string $backend): void
+    {
+        // The hook hands the facts to PHP (Hooks::install()'s concurrentUse), and ConcurrentUse writes
+        // the message every "used by two coroutines at once" error has, naming the intruder.
+        $this->useLoop($backend);
+        $server = \stream_socket_server('tcp://127.0.0.1:0');
+        $address = \stream_socket_get_name($server, false);
+        [$error, $first] = run(static function () use ($server, $address): array {
+            $client = \stream_socket_client('tcp://' . $address, $errno, $error, 5);
+            \stream_set_timeout($client, 10);
+            $peer = \stream_socket_accept($server, 5);
+            $reader = go(static fn () => \fread($client, 4));
+            $intruder = go(static function () use ($client): ?\Throwable {
+                try {
+                    \fread($client, 4);
+                } catch (ConcurrentUse $e) {
+                    return $e;
+                }
+                return null;
+            });
+            $error = $intruder->join();
+            \fwrite($peer, 'data');
+            return [[$error, $intruder->id], $reader->join()];
+        });
+        [$error, $intruder] = $error;
+        self::assertInstanceOf(ConcurrentUse::class, $error);
+        self::assertSame(
+            "This connection is in use by another coroutine (waiting on it); coroutine #{$intruder} cannot use it at the same time "
+            . '(a connection serves one coroutine at a time): use one connection per coroutine, or a pool',
+            $error->getMessage(),
+        );
+        self::assertSame('data', $first, 'the holder\'s read is not disturbed');
+    }
+
+    public function testTheMainProgramAsTheSecondReaderIsNamedSo(): void
+    {
+        // Outside any coroutine the hook refuses the same way, and ConcurrentUse names the main program.
+        $server = \stream_socket_server('tcp://127.0.0.1:0');
+        $address = \stream_socket_get_name($server, false);
+        $client = \stream_socket_client('tcp://' . $address, $errno, $error, 5);
+        \stream_set_timeout($client, 10);
+        $peer = \stream_socket_accept($server, 5);
+        $reader = go(static fn () => \fread($client, 4));
+        try {
+            \fread($client, 4);
+            self::fail('the main program read a connection a coroutine waits on');
+        } catch (ConcurrentUse $e) {
+            self::assertStringStartsWith(
+                'This connection is in use by another coroutine (waiting on it); the main program (outside of any coroutine) cannot use it',
+                $e->getMessage(),
+            );
+        }
+        \fwrite($peer, 'data');
+        self::assertSame('data', $reader->join());
     }
 
     private function useLoop(string $backend): void

@@ -6,6 +6,7 @@ namespace Weft\Tests\Unit\Coroutine;
 
 use Weft\Coroutine\Coroutine;
 use Weft\Coroutine\Scheduler;
+use Weft\Coroutine\SuspensionError;
 
 use function Weft\go;
 use function Weft\run;
@@ -34,18 +35,19 @@ final class SuspensionTest extends CoroutineTestCase
             self::assertFalse($waiter->isWaiting());
             try {
                 $scheduler->resume($waiter, 'second');
-            } catch (\Error $e) {
+            } catch (SuspensionError $e) {
                 self::assertSame('first', $waiter->join());
                 return $e;
             }
             return null;
         });
-        self::assertInstanceOf(\Error::class, $error);
+        self::assertInstanceOf(SuspensionError::class, $error);
         self::assertMatchesRegularExpression('/Coroutine #\d+ is not waiting; it cannot be resumed/', $error->getMessage());
     }
 
     public function testThrowingIntoOneThatIsNotSuspendedFailsLoudly(): void
     {
+        $this->expectException(SuspensionError::class);
         $this->expectExceptionMessageMatches('/Coroutine #\d+ is not waiting; it cannot be resumed/');
         run(static function (): void {
             $running = go(static fn () => 1);
@@ -60,13 +62,38 @@ final class SuspensionTest extends CoroutineTestCase
         $scheduler->driver->defer(static function () use ($scheduler, &$error): void {
             try {
                 $scheduler->await();
-            } catch (\Error $e) {
+            } catch (SuspensionError $e) {
                 $error = $e;
             }
         });
         $scheduler->driver->run();
-        self::assertInstanceOf(\Error::class, $error);
+        self::assertInstanceOf(SuspensionError::class, $error);
         self::assertStringContainsString('Cannot wait inside an event loop callback', $error->getMessage());
+    }
+
+    public function testWakingACancelledWaitAgainFailsLoudly(): void
+    {
+        // A cancel is that wait's one wake-up: a watcher that fires afterwards and does not ask
+        // isWaiting() first must hear so at once, not wake whatever the coroutine waits for next.
+        $error = run(static function (): ?\Throwable {
+            $scheduler = Scheduler::get();
+            $waiter = go(static function () use ($scheduler): void {
+                try {
+                    $scheduler->await();
+                } catch (\RuntimeException) {
+                }
+            });
+            $waiter->cancel(new \RuntimeException('cancelled'));
+            try {
+                $scheduler->resume($waiter, 'late');
+            } catch (SuspensionError $e) {
+                $waiter->join();
+                return $e;
+            }
+            return null;
+        });
+        self::assertInstanceOf(SuspensionError::class, $error);
+        self::assertMatchesRegularExpression('/Coroutine #\d+ is not waiting; it cannot be resumed/', $error->getMessage());
     }
 
     public function testRunningIsTheCoroutineOnlyInsideItsOwnFiber(): void
