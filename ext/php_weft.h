@@ -76,6 +76,9 @@ zend_result weft_output_minit(const zend_function_entry *methods);
 /* weft_state.c: Weft\Ext\StaticProperties, the static properties that follow the coroutine */
 zend_result weft_state_minit(const zend_function_entry *methods);
 
+/* weft_conn.c: Weft\Ext\Conn, a plain connection's socket I/O on the native loop */
+zend_result weft_conn_minit(void);
+
 /* weft_inotify.c: Weft\Ext\Inotify, for serve --watch */
 zend_result weft_inotify_minit(const zend_function_entry *inotify_methods, const zend_function_entry *exception_methods);
 

@@ -76,6 +76,16 @@ final class Connection
     private float $stalledSince = 0.0;
     private readonly \Closure $expire;
     /**
+     * The socket's I/O in C (Weft\Ext\Conn: read(2) on readiness straight into received(), send(2) in
+     * flush()) for a plain connection on the native loop; null: the PHP stream's fread()/fwrite(), as
+     * always without the extension, for TLS, and with WEFT_NATIVE_HTTP=0.
+     */
+    private readonly ?\Weft\Ext\Conn $io;
+    /** Its descriptor, with $io. */
+    private readonly ?int $fd;
+    /** Whether plain connections on the native loop use Weft\Ext\Conn; null until first asked. */
+    private static ?bool $nativeIo = null;
+    /**
      * Loop time of the last read while the idle deadline was armed. The keep-alive timer restarts from
      * there, lazily: the deadline stays where it is and, when it comes, is pushed back by the time that
      * passed since (nginx does the same with its lazy timer updates). A request answered at once thus
@@ -92,10 +102,38 @@ final class Connection
         private readonly Driver $driver,
         private Timeouts $timeouts,
         private readonly OutputBudget $output,
+        ?\Weft\Socket\Tls\TlsSession $tls = null,
     ) {
         $this->dispatcher = $owner->dispatcher;
-        $this->readWatcher = $driver->onReadable($stream, $this->onReadable(...));
+        $this->tls = $tls;
+        $fd = $tls === null && self::nativeIo($driver) ? \Weft\Ext\Epoll::descriptorOf($stream) : null;
+        if ($fd !== null) {
+            $this->io = new \Weft\Ext\Conn($driver, $fd, $this->received(...));
+            $this->fd = $fd;
+            $this->readWatcher = (string) $this->io->watcher();
+        } else {
+            $this->io = null;
+            $this->fd = null;
+            $this->readWatcher = $driver->onReadable($stream, $this->onReadable(...));
+        }
         $this->expire = $this->expired(...);
+    }
+
+    /**
+     * Whether a plain connection on this driver reads and writes through the extension (Weft\Ext\Conn):
+     * on the native loop, unless WEFT_NATIVE_HTTP=0 (the pure-PHP connection path with the extension
+     * loaded). Tests switch it with useNativeIo().
+     */
+    public static function nativeIo(Driver $driver): bool
+    {
+        return $driver instanceof \Weft\Ext\Loop
+            && (self::$nativeIo ??= \class_exists(\Weft\Ext\Conn::class, false) && \getenv('WEFT_NATIVE_HTTP') !== '0');
+    }
+
+    /** For tests and benchmarks: whether connections created from now on use the native I/O (null: from the environment again). */
+    public static function useNativeIo(?bool $on): void
+    {
+        self::$nativeIo = $on === null ? null : $on && \class_exists(\Weft\Ext\Conn::class, false);
     }
 
     public function remoteAddress(): ?string
@@ -112,6 +150,9 @@ final class Connection
     {
         if ($this->tls !== null) {
             return null; // bytes written past OpenSSL would be garbage to the client
+        }
+        if ($this->fd !== null) {
+            return $this->fd;
         }
         return \class_exists(\Weft\Ext\Epoll::class, false) ? \Weft\Ext\Epoll::descriptorOf($this->stream) : null;
     }
@@ -198,13 +239,20 @@ final class Connection
         }
         $before = $this->outBytes;
         $output = $this->output;
+        $io = $this->io;
         while ($this->out !== []) {
             $piece = $this->out[0];
             $offset = $this->outOffset;
             $left = \strlen($piece) - $offset;
             $try = $offset === 0 ? $left : \min($left, self::WRITE_WINDOW);
-            $written = @\fwrite($this->stream, $offset === 0 ? $piece : \substr($piece, $offset, $try));
-            if ($written === false) {
+            if ($io !== null) {
+                // The bytes the socket took, 0 when it is full, -errno when the peer is gone.
+                $written = $io->write($piece, $offset, $try);
+                if ($written < 0) {
+                    $this->close();
+                    return;
+                }
+            } elseif (($written = @\fwrite($this->stream, $offset === 0 ? $piece : \substr($piece, $offset, $try))) === false) {
                 $error = \error_get_last();
                 \error_clear_last();
                 [$errno] = Errno::fromWarning($error['message'] ?? null);
@@ -337,7 +385,11 @@ final class Connection
             return;
         }
         $this->closed = true;
-        $this->driver->cancel($this->readWatcher);
+        if ($this->io !== null) {
+            $this->io->close(); // cancels its read watcher; the stream below owns the descriptor
+        } else {
+            $this->driver->cancel($this->readWatcher);
+        }
         if ($this->writeWatcher !== null) {
             $this->driver->cancel($this->writeWatcher);
         }
@@ -448,11 +500,7 @@ final class Connection
         if ($data === false || $data === '') {
             \error_clear_last();
             if ($data === false || \feof($this->stream)) {
-                $this->eof = true;
-                $this->reading = false;
-                $this->driver->disable($this->readWatcher);
-                $this->session->ended();
-                $this->update();
+                $this->ended();
             }
             return;
         }
@@ -463,6 +511,32 @@ final class Connection
         }
         // The session ends every call with flush() or update(), which re-evaluates reading and timers.
         $this->session->received($data);
+    }
+
+    /** The native read watcher's callback (Weft\Ext\Conn): what one read(2) returned; '' at the end, false on an error. */
+    private function received(string|false $data): void
+    {
+        if ($data === false || $data === '') {
+            $this->ended();
+            return;
+        }
+        if ($this->armed === Session::IDLE) {
+            // Activity: the idle deadline stays armed; expired() counts from here (see $activeAt), and
+            // update() replaces it if the connection leaves the idle phase.
+            $this->activeAt = $this->driver->now();
+        }
+        // The session ends every call with flush() or update(), which re-evaluates reading and timers.
+        $this->session->received($data);
+    }
+
+    /** The peer ended its side (or the read failed): nothing more will be read. */
+    private function ended(): void
+    {
+        $this->eof = true;
+        $this->reading = false;
+        $this->driver->disable($this->readWatcher);
+        $this->session->ended();
+        $this->update();
     }
 
     private function onWritable(): void
