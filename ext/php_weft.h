@@ -33,6 +33,7 @@ zend_result weft_epoll_wait(zend_object *epoll, double timeout, zend_long max, z
 zend_result weft_loop_minit(void);
 /* weft_http.c: Weft\Ext\parseHead() */
 zend_result weft_http_minit(void);
+void weft_http_rshutdown(void);
 
 /* weft_hooks.c */
 zend_result weft_hooks_minit(const zend_function_entry *methods);
