@@ -294,7 +294,11 @@ final class Connection
             if (!$this->writing) {
                 $this->writing = true;
                 if ($this->writeWatcher === null) {
-                    $this->writeWatcher = $this->driver->onWritable($this->stream, $this->onWritable(...));
+                    // With the native I/O, on the descriptor like its read watcher: one registration of it
+                    // in the loop, never a second one for the same descriptor through its stream.
+                    $this->writeWatcher = $this->fd !== null
+                        ? $this->driver->onWritableFd($this->fd, $this->onWritable(...))
+                        : $this->driver->onWritable($this->stream, $this->onWritable(...));
                 } else {
                     $this->driver->enable($this->writeWatcher);
                 }
