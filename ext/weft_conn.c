@@ -45,6 +45,10 @@ typedef struct weft_conn_io {
 	zval on_data;
 	zend_fcall_info_cache fcc;
 	struct weft_conn *owner; /* NULL once the object is freed first */
+	/* frameRequests(): the parser's limits and the peer's address stamped on each Request (UNDEF methods: off) */
+	zval methods;
+	zend_long max_header_bytes, max_target_bytes, max_header_count;
+	zend_string *remote;
 } weft_conn_io;
 
 typedef struct weft_conn {
@@ -81,6 +85,10 @@ static void weft_conn_release(void *data)
 		io->owner->io = NULL;
 	}
 	zval_ptr_dtor(&io->on_data);
+	zval_ptr_dtor(&io->methods);
+	if (io->remote != NULL) {
+		zend_string_release(io->remote);
+	}
 	efree(io);
 }
 
@@ -117,22 +125,33 @@ static void weft_conn_on_read(weft_loop *loop, zend_ulong id, int fd, uint32_t e
 	do {
 		n = read(fd, weft_conn_buffer, sizeof(weft_conn_buffer));
 	} while (n < 0 && errno == EINTR);
-	zval arg;
+	zval args[2];
+	zval *arg = &args[0];
+	uint32_t count = 1;
 	if (n > 0) {
-		ZVAL_STRINGL_FAST(&arg, weft_conn_buffer, (size_t) n);
+		ZVAL_STRINGL_FAST(arg, weft_conn_buffer, (size_t) n);
+		/* The usual read, one whole request head and nothing else: its Request goes with the bytes, for
+		 * the session to take instead of parsing them when nothing of an earlier request waits in it. */
+		if (Z_TYPE(io->methods) == IS_ARRAY && weft_http_frame_request(Z_STR_P(arg), io->max_header_bytes,
+				io->max_target_bytes, io->max_header_count, Z_ARRVAL(io->methods), io->remote, &args[1])) {
+			count = 2;
+		}
 	} else if (n == 0) {
-		ZVAL_EMPTY_STRING(&arg);
+		ZVAL_EMPTY_STRING(arg);
 	} else if (errno == EAGAIN || errno == EWOULDBLOCK) {
 		return; /* another reader took it, or a spurious wake-up: nothing to report */
 	} else {
-		ZVAL_FALSE(&arg);
+		ZVAL_FALSE(arg);
 	}
 	/* The callback may close() this connection or drop it: the loop releases a cancelled watcher (and the
 	 * closure with it) only after its handler returned (weft_loop.h), and nothing of io is read after the call. */
 	zval retval;
-	zend_call_known_function(io->fcc.function_handler, io->fcc.object, io->fcc.called_scope, &retval, 1, &arg, NULL);
+	zend_call_known_function(io->fcc.function_handler, io->fcc.object, io->fcc.called_scope, &retval, count, args, NULL);
 	zval_ptr_dtor(&retval);
-	zval_ptr_dtor(&arg);
+	zval_ptr_dtor(&args[0]);
+	if (count == 2) {
+		zval_ptr_dtor(&args[1]);
+	}
 }
 
 #define WEFT_CONN_THIS() weft_conn *conn = weft_conn_from(Z_OBJ_P(ZEND_THIS))
@@ -164,6 +183,9 @@ PHP_METHOD(Weft_Ext_Conn, __construct)
 	weft_conn_io *io = emalloc(sizeof(*io));
 	io->loop = loop;
 	io->owner = conn;
+	ZVAL_UNDEF(&io->methods);
+	io->remote = NULL;
+	io->max_header_bytes = io->max_target_bytes = io->max_header_count = 0;
 	ZVAL_COPY(&io->on_data, on_data);
 	(void) zend_is_callable_ex(on_data, NULL, 0, NULL, &io->fcc, NULL);
 	conn->fd = (int) fd;
@@ -230,6 +252,50 @@ PHP_METHOD(Weft_Ext_Conn, write)
 	RETURN_LONG(-(zend_long) errno);
 }
 
+/*
+ * From now on, a read that is exactly one complete request head without framing fields, accepted by the
+ * native head parser under these limits (RequestParser's), comes with its Request as the callback's second
+ * argument (see Weft\Ext\parseRequest(): only once checkRequestLayout() accepted the class).
+ */
+PHP_METHOD(Weft_Ext_Conn, frameRequests)
+{
+	zend_long max_header_bytes, max_target_bytes, max_header_count;
+	zval *methods;
+	zend_string *remote = NULL;
+	ZEND_PARSE_PARAMETERS_START(5, 5)
+		Z_PARAM_LONG(max_header_bytes)
+		Z_PARAM_LONG(max_target_bytes)
+		Z_PARAM_LONG(max_header_count)
+		Z_PARAM_ARRAY(methods)
+		Z_PARAM_STR_OR_NULL(remote)
+	ZEND_PARSE_PARAMETERS_END();
+	WEFT_CONN_THIS();
+	if (conn->io == NULL) {
+		return;
+	}
+	weft_conn_io *io = conn->io;
+	zval_ptr_dtor(&io->methods);
+	ZVAL_COPY(&io->methods, methods);
+	if (io->remote != NULL) {
+		zend_string_release(io->remote);
+	}
+	io->remote = remote == NULL ? NULL : zend_string_copy(remote);
+	io->max_header_bytes = max_header_bytes;
+	io->max_target_bytes = max_target_bytes;
+	io->max_header_count = max_header_count;
+}
+
+/* Reads come as bytes alone again (a protocol switch). */
+PHP_METHOD(Weft_Ext_Conn, frameNothing)
+{
+	ZEND_PARSE_PARAMETERS_NONE();
+	WEFT_CONN_THIS();
+	if (conn->io != NULL) {
+		zval_ptr_dtor(&conn->io->methods);
+		ZVAL_UNDEF(&conn->io->methods);
+	}
+}
+
 /* Cancels the read watcher (idempotent); write() fails with -EBADF from here on. Never closes the descriptor. */
 PHP_METHOD(Weft_Ext_Conn, close)
 {
@@ -262,11 +328,21 @@ ZEND_END_ARG_INFO()
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_weft_conn_close, 0, 0, IS_VOID, 0)
 ZEND_END_ARG_INFO()
 
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_weft_conn_frame_requests, 0, 5, IS_VOID, 0)
+	ZEND_ARG_TYPE_INFO(0, maxHeaderBytes, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, maxTargetBytes, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, maxHeaderCount, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, methods, IS_ARRAY, 0)
+	ZEND_ARG_TYPE_INFO(0, remoteAddress, IS_STRING, 1)
+ZEND_END_ARG_INFO()
+
 static const zend_function_entry weft_conn_methods[] = {
 	PHP_ME(Weft_Ext_Conn, __construct, arginfo_weft_conn_construct, ZEND_ACC_PUBLIC)
 	PHP_ME(Weft_Ext_Conn, watcher, arginfo_weft_conn_watcher, ZEND_ACC_PUBLIC)
 	PHP_ME(Weft_Ext_Conn, write, arginfo_weft_conn_write, ZEND_ACC_PUBLIC)
 	PHP_ME(Weft_Ext_Conn, close, arginfo_weft_conn_close, ZEND_ACC_PUBLIC)
+	PHP_ME(Weft_Ext_Conn, frameRequests, arginfo_weft_conn_frame_requests, ZEND_ACC_PUBLIC)
+	PHP_ME(Weft_Ext_Conn, frameNothing, arginfo_weft_conn_close, ZEND_ACC_PUBLIC)
 	PHP_FE_END
 };
 

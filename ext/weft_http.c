@@ -601,3 +601,33 @@ PHP_FUNCTION(weft_parse_request)
 	values[WEFT_RQ_TRAILERS] = ZSTR_EMPTY_ALLOC();
 	weft_request_build(return_value, weft_request_ce, weft_request_offsets, values);
 }
+
+/*
+ * For weft_conn.c: the Request of a read that is exactly one complete head without framing fields (no
+ * empty lines before it), built as parseRequest() builds it; false for anything else, or before
+ * checkRequestLayout() accepted the class. Never throws.
+ */
+bool weft_http_frame_request(zend_string *bytes, zend_long max_header_bytes, zend_long max_target_bytes,
+	zend_long max_header_count, HashTable *methods, zend_string *remote, zval *out)
+{
+	if (weft_request_ce == NULL || ZSTR_LEN(bytes) < 4 || ZSTR_VAL(bytes)[0] == '\r'
+		|| memcmp(ZSTR_VAL(bytes) + ZSTR_LEN(bytes) - 4, "\r\n\r\n", 4) != 0) {
+		return false;
+	}
+	weft_head head;
+	if (!weft_parse_head(bytes, 0, 0, max_header_bytes, max_target_bytes, max_header_count, methods, &head)
+		|| head.framing || head.end + 4 != ZSTR_LEN(bytes)) {
+		return false;
+	}
+	zend_string *values[WEFT_REQUEST_PROPERTIES];
+	values[WEFT_RQ_METHOD] = weft_method_string(ZSTR_VAL(bytes), head.method_end);
+	values[WEFT_RQ_TARGET] = zend_string_init(ZSTR_VAL(bytes) + head.target_start, head.target_end - head.target_start, 0);
+	values[WEFT_RQ_BLOCK] = head.end == head.block_start ? ZSTR_EMPTY_ALLOC()
+		: zend_string_init(ZSTR_VAL(bytes) + head.block_start, head.end - head.block_start, 0);
+	values[WEFT_RQ_BODY] = ZSTR_EMPTY_ALLOC();
+	values[WEFT_RQ_VERSION] = head.http11 ? weft_http_v11 : weft_http_v10;
+	values[WEFT_RQ_REMOTE] = remote == NULL ? NULL : zend_string_copy(remote);
+	values[WEFT_RQ_TRAILERS] = ZSTR_EMPTY_ALLOC();
+	weft_request_build(out, weft_request_ce, weft_request_offsets, values);
+	return true;
+}

@@ -5,6 +5,8 @@ declare(strict_types=1);
 namespace Weft\Server;
 
 use Weft\Coroutine\Coroutine;
+use Weft\Http\Message\Request;
+use Weft\Http\Parser\Limits;
 use Weft\Coroutine\Scheduler;
 use Weft\Loop\Driver;
 use Weft\Socket\ConnectionClosed;
@@ -471,6 +473,16 @@ final class Connection
     }
 
     /**
+     * With the native I/O, reads that are one whole request head come with their Request, built by the
+     * extension under these limits and stamped with $remoteAddress (HttpSession::received()). No-op on
+     * the PHP stream path.
+     */
+    public function frameRequests(Limits $limits, ?string $remoteAddress): void
+    {
+        $this->io?->frameRequests($limits->maxHeaderBytes, $limits->maxTargetBytes, $limits->maxHeaderCount, $limits->methodSet, $remoteAddress);
+    }
+
+    /**
      * Protocol switch (HTTP -> WebSocket after a 101): the connection goes on under another Session and
      * that protocol's timers. Reading, the writer and everything queued stay as they are.
      */
@@ -478,6 +490,7 @@ final class Connection
     {
         $this->session = $session;
         $this->timeouts = $timeouts;
+        $this->io?->frameNothing();
         if ($this->armed !== self::NONE && $this->armed !== self::SENDING) {
             $this->armed = self::STALE;
         }
@@ -517,8 +530,12 @@ final class Connection
         $this->session->received($data);
     }
 
-    /** The native read watcher's callback (Weft\Ext\Conn): what one read(2) returned; '' at the end, false on an error. */
-    private function received(string|false $data): void
+    /**
+     * The native read watcher's callback (Weft\Ext\Conn): what one read(2) returned; '' at the end, false
+     * on an error. With frameRequests(), a read that is one whole request head comes with its Request too,
+     * which the session may take instead of parsing the bytes.
+     */
+    private function received(string|false $data, ?Request $request = null): void
     {
         if ($data === false || $data === '') {
             $this->ended();
@@ -530,7 +547,7 @@ final class Connection
             $this->activeAt = $this->driver->now();
         }
         // The session ends every call with flush() or update(), which re-evaluates reading and timers.
-        $this->session->received($data);
+        $this->session->received($data, $request);
     }
 
     /** The peer ended its side (or the read failed): nothing more will be read. */

@@ -100,6 +100,15 @@ final class RequestParser
     }
 
     /**
+     * Whether new parsers' usual requests can be built by the extension (Weft\Ext\Conn::frameRequests()
+     * then frames them as they are read: the native head parser on, and the layout check passed).
+     */
+    public static function buildsRequests(): bool
+    {
+        return self::nativeHead() && self::nativeRequest();
+    }
+
+    /**
      * Whether the extension builds the Request of a usual head itself: asked once per process, when the
      * extension checks the layout of Request it relies on. A failed check is said in the log (stderr, which
      * the master logs) and the parser builds every Request in PHP.

@@ -83,7 +83,11 @@ final class HttpProtocol implements Protocol
 
     public function open(Connection $connection): Session
     {
-        return new HttpSession($this, $connection, new RequestParser($this->options->limits, self::host($connection->remoteAddress())));
+        $host = self::host($connection->remoteAddress());
+        if (RequestParser::buildsRequests()) {
+            $connection->frameRequests($this->options->limits, $host);
+        }
+        return new HttpSession($this, $connection, new RequestParser($this->options->limits, $host));
     }
 
     public function refusal(string $reason): string

@@ -226,4 +226,46 @@ final class NativeConnTest extends TestCase
         self::assertSame(1, $conn->write('x'), 'writing needs no loop');
         $conn->close();
     }
+
+    public function testAReadThatIsOneWholeHeadComesWithItsRequest(): void
+    {
+        self::assertNull(\Weft\Ext\checkRequestLayout(\Weft\Http\Message\Request::class));
+        $limits = new \Weft\Http\Parser\Limits();
+        $this->both(function () use ($limits): void {
+            [$server, $client, $fd] = self::pair();
+            $reads = [];
+            $conn = null;
+            $conn = new Conn($this->loop, $fd, function (string|false $data, ?\Weft\Http\Message\Request $request = null) use (&$reads, &$conn): void {
+                $reads[] = [$data, $request];
+                if ($data === '') {
+                    $conn->close();
+                }
+            });
+            $conn->frameRequests($limits->maxHeaderBytes, $limits->maxTargetBytes, $limits->maxHeaderCount, $limits->methodSet, '192.0.2.5');
+            $sends = [
+                "GET /a?b=1 HTTP/1.1\r\nHost: x\r\nAccept: */*\r\n\r\n",           // framed
+                "HEAD / HTTP/1.0\r\n\r\n",                                          // framed
+                "POST /p HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\n\r\n",         // framing fields: bytes only
+                "GET /1 HTTP/1.1\r\nHost: x\r\n\r\nGET /2 HTTP/1.1\r\nHost: x\r\n\r\n", // pipelined: bytes only
+                "\r\nGET / HTTP/1.1\r\nHost: x\r\n\r\n",                             // an empty line first: bytes only
+                "GET / HTTP/1.1\r\nHost: x\r\n",                                    // incomplete: bytes only
+                "GET / HTTP/1.1\r\n\r\n",                                           // refused (no Host): bytes only
+                "GET /after HTTP/1.1\r\nHost: x\r\n\r\n",                           // sent after frameNothing()
+            ];
+            foreach ($sends as $i => $bytes) {
+                if ($i === 7) {
+                    $conn->frameNothing();
+                }
+                \fwrite($client, $bytes);
+                $this->loop->delay(0.0, fn () => $this->loop->stop());
+                $this->loop->run();
+            }
+            \fclose($client);
+            $this->loop->run();
+            self::assertSame(\array_merge($sends, ['']), \array_column($reads, 0), 'each send was one read');
+            self::assertEquals(new \Weft\Http\Message\Request('GET', '/a?b=1', "\r\nHost: x\r\nAccept: */*", '', '1.1', '192.0.2.5'), $reads[0][1]);
+            self::assertEquals(new \Weft\Http\Message\Request('HEAD', '/', '', '', '1.0', '192.0.2.5'), $reads[1][1]);
+            self::assertSame([null, null, null, null, null, null, null], \array_column(\array_slice($reads, 2), 1));
+        });
+    }
 }
