@@ -46,7 +46,11 @@ namespace Weft\Ext {
      */
     final class Conn
     {
-        public function __construct(Loop $loop, int $fd, \Closure $onData) {}
+        /** @param bool $own take a copy of the descriptor (dup()), closed with this object: the caller may close its stream at once */
+        public function __construct(Loop $loop, int $fd, \Closure $onData, bool $own = false) {}
+
+        /** The descriptor read and written (its copy with $own), -1 once closed. */
+        public function fd(): int {}
 
         /** The read watcher's id for the loop's enable()/disable()/cancel(), or null once closed. */
         public function watcher(): ?string {}
@@ -54,7 +58,7 @@ namespace Weft\Ext {
         /** Bytes the socket took (0 when full), or -errno. */
         public function write(string $bytes, int $offset = 0, int $length = -1): int {}
 
-        /** Cancels the read watcher; write() answers -EBADF from here on. Never closes the descriptor. */
+        /** Cancels the read watcher and closes an owned descriptor (never the caller's); write() answers -EBADF from here on. */
         public function close(): void {}
     }
 

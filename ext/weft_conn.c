@@ -14,8 +14,11 @@
  *     (EAGAIN, EINTR) calls nothing;
  *   - write() returns the bytes the socket took (0 when it is full), or -errno on any other failure;
  *   - the read watcher is a watcher of the loop like any other: watcher() names it ("w<N>") for the
- *     driver's enable()/disable()/cancel(); close() cancels it. The descriptor stays the caller's (its
- *     PHP stream): close() this object before closing the stream.
+ *     driver's enable()/disable()/cancel(); close() cancels it. Without $own the descriptor stays the
+ *     caller's (its PHP stream): close() this object before closing the stream.
+ * With $own the object works on a dup() of the descriptor, registered from the start, and closes it in
+ * close() (or when freed): Connection closes its PHP stream at once, which saves an idle connection the
+ * stream's memory.
  * TLS connections never come here (their bytes go through OpenSSL): Connection keeps the PHP stream path.
  *
  * Bounded: one static buffer of 65536 bytes for every connection's read (copied out at once into the
@@ -33,6 +36,8 @@
 #include "weft_loop.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <string.h>
 #include <sys/socket.h>
 #include <unistd.h>
 
@@ -54,6 +59,7 @@ typedef struct weft_conn_io {
 typedef struct weft_conn {
 	weft_conn_io *io; /* NULL once the watcher is gone (close(), or the loop freed) */
 	int fd;
+	bool owns; /* the descriptor is this object's own copy (dup()), closed with it */
 	zend_object std;
 } weft_conn;
 
@@ -72,6 +78,7 @@ static zend_object *weft_conn_create(zend_class_entry *ce)
 	weft_conn *conn = zend_object_alloc(sizeof(weft_conn), ce);
 	conn->io = NULL;
 	conn->fd = -1;
+	conn->owns = false;
 	zend_object_std_init(&conn->std, ce);
 	object_properties_init(&conn->std, ce);
 	conn->std.handlers = &weft_conn_handlers;
@@ -92,15 +99,25 @@ static void weft_conn_release(void *data)
 	efree(io);
 }
 
-static void weft_conn_free(zend_object *object)
+/* Cancels the read watcher (its release runs now or after its running handler), then closes an owned descriptor. */
+static void weft_conn_shut(weft_conn *conn)
 {
-	weft_conn *conn = weft_conn_from(object);
 	if (conn->io != NULL) {
 		weft_conn_io *io = conn->io;
 		io->owner = NULL;
 		conn->io = NULL;
 		weft_loop_cancel(io->loop, io->id); /* runs weft_conn_release() */
 	}
+	if (conn->owns && conn->fd >= 0) {
+		close(conn->fd);
+	}
+	conn->fd = -1;
+	conn->owns = false;
+}
+
+static void weft_conn_free(zend_object *object)
+{
+	weft_conn_shut(weft_conn_from(object));
 	zend_object_std_dtor(object);
 }
 
@@ -161,10 +178,13 @@ PHP_METHOD(Weft_Ext_Conn, __construct)
 	zval *loop_object;
 	zend_long fd;
 	zval *on_data;
-	ZEND_PARSE_PARAMETERS_START(3, 3)
+	bool own = false;
+	ZEND_PARSE_PARAMETERS_START(3, 4)
 		Z_PARAM_OBJECT(loop_object)
 		Z_PARAM_LONG(fd)
 		Z_PARAM_OBJECT_OF_CLASS(on_data, zend_ce_closure)
+		Z_PARAM_OPTIONAL
+		Z_PARAM_BOOL(own)
 	ZEND_PARSE_PARAMETERS_END();
 	WEFT_CONN_THIS();
 	weft_loop *loop = weft_loop_from_object(Z_OBJ_P(loop_object));
@@ -180,6 +200,16 @@ PHP_METHOD(Weft_Ext_Conn, __construct)
 		zend_throw_error(NULL, "Weft\\Ext\\Conn is already constructed");
 		RETURN_THROWS();
 	}
+	int descriptor = (int) fd;
+	if (own) {
+		/* A copy of its own, registered from the start: the caller may close its stream at once (the
+		 * kernel keys epoll registrations by descriptor and open file, so the copy is what is watched). */
+		descriptor = fcntl((int) fd, F_DUPFD_CLOEXEC, 0);
+		if (descriptor < 0) {
+			zend_throw_error(NULL, "Weft\\Ext\\Conn: dup() of descriptor %d failed: %s", (int) fd, strerror(errno));
+			RETURN_THROWS();
+		}
+	}
 	weft_conn_io *io = emalloc(sizeof(*io));
 	io->loop = loop;
 	io->owner = conn;
@@ -188,13 +218,23 @@ PHP_METHOD(Weft_Ext_Conn, __construct)
 	io->max_header_bytes = io->max_target_bytes = io->max_header_count = 0;
 	ZVAL_COPY(&io->on_data, on_data);
 	(void) zend_is_callable_ex(on_data, NULL, 0, NULL, &io->fcc, NULL);
-	conn->fd = (int) fd;
+	conn->fd = descriptor;
+	conn->owns = own;
 	conn->io = io;
-	io->id = weft_loop_add_fd(loop, (int) fd, WEFT_LOOP_READ, weft_conn_on_read, io, weft_conn_release);
+	io->id = weft_loop_add_fd(loop, descriptor, WEFT_LOOP_READ, weft_conn_on_read, io, weft_conn_release);
 	if (io->id == 0) {
 		/* The release function ran (conn->io is NULL again): the exception says why. */
+		weft_conn_shut(conn);
 		RETURN_THROWS();
 	}
+}
+
+/* The descriptor read and written (the copy when it owns one), or -1 once closed. */
+PHP_METHOD(Weft_Ext_Conn, fd)
+{
+	ZEND_PARSE_PARAMETERS_NONE();
+	WEFT_CONN_THIS();
+	RETURN_LONG(conn->fd);
 }
 
 /* The read watcher's id for the driver ("w<N>"), or null once it is gone. */
@@ -301,19 +341,17 @@ PHP_METHOD(Weft_Ext_Conn, close)
 {
 	ZEND_PARSE_PARAMETERS_NONE();
 	WEFT_CONN_THIS();
-	conn->fd = -1;
-	if (conn->io != NULL) {
-		weft_conn_io *io = conn->io;
-		io->owner = NULL;
-		conn->io = NULL;
-		weft_loop_cancel(io->loop, io->id);
-	}
+	weft_conn_shut(conn);
 }
 
 ZEND_BEGIN_ARG_INFO_EX(arginfo_weft_conn_construct, 0, 0, 3)
 	ZEND_ARG_OBJ_INFO(0, loop, Weft\\Ext\\Loop, 0)
 	ZEND_ARG_TYPE_INFO(0, fd, IS_LONG, 0)
 	ZEND_ARG_OBJ_INFO(0, onData, Closure, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, own, _IS_BOOL, 0, "false")
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_weft_conn_fd, 0, 0, IS_LONG, 0)
 ZEND_END_ARG_INFO()
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_weft_conn_watcher, 0, 0, IS_STRING, 1)
@@ -339,6 +377,7 @@ ZEND_END_ARG_INFO()
 static const zend_function_entry weft_conn_methods[] = {
 	PHP_ME(Weft_Ext_Conn, __construct, arginfo_weft_conn_construct, ZEND_ACC_PUBLIC)
 	PHP_ME(Weft_Ext_Conn, watcher, arginfo_weft_conn_watcher, ZEND_ACC_PUBLIC)
+	PHP_ME(Weft_Ext_Conn, fd, arginfo_weft_conn_fd, ZEND_ACC_PUBLIC)
 	PHP_ME(Weft_Ext_Conn, write, arginfo_weft_conn_write, ZEND_ACC_PUBLIC)
 	PHP_ME(Weft_Ext_Conn, close, arginfo_weft_conn_close, ZEND_ACC_PUBLIC)
 	PHP_ME(Weft_Ext_Conn, frameRequests, arginfo_weft_conn_frame_requests, ZEND_ACC_PUBLIC)

@@ -110,8 +110,11 @@ final class Connection
         $this->tls = $tls;
         $fd = $tls === null && self::nativeIo($driver) ? \Weft\Ext\Epoll::descriptorOf($stream) : null;
         if ($fd !== null) {
-            $this->io = new \Weft\Ext\Conn($driver, $fd, $this->received(...));
-            $this->fd = $fd;
+            // Conn takes a copy of the descriptor and the PHP stream goes at once: nothing reads or writes
+            // through it any more, and its buffers and state were a tenth of an idle connection's memory.
+            $this->io = new \Weft\Ext\Conn($driver, $fd, $this->received(...), true);
+            \fclose($stream);
+            $this->fd = $this->io->fd();
             $this->readWatcher = (string) $this->io->watcher();
         } else {
             $this->io = null;
@@ -392,7 +395,7 @@ final class Connection
         }
         $this->closed = true;
         if ($this->io !== null) {
-            $this->io->close(); // cancels its read watcher; the stream below owns the descriptor
+            $this->io->close(); // cancels its read watcher and closes its descriptor (the stream is long closed)
         } else {
             $this->driver->cancel($this->readWatcher);
         }

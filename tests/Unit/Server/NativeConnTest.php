@@ -268,4 +268,38 @@ final class NativeConnTest extends TestCase
             self::assertSame([null, null, null, null, null, null, null], \array_column(\array_slice($reads, 2), 1));
         });
     }
+
+    public function testAnOwnedDescriptorOutlivesItsStreamAndGoesWithTheConn(): void
+    {
+        $this->both(function (): void {
+            [$server, $client, $fd] = self::pair();
+            $got = [];
+            $conn = null;
+            $conn = new Conn($this->loop, $fd, function (string|false $data) use (&$got, &$conn): void {
+                $got[] = $data;
+                $conn->write('pong');
+                $conn->close();
+            }, true);
+            $own = $conn->fd();
+            self::assertNotSame($fd, $own, 'a copy of its own');
+            self::assertFileExists("/proc/self/fd/$own");
+            \fclose($server); // the caller's stream goes: the connection lives on through the copy
+            \fwrite($client, 'ping');
+            $this->loop->run();
+            self::assertSame(['ping'], $got);
+            self::assertSame('pong', \fread($client, 10));
+            self::assertSame(-1, $conn->fd());
+            self::assertFileDoesNotExist("/proc/self/fd/$own", 'close() closed it');
+            self::assertSame('', \fread($client, 10));
+            self::assertTrue(\feof($client), 'the peer sees the end');
+            // Dropped without close(): freed with the object.
+            [$server, $client, $fd] = self::pair();
+            $conn = new Conn($this->loop, $fd, static function (): void {
+            }, true);
+            $own = $conn->fd();
+            unset($conn);
+            self::assertFileDoesNotExist("/proc/self/fd/$own");
+            self::assertSame(0, $this->loop->watcherCount()['total']);
+        });
+    }
 }
