@@ -36,6 +36,9 @@ zend_result weft_loop_minit(void);
 bool weft_tls_unread(php_stream *stream);
 /* weft_http.c: Weft\Ext\parseHead() */
 zend_result weft_http_minit(void);
+void weft_http_rshutdown(void);
+bool weft_http_frame_request(zend_string *bytes, zend_long max_header_bytes, zend_long max_target_bytes,
+	zend_long max_header_count, HashTable *methods, zend_string *remote, zval *out);
 
 /* weft_hooks.c */
 zend_result weft_hooks_minit(const zend_function_entry *methods);
@@ -78,6 +81,9 @@ zend_result weft_output_minit(const zend_function_entry *methods);
 
 /* weft_state.c: Weft\Ext\StaticProperties, the static properties that follow the coroutine */
 zend_result weft_state_minit(const zend_function_entry *methods);
+
+/* weft_conn.c: Weft\Ext\Conn, a plain connection's socket I/O on the native loop */
+zend_result weft_conn_minit(void);
 
 /* weft_inotify.c: Weft\Ext\Inotify, for serve --watch */
 zend_result weft_inotify_minit(const zend_function_entry *inotify_methods, const zend_function_entry *exception_methods);

@@ -59,7 +59,8 @@ static PHP_MINIT_FUNCTION(weft)
 		|| weft_deadline_minit(class_Weft_Ext_Deadline_methods) != SUCCESS
 		|| weft_inotify_minit(class_Weft_Ext_Inotify_methods, class_Weft_Ext_InotifyException_methods) != SUCCESS
 		|| weft_output_minit(class_Weft_Ext_OutputStack_methods) != SUCCESS
-		|| weft_state_minit(class_Weft_Ext_StaticProperties_methods) != SUCCESS) {
+		|| weft_state_minit(class_Weft_Ext_StaticProperties_methods) != SUCCESS
+		|| weft_conn_minit() != SUCCESS) {
 		return FAILURE;
 	}
 	return SUCCESS;
@@ -80,6 +81,7 @@ static PHP_RSHUTDOWN_FUNCTION(weft)
 {
 	weft_watchdog_rshutdown();
 	weft_deadline_rshutdown();
+	weft_http_rshutdown();
 	return weft_hooks_rshutdown();
 }
 

@@ -26,6 +26,43 @@ namespace Weft\Ext {
     function parseHead(string $buffer, int $offset, int $scanFrom, int $maxHeaderBytes, int $maxTargetBytes, int $maxHeaderCount, array $methods): array|false {}
 
     /**
+     * parseHead() answering with a ready Weft\Http\Message\Request (body and trailers empty, $remoteAddress
+     * stamped) when the head has no framing fields and ends exactly at the end of $buffer, once
+     * checkRequestLayout() accepted the class; parseHead()'s array or false otherwise.
+     */
+    function parseRequest(string $buffer, int $offset, int $scanFrom, int $maxHeaderBytes, int $maxTargetBytes, int $maxHeaderCount, array $methods, ?string $remoteAddress): object|array|false {}
+
+    /**
+     * Checks that parseRequest() can build $class's objects itself (its seven promoted properties as
+     * declared, and a constructor that does nothing else, tried once with sample values): null when it
+     * can (parseRequest() then builds them), otherwise why not (parseRequest() then never does).
+     */
+    function checkRequestLayout(string $class): ?string {}
+
+    /**
+     * A plain connection's socket I/O on the native loop (weft_conn.c): a read watcher whose C handler
+     * reads at most 65536 bytes on readiness and calls $onData with them ('' at the end of stream, false on
+     * a read error); write() sends with send(2). The descriptor stays the caller's.
+     */
+    final class Conn
+    {
+        /** @param bool $own take a copy of the descriptor (dup()), closed with this object: the caller may close its stream at once */
+        public function __construct(Loop $loop, int $fd, \Closure $onData, bool $own = false) {}
+
+        /** The descriptor read and written (its copy with $own), -1 once closed. */
+        public function fd(): int {}
+
+        /** The read watcher's id for the loop's enable()/disable()/cancel(), or null once closed. */
+        public function watcher(): ?string {}
+
+        /** Bytes the socket took (0 when full), or -errno. */
+        public function write(string $bytes, int $offset = 0, int $length = -1): int {}
+
+        /** Cancels the read watcher and closes an owned descriptor (never the caller's); write() answers -EBADF from here on. */
+        public function close(): void {}
+    }
+
+    /**
      * The TLS session ticket keys of this process (weft_tls.c): up to three keys of 80 bytes (name 16,
      * AES-256 32, HMAC-SHA256 32), the first encrypts new tickets, all decrypt. Every worker sets the
      * same ones (Weft\Socket\Tls\TicketKeys), so a ticket from one worker resumes on another.

@@ -13,6 +13,21 @@ ZEND_BEGIN_ARG_WITH_RETURN_TYPE_MASK_EX(arginfo_Weft_Ext_parseHead, 0, 7, MAY_BE
 	ZEND_ARG_TYPE_INFO(0, methods, IS_ARRAY, 0)
 ZEND_END_ARG_INFO()
 
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_MASK_EX(arginfo_Weft_Ext_parseRequest, 0, 8, MAY_BE_OBJECT|MAY_BE_ARRAY|MAY_BE_FALSE)
+	ZEND_ARG_TYPE_INFO(0, buffer, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, offset, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, scanFrom, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, maxHeaderBytes, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, maxTargetBytes, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, maxHeaderCount, IS_LONG, 0)
+	ZEND_ARG_TYPE_INFO(0, methods, IS_ARRAY, 0)
+	ZEND_ARG_TYPE_INFO(0, remoteAddress, IS_STRING, 1)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_Weft_Ext_checkRequestLayout, 0, 1, IS_STRING, 1)
+	ZEND_ARG_TYPE_INFO(0, class, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
 ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Weft_Ext_Epoll___construct, 0, 0, 0)
 ZEND_END_ARG_INFO()
 
@@ -127,6 +142,8 @@ ZEND_END_ARG_INFO()
 
 ZEND_FUNCTION(weft_version);
 ZEND_FUNCTION(weft_parse_head);
+ZEND_FUNCTION(weft_parse_request);
+ZEND_FUNCTION(weft_check_request_layout);
 ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Weft_Ext_OutputStack_detach, 0, 1, Weft\\Ext\\OutputStack, 1)
 	ZEND_ARG_TYPE_INFO(0, base, IS_LONG, 0)
 ZEND_END_ARG_INFO()
@@ -263,6 +280,8 @@ ZEND_METHOD(Weft_Ext_Inotify, close);
 static const zend_function_entry ext_functions[] = {
 	ZEND_NS_NAMED_FE("Weft\\Ext", version, ZEND_FN(weft_version), arginfo_Weft_Ext_version)
 	ZEND_NS_NAMED_FE("Weft\\Ext", parseHead, ZEND_FN(weft_parse_head), arginfo_Weft_Ext_parseHead)
+	ZEND_NS_NAMED_FE("Weft\\Ext", parseRequest, ZEND_FN(weft_parse_request), arginfo_Weft_Ext_parseRequest)
+	ZEND_NS_NAMED_FE("Weft\\Ext", checkRequestLayout, ZEND_FN(weft_check_request_layout), arginfo_Weft_Ext_checkRequestLayout)
 	ZEND_NS_NAMED_FE("Weft\\Ext", tlsTicketKeys, ZEND_FN(weft_tls_ticket_keys), arginfo_Weft_Ext_tlsTicketKeys)
 	ZEND_NS_NAMED_FE("Weft\\Ext", tlsShareTickets, ZEND_FN(weft_tls_share_tickets), arginfo_Weft_Ext_tlsShareTickets)
 	ZEND_NS_NAMED_FE("Weft\\Ext", tlsSessionReused, ZEND_FN(weft_tls_session_reused), arginfo_Weft_Ext_tlsSessionReused)

@@ -25,6 +25,7 @@
 
 #include "php.h"
 #include "php_weft.h"
+#include "zend_exceptions.h"
 
 /* RFC 9110 tchar: the bytes of methods and field names. */
 static const unsigned char weft_tchar[256] = {
@@ -42,12 +43,20 @@ static const unsigned char weft_tchar[256] = {
 /* The interned version strings handed back for every request (no allocation per request). */
 static zend_string *weft_http_v10 = NULL;
 static zend_string *weft_http_v11 = NULL;
+/* The usual methods, interned too (parseRequest()). */
+static zend_string *weft_http_get = NULL;
+static zend_string *weft_http_post = NULL;
+static zend_string *weft_http_head = NULL;
 
 zend_result weft_http_minit(void)
 {
 	weft_http_v10 = zend_string_init_interned("1.0", 3, 1);
 	weft_http_v11 = zend_string_init_interned("1.1", 3, 1);
-	return weft_http_v10 != NULL && weft_http_v11 != NULL ? SUCCESS : FAILURE;
+	weft_http_get = zend_string_init_interned("GET", 3, 1);
+	weft_http_post = zend_string_init_interned("POST", 4, 1);
+	weft_http_head = zend_string_init_interned("HEAD", 4, 1);
+	return weft_http_v10 != NULL && weft_http_v11 != NULL && weft_http_get != NULL && weft_http_post != NULL
+		&& weft_http_head != NULL ? SUCCESS : FAILURE;
 }
 
 static zend_always_inline bool weft_is_digit(unsigned char c)
@@ -220,13 +229,19 @@ static bool weft_is_host_value(const unsigned char *p, size_t length)
 	return p == end;
 }
 
+/* Where the parts of an accepted head are in the buffer. */
+typedef struct weft_head {
+	size_t method_end, target_start, target_end, block_start, end;
+	bool http11, framing;
+} weft_head;
+
 /*
  * Parses the head that starts at offset in buffer (the caller skipped the empty lines before it). The
  * search for its CRLFCRLF starts at scan_from (>= offset), where the caller knows none can start earlier.
- * Returns the parts or false (see the top of this file).
+ * Returns whether it is accepted (see the top of this file), and then where its parts are.
  */
 static bool weft_parse_head(zend_string *buffer, size_t offset, size_t scan_from, zend_long max_header_bytes,
-	zend_long max_target_bytes, zend_long max_header_count, HashTable *methods, zval *return_value)
+	zend_long max_target_bytes, zend_long max_header_count, HashTable *methods, weft_head *head)
 {
 	const unsigned char *base = (const unsigned char *) ZSTR_VAL(buffer);
 	const size_t length = ZSTR_LEN(buffer);
@@ -337,18 +352,30 @@ static bool weft_parse_head(zend_string *buffer, size_t offset, size_t scan_from
 		return false;
 	}
 
+	head->method_end = method_end;
+	head->target_start = target_start;
+	head->target_end = target_end;
+	head->block_start = block_start;
+	head->end = end;
+	head->http11 = http11;
+	head->framing = framing;
+	return true;
+}
+
+/* parseHead()'s answer: [method, target, version, header block, offset after the head, has framing fields]. */
+static void weft_head_array(zend_string *buffer, size_t offset, const weft_head *head, zval *return_value)
+{
 	array_init_size(return_value, 6);
-	add_next_index_stringl(return_value, method, method_length);
-	add_next_index_stringl(return_value, (const char *) target, target_length);
-	add_next_index_str(return_value, http11 ? weft_http_v11 : weft_http_v10);
-	if (end == block_start) {
+	add_next_index_stringl(return_value, ZSTR_VAL(buffer) + offset, head->method_end - offset);
+	add_next_index_stringl(return_value, ZSTR_VAL(buffer) + head->target_start, head->target_end - head->target_start);
+	add_next_index_str(return_value, head->http11 ? weft_http_v11 : weft_http_v10);
+	if (head->end == head->block_start) {
 		add_next_index_str(return_value, ZSTR_EMPTY_ALLOC());
 	} else {
-		add_next_index_stringl(return_value, ZSTR_VAL(buffer) + block_start, end - block_start);
+		add_next_index_stringl(return_value, ZSTR_VAL(buffer) + head->block_start, head->end - head->block_start);
 	}
-	add_next_index_long(return_value, (zend_long) (end + 4));
-	add_next_index_bool(return_value, framing);
-	return true;
+	add_next_index_long(return_value, (zend_long) (head->end + 4));
+	add_next_index_bool(return_value, head->framing);
 }
 
 PHP_FUNCTION(weft_parse_head)
@@ -375,8 +402,232 @@ PHP_FUNCTION(weft_parse_head)
 		zend_argument_value_error(3, "must be between $offset and the length of the buffer");
 		RETURN_THROWS();
 	}
+	weft_head head;
 	if (!weft_parse_head(buffer, (size_t) offset, (size_t) scan_from, max_header_bytes, max_target_bytes,
-			max_header_count, methods, return_value)) {
+			max_header_count, methods, &head)) {
 		RETURN_FALSE;
 	}
+	weft_head_array(buffer, (size_t) offset, &head, return_value);
+}
+
+
+/*
+ * Weft\Ext\parseRequest(): the same parse, answered with a ready Weft\Http\Message\Request when the head is
+ * the whole rest of the buffer and has no framing fields (the usual request: one GET, read at once), so
+ * that PHP neither unpacks an array nor runs the constructor. Anything else gets parseHead()'s answer.
+ *
+ * The Request is built by writing its seven constructor-promoted properties into their slots, as its
+ * constructor does. That relies on the class's layout, which checkRequestLayout() verifies once (start-up,
+ * RequestParser::nativeHead()): every property exists on the class itself, is an instance property of type
+ * string (?string for remoteAddress), and a Request built here is identical, slot by slot, to one the
+ * constructor builds from the same values. Until that check passed (or after it failed, saying why),
+ * parseRequest() answers as parseHead() does and PHP constructs every Request itself.
+ */
+#define WEFT_REQUEST_PROPERTIES 7
+static const char *const weft_request_names[WEFT_REQUEST_PROPERTIES] = {
+	"method", "target", "headerBlock", "body", "version", "remoteAddress", "trailerBlock",
+};
+enum { WEFT_RQ_METHOD, WEFT_RQ_TARGET, WEFT_RQ_BLOCK, WEFT_RQ_BODY, WEFT_RQ_VERSION, WEFT_RQ_REMOTE, WEFT_RQ_TRAILERS };
+/* The class checked by checkRequestLayout() (NULL: none, or the check failed); reset at the request's end. */
+static zend_class_entry *weft_request_ce = NULL;
+static uint32_t weft_request_offsets[WEFT_REQUEST_PROPERTIES];
+
+void weft_http_rshutdown(void)
+{
+	weft_request_ce = NULL; /* a class of this request; the next one checks its own */
+}
+
+/* values: the seven properties in weft_request_names' order; NULL for a null remoteAddress. Consumes them. */
+static void weft_request_build(zval *out, zend_class_entry *ce, const uint32_t *offsets, zend_string **values)
+{
+	object_init_ex(out, ce);
+	zend_object *object = Z_OBJ_P(out);
+	for (int i = 0; i < WEFT_REQUEST_PROPERTIES; i++) {
+		zval *slot = OBJ_PROP(object, offsets[i]);
+		zval_ptr_dtor(slot); /* UNDEF for a promoted property; a default would be released */
+		if (values[i] == NULL) {
+			ZVAL_NULL(slot);
+		} else {
+			ZVAL_STR(slot, values[i]);
+		}
+		Z_PROP_FLAG_P(slot) = 0; /* initialized, as the constructor's assignment leaves it */
+	}
+}
+
+static zend_always_inline bool weft_slots_identical(zval *a, zval *b)
+{
+	if (Z_ISUNDEF_P(a) || Z_ISUNDEF_P(b)) {
+		return Z_ISUNDEF_P(a) && Z_ISUNDEF_P(b);
+	}
+	return zend_is_identical(a, b);
+}
+
+/* NULL when the class can be built by weft_request_build(), else why not. */
+static const char *weft_request_check(zend_class_entry *ce, uint32_t *offsets)
+{
+	static char reason[200];
+	if (ce->type != ZEND_USER_CLASS || ce->constructor == NULL || (ce->ce_flags & (ZEND_ACC_ABSTRACT | ZEND_ACC_INTERFACE | ZEND_ACC_TRAIT | ZEND_ACC_ENUM))) {
+		return "not a user class with a constructor";
+	}
+	for (int i = 0; i < WEFT_REQUEST_PROPERTIES; i++) {
+		zend_property_info *info = zend_hash_str_find_ptr(&ce->properties_info, weft_request_names[i], strlen(weft_request_names[i]));
+		uint32_t expected = MAY_BE_STRING | (i == WEFT_RQ_REMOTE ? MAY_BE_NULL : 0);
+		if (info == NULL || info->ce != ce || (info->flags & ZEND_ACC_STATIC) || ZEND_TYPE_IS_COMPLEX(info->type)
+			|| ZEND_TYPE_PURE_MASK(info->type) != expected || !IS_VALID_PROPERTY_OFFSET(info->offset)) {
+			snprintf(reason, sizeof(reason), "property $%s is not a declared %s instance property", weft_request_names[i],
+				i == WEFT_RQ_REMOTE ? "?string" : "string");
+			return reason;
+		}
+		offsets[i] = info->offset;
+	}
+	/* The constructor does nothing else: one built by it from distinct values equals one built here. */
+	static const char *const samples[WEFT_REQUEST_PROPERTIES] = {
+		"PATCH", "/check?layout=1", "\r\nHost: example.test", "the body", "1.0", "192.0.2.7", "\r\nX-Trailer: t",
+	};
+	zval params[WEFT_REQUEST_PROPERTIES];
+	zend_string *values[WEFT_REQUEST_PROPERTIES];
+	for (int i = 0; i < WEFT_REQUEST_PROPERTIES; i++) {
+		ZVAL_STRING(&params[i], samples[i]);
+		values[i] = zend_string_init(samples[i], strlen(samples[i]), 0);
+	}
+	zval constructed, built;
+	object_init_ex(&constructed, ce);
+	zend_call_known_instance_method(ce->constructor, Z_OBJ(constructed), NULL, WEFT_REQUEST_PROPERTIES, params);
+	weft_request_build(&built, ce, offsets, values);
+	const char *result = NULL;
+	if (EG(exception) != NULL) {
+		zend_clear_exception();
+		result = "its constructor threw with sample values";
+	} else {
+		zend_object *a = Z_OBJ(constructed), *b = Z_OBJ(built);
+		if ((a->properties != NULL && zend_hash_num_elements(a->properties) > 0)) {
+			result = "its constructor adds dynamic properties";
+		}
+		for (int i = 0; result == NULL && i < ce->default_properties_count; i++) {
+			if (!weft_slots_identical(OBJ_PROP_NUM(a, i), OBJ_PROP_NUM(b, i))) {
+				result = "its constructor sets more than its seven promoted properties";
+			}
+		}
+	}
+	for (int i = 0; i < WEFT_REQUEST_PROPERTIES; i++) {
+		zval_ptr_dtor(&params[i]);
+	}
+	zval_ptr_dtor(&constructed);
+	zval_ptr_dtor(&built);
+	return result;
+}
+
+PHP_FUNCTION(weft_check_request_layout)
+{
+	zend_string *name;
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_STR(name)
+	ZEND_PARSE_PARAMETERS_END();
+	weft_request_ce = NULL;
+	zend_class_entry *ce = zend_lookup_class(name);
+	if (ce == NULL) {
+		if (EG(exception) != NULL) {
+			RETURN_THROWS();
+		}
+		RETURN_STR(zend_strpprintf(0, "class %s not found", ZSTR_VAL(name)));
+	}
+	uint32_t offsets[WEFT_REQUEST_PROPERTIES];
+	const char *problem = weft_request_check(ce, offsets);
+	if (problem != NULL) {
+		RETURN_STR(zend_strpprintf(0, "%s: %s", ZSTR_VAL(ce->name), problem));
+	}
+	memcpy(weft_request_offsets, offsets, sizeof(offsets));
+	weft_request_ce = ce;
+	RETURN_NULL();
+}
+
+static zend_always_inline zend_string *weft_method_string(const char *method, size_t length)
+{
+	if (length == 3 && memcmp(method, "GET", 3) == 0) {
+		return weft_http_get;
+	}
+	if (length == 4 && memcmp(method, "POST", 4) == 0) {
+		return weft_http_post;
+	}
+	if (length == 4 && memcmp(method, "HEAD", 4) == 0) {
+		return weft_http_head;
+	}
+	return zend_string_init(method, length, 0);
+}
+
+PHP_FUNCTION(weft_parse_request)
+{
+	zend_string *buffer;
+	zend_long offset, scan_from, max_header_bytes, max_target_bytes, max_header_count;
+	HashTable *methods;
+	zend_string *remote = NULL;
+
+	ZEND_PARSE_PARAMETERS_START(8, 8)
+		Z_PARAM_STR(buffer)
+		Z_PARAM_LONG(offset)
+		Z_PARAM_LONG(scan_from)
+		Z_PARAM_LONG(max_header_bytes)
+		Z_PARAM_LONG(max_target_bytes)
+		Z_PARAM_LONG(max_header_count)
+		Z_PARAM_ARRAY_HT(methods)
+		Z_PARAM_STR_OR_NULL(remote)
+	ZEND_PARSE_PARAMETERS_END();
+
+	if (offset < 0 || (zend_ulong) offset > ZSTR_LEN(buffer)) {
+		zend_argument_value_error(2, "must be between 0 and the length of the buffer");
+		RETURN_THROWS();
+	}
+	if (scan_from < offset || (zend_ulong) scan_from > ZSTR_LEN(buffer)) {
+		zend_argument_value_error(3, "must be between $offset and the length of the buffer");
+		RETURN_THROWS();
+	}
+	weft_head head;
+	if (!weft_parse_head(buffer, (size_t) offset, (size_t) scan_from, max_header_bytes, max_target_bytes,
+			max_header_count, methods, &head)) {
+		RETURN_FALSE;
+	}
+	if (weft_request_ce == NULL || head.framing || head.end + 4 != ZSTR_LEN(buffer)) {
+		weft_head_array(buffer, (size_t) offset, &head, return_value);
+		return;
+	}
+	zend_string *values[WEFT_REQUEST_PROPERTIES];
+	values[WEFT_RQ_METHOD] = weft_method_string(ZSTR_VAL(buffer) + offset, head.method_end - offset);
+	values[WEFT_RQ_TARGET] = zend_string_init(ZSTR_VAL(buffer) + head.target_start, head.target_end - head.target_start, 0);
+	values[WEFT_RQ_BLOCK] = head.end == head.block_start ? ZSTR_EMPTY_ALLOC()
+		: zend_string_init(ZSTR_VAL(buffer) + head.block_start, head.end - head.block_start, 0);
+	values[WEFT_RQ_BODY] = ZSTR_EMPTY_ALLOC();
+	values[WEFT_RQ_VERSION] = head.http11 ? weft_http_v11 : weft_http_v10;
+	values[WEFT_RQ_REMOTE] = remote == NULL ? NULL : zend_string_copy(remote);
+	values[WEFT_RQ_TRAILERS] = ZSTR_EMPTY_ALLOC();
+	weft_request_build(return_value, weft_request_ce, weft_request_offsets, values);
+}
+
+/*
+ * For weft_conn.c: the Request of a read that is exactly one complete head without framing fields (no
+ * empty lines before it), built as parseRequest() builds it; false for anything else, or before
+ * checkRequestLayout() accepted the class. Never throws.
+ */
+bool weft_http_frame_request(zend_string *bytes, zend_long max_header_bytes, zend_long max_target_bytes,
+	zend_long max_header_count, HashTable *methods, zend_string *remote, zval *out)
+{
+	if (weft_request_ce == NULL || ZSTR_LEN(bytes) < 4 || ZSTR_VAL(bytes)[0] == '\r'
+		|| memcmp(ZSTR_VAL(bytes) + ZSTR_LEN(bytes) - 4, "\r\n\r\n", 4) != 0) {
+		return false;
+	}
+	weft_head head;
+	if (!weft_parse_head(bytes, 0, 0, max_header_bytes, max_target_bytes, max_header_count, methods, &head)
+		|| head.framing || head.end + 4 != ZSTR_LEN(bytes)) {
+		return false;
+	}
+	zend_string *values[WEFT_REQUEST_PROPERTIES];
+	values[WEFT_RQ_METHOD] = weft_method_string(ZSTR_VAL(bytes), head.method_end);
+	values[WEFT_RQ_TARGET] = zend_string_init(ZSTR_VAL(bytes) + head.target_start, head.target_end - head.target_start, 0);
+	values[WEFT_RQ_BLOCK] = head.end == head.block_start ? ZSTR_EMPTY_ALLOC()
+		: zend_string_init(ZSTR_VAL(bytes) + head.block_start, head.end - head.block_start, 0);
+	values[WEFT_RQ_BODY] = ZSTR_EMPTY_ALLOC();
+	values[WEFT_RQ_VERSION] = head.http11 ? weft_http_v11 : weft_http_v10;
+	values[WEFT_RQ_REMOTE] = remote == NULL ? NULL : zend_string_copy(remote);
+	values[WEFT_RQ_TRAILERS] = ZSTR_EMPTY_ALLOC();
+	weft_request_build(out, weft_request_ce, weft_request_offsets, values);
+	return true;
 }

@@ -22,7 +22,7 @@ final class FuzzCommand
             'seed' => ['int', 1, 'the run (the same seed gives the same cases)'],
             'live' => ['bool', false, 'also send the cases to a live server (bin/weft serve on the echo app)'],
             'live-every' => ['int', 1, 'with --live: send every Nth case'],
-            'connections-every' => ['int', 10, 'feed every Nth case to whole in-process connections on every path (PHP parser, native head parser) and compare the bytes answered; 0: never'],
+            'connections-every' => ['int', 10, 'feed every Nth case to whole in-process connections on every path (PHP parser, native head parser, native connection I/O) and compare the bytes answered; 0: never'],
             'help' => ['bool', false, 'show this help'],
         ];
     }

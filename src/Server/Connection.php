@@ -5,6 +5,8 @@ declare(strict_types=1);
 namespace Weft\Server;
 
 use Weft\Coroutine\Coroutine;
+use Weft\Http\Message\Request;
+use Weft\Http\Parser\Limits;
 use Weft\Coroutine\Scheduler;
 use Weft\Loop\Driver;
 use Weft\Server\Internal\Deadlines;
@@ -81,6 +83,16 @@ final class Connection
     private float $stalledSince = 0.0;
     private readonly \Closure $expire;
     /**
+     * The socket's I/O in C (Weft\Ext\Conn: read(2) on readiness straight into received(), send(2) in
+     * flush()) for a plain connection on the native loop; null: the PHP stream's fread()/fwrite(), as
+     * always without the extension, for TLS, and with WEFT_NATIVE_HTTP=0.
+     */
+    private readonly ?\Weft\Ext\Conn $io;
+    /** Its descriptor, with $io. */
+    private readonly ?int $fd;
+    /** Whether plain connections on the native loop use Weft\Ext\Conn; null until first asked. */
+    private static ?bool $nativeIo = null;
+    /**
      * Loop time of the last read while the idle deadline was armed. The keep-alive timer restarts from
      * there, lazily: the deadline stays where it is and, when it comes, is pushed back by the time that
      * passed since (nginx does the same with its lazy timer updates). A request answered at once thus
@@ -104,10 +116,41 @@ final class Connection
         private readonly OutputBudget $output,
         public readonly Dispatcher $dispatcher,
         private readonly Deadlines $deadlines,
+        ?\Weft\Socket\Tls\TlsSession $tls = null,
     ) {
+        $this->tls = $tls;
         $this->tlsDirect = \function_exists('Weft\\Ext\\tlsRead');
-        $this->readWatcher = $driver->onReadable($stream, $this->onReadable(...));
+        $fd = $tls === null && self::nativeIo($driver) ? \Weft\Ext\Epoll::descriptorOf($stream) : null;
+        if ($fd !== null) {
+            // Conn takes a copy of the descriptor and the PHP stream goes at once: nothing reads or writes
+            // through it any more, and its buffers and state were a tenth of an idle connection's memory.
+            $this->io = new \Weft\Ext\Conn($driver, $fd, $this->received(...), true);
+            \fclose($stream);
+            $this->fd = $this->io->fd();
+            $this->readWatcher = (string) $this->io->watcher();
+        } else {
+            $this->io = null;
+            $this->fd = null;
+            $this->readWatcher = $driver->onReadable($stream, $this->onReadable(...));
+        }
         $this->expire = $this->expired(...);
+    }
+
+    /**
+     * Whether a plain connection on this driver reads and writes through the extension (Weft\Ext\Conn):
+     * on the native loop, unless WEFT_NATIVE_HTTP=0 (the pure-PHP connection path with the extension
+     * loaded). Tests switch it with useNativeIo().
+     */
+    public static function nativeIo(Driver $driver): bool
+    {
+        return $driver instanceof \Weft\Ext\Loop
+            && (self::$nativeIo ??= \class_exists(\Weft\Ext\Conn::class, false) && \getenv('WEFT_NATIVE_HTTP') !== '0');
+    }
+
+    /** For tests and benchmarks: whether connections created from now on use the native I/O (null: from the environment again). */
+    public static function useNativeIo(?bool $on): void
+    {
+        self::$nativeIo = $on === null ? null : $on && \class_exists(\Weft\Ext\Conn::class, false);
     }
 
     public function remoteAddress(): ?string
@@ -124,6 +167,9 @@ final class Connection
     {
         if ($this->tls !== null) {
             return null; // bytes written past OpenSSL would be garbage to the client
+        }
+        if ($this->fd !== null) {
+            return $this->fd;
         }
         return \class_exists(\Weft\Ext\Epoll::class, false) ? \Weft\Ext\Epoll::descriptorOf($this->stream) : null;
     }
@@ -210,23 +256,32 @@ final class Connection
         }
         $before = $this->outBytes;
         $output = $this->output;
+        $io = $this->io;
         while ($this->out !== []) {
             $piece = $this->out[0];
             $offset = $this->outOffset;
             $left = \strlen($piece) - $offset;
             $try = $offset === 0 ? $left : \min($left, self::WRITE_WINDOW);
-            if ($this->tls !== null && $this->tlsDirect) {
-                $written = \Weft\Ext\tlsWrite($this->stream, $piece, $offset, $try);
-                if ($written === false) {
-                    $this->close(); // the peer is gone, or TLS failed: nothing more can reach it
+            if ($io !== null) {
+                // The bytes the socket took, 0 when it is full, -errno when the peer is gone.
+                $written = $io->write($piece, $offset, $try);
+                if ($written < 0) {
+                    $this->close();
                     return;
                 }
-                if ($written === null) {
-                    $this->tlsDirect = false;
-                    $written = @\fwrite($this->stream, $offset === 0 ? $piece : \substr($piece, $offset, $try));
-                }
             } else {
-                $written = @\fwrite($this->stream, $offset === 0 ? $piece : \substr($piece, $offset, $try));
+                $written = null;
+                if ($this->tls !== null && $this->tlsDirect) {
+                    $written = \Weft\Ext\tlsWrite($this->stream, $piece, $offset, $try);
+                    if ($written === false) {
+                        $this->close(); // the peer is gone, or TLS failed: nothing more can reach it
+                        return;
+                    }
+                    if ($written === null) {
+                        $this->tlsDirect = false;
+                    }
+                }
+                $written ??= @\fwrite($this->stream, $offset === 0 ? $piece : \substr($piece, $offset, $try));
             }
             if ($written === false) {
                 $error = \error_get_last();
@@ -270,7 +325,11 @@ final class Connection
             if (!$this->writing) {
                 $this->writing = true;
                 if ($this->writeWatcher === null) {
-                    $this->writeWatcher = $this->driver->onWritable($this->stream, $this->onWritable(...));
+                    // With the native I/O, on the descriptor like its read watcher: one registration of it
+                    // in the loop, never a second one for the same descriptor through its stream.
+                    $this->writeWatcher = $this->fd !== null
+                        ? $this->driver->onWritableFd($this->fd, $this->onWritable(...))
+                        : $this->driver->onWritable($this->stream, $this->onWritable(...));
                 } else {
                     $this->driver->enable($this->writeWatcher);
                 }
@@ -361,7 +420,11 @@ final class Connection
             return;
         }
         $this->closed = true;
-        $this->driver->cancel($this->readWatcher);
+        if ($this->io !== null) {
+            $this->io->close(); // cancels its read watcher and closes its descriptor (the stream is long closed)
+        } else {
+            $this->driver->cancel($this->readWatcher);
+        }
         if ($this->writeWatcher !== null) {
             $this->driver->cancel($this->writeWatcher);
         }
@@ -440,6 +503,16 @@ final class Connection
     }
 
     /**
+     * With the native I/O, reads that are one whole request head come with their Request, built by the
+     * extension under these limits and stamped with $remoteAddress (HttpSession::received()). No-op on
+     * the PHP stream path.
+     */
+    public function frameRequests(Limits $limits, ?string $remoteAddress): void
+    {
+        $this->io?->frameRequests($limits->maxHeaderBytes, $limits->maxTargetBytes, $limits->maxHeaderCount, $limits->methodSet, $remoteAddress);
+    }
+
+    /**
      * Protocol switch (HTTP -> WebSocket after a 101): the connection goes on under another Session and
      * that protocol's timers. Reading, the writer and everything queued stay as they are.
      */
@@ -447,6 +520,7 @@ final class Connection
     {
         $this->session = $session;
         $this->timeouts = $timeouts;
+        $this->io?->frameNothing();
         if ($this->armed !== self::NONE && $this->armed !== self::SENDING) {
             $this->armed = self::STALE;
         }
@@ -481,11 +555,7 @@ final class Connection
         if ($data === false || $data === '') {
             \error_clear_last();
             if ($data === false || \feof($this->stream)) {
-                $this->eof = true;
-                $this->reading = false;
-                $this->driver->disable($this->readWatcher);
-                $this->session->ended();
-                $this->update();
+                $this->ended();
             }
             return;
         }
@@ -496,6 +566,36 @@ final class Connection
         }
         // The session ends every call with flush() or update(), which re-evaluates reading and timers.
         $this->session->received($data);
+    }
+
+    /**
+     * The native read watcher's callback (Weft\Ext\Conn): what one read(2) returned; '' at the end, false
+     * on an error. With frameRequests(), a read that is one whole request head comes with its Request too,
+     * which the session may take instead of parsing the bytes.
+     */
+    private function received(string|false $data, ?Request $request = null): void
+    {
+        if ($data === false || $data === '') {
+            $this->ended();
+            return;
+        }
+        if ($this->armed === Session::IDLE) {
+            // Activity: the idle deadline stays armed; expired() counts from here (see $activeAt), and
+            // update() replaces it if the connection leaves the idle phase.
+            $this->activeAt = $this->driver->now();
+        }
+        // The session ends every call with flush() or update(), which re-evaluates reading and timers.
+        $this->session->received($data, $request);
+    }
+
+    /** The peer ended its side (or the read failed): nothing more will be read. */
+    private function ended(): void
+    {
+        $this->eof = true;
+        $this->reading = false;
+        $this->driver->disable($this->readWatcher);
+        $this->session->ended();
+        $this->update();
     }
 
     private function onWritable(): void

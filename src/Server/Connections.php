@@ -76,9 +76,8 @@ final class Connections
             return;
         }
         $id = $this->nextId++;
-        $connection = new Connection($id, $stream, $peer === '' ? null : $peer, $this, $this->driver, $this->timeouts, $this->output, $this->dispatcher, $this->deadlines);
+        $connection = new Connection($id, $stream, $peer === '' ? null : $peer, $this, $this->driver, $this->timeouts, $this->output, $this->dispatcher, $this->deadlines, $tls);
         $this->open[$id] = $connection;
-        $connection->tls = $tls;
         $connection->session = $this->protocol->open($connection);
         $connection->update();
     }

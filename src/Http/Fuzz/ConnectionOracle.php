@@ -12,6 +12,7 @@ use Weft\Http\Parser\RequestParser;
 use Weft\Http\Server\HttpOptions;
 use Weft\Http\Server\HttpProtocol;
 use Weft\Loop\Loop;
+use Weft\Server\Connection;
 use Weft\Server\Connections;
 use Weft\Server\Dispatcher;
 
@@ -52,10 +53,18 @@ final class ConnectionOracle
         };
     }
 
-    /** The paths this process can serve a connection by: 'php' always, 'native-head' with the extension. */
+    /**
+     * The paths this process can serve a connection by: 'php' always (PHP streams and parser),
+     * 'native-head' with the extension (its head parser in front of PHP's), 'native-conn' on the native
+     * loop (the connection's reads and writes in C, Weft\Ext\Conn, and the Requests it frames).
+     */
     public static function paths(): array
     {
-        return \function_exists('Weft\Ext\parseHead') ? ['php', 'native-head'] : ['php'];
+        if (!\function_exists('Weft\Ext\parseHead')) {
+            return ['php'];
+        }
+        return \class_exists(\Weft\Ext\Conn::class, false) && Loop::get() instanceof \Weft\Ext\Loop
+            ? ['php', 'native-head', 'native-conn'] : ['php', 'native-head'];
     }
 
     /**
@@ -100,7 +109,8 @@ final class ConnectionOracle
         $driver = Loop::get();
         $logger = new NullLogger();
         $before = RequestParser::nativeHead();
-        RequestParser::useNativeHead($path === 'native-head');
+        RequestParser::useNativeHead($path !== 'php');
+        Connection::useNativeIo($path === 'native-conn');
         try {
             $protocol = new HttpProtocol($this->application, $logger, new HttpOptions(limits: $this->limits));
             $connections = new Connections($protocol, new Dispatcher($driver, $logger), $driver, $logger, 16);
@@ -108,6 +118,7 @@ final class ConnectionOracle
             $connections->add($server, '127.0.0.1:40000');
         } finally {
             RequestParser::useNativeHead($before);
+            Connection::useNativeIo(null);
         }
         \stream_set_blocking($client, false);
         $received = '';

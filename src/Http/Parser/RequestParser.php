@@ -58,8 +58,15 @@ final class RequestParser
     private bool $scanning = false;
     /** Whether this parser offers complete heads to Weft\Ext\parseHead() first. */
     private readonly bool $native;
+    /** Whether it offers them to Weft\Ext\parseRequest(), which answers the usual one with its Request. */
+    private readonly bool $nativeBuilds;
     /** Whether new parsers use the native fast path; null until first asked (then: from the environment). */
     private static ?bool $nativeHead = null;
+    /**
+     * Whether the native path answers the usual request with a ready Request (Weft\Ext\parseRequest(),
+     * after Weft\Ext\checkRequestLayout() accepted the class); null until first asked.
+     */
+    private static ?bool $nativeRequest = null;
 
     /**
      * @param string|null $remoteAddress the peer's IP, stamped on every request of this connection
@@ -72,6 +79,7 @@ final class RequestParser
         $this->scanner = new HeadScanner($this->limits);
         $this->earlyBytes = min($this->limits->maxHeaderBytes, $this->limits->maxTargetBytes);
         $this->native = $native === null ? self::nativeHead() : $native && \function_exists('Weft\Ext\parseHead');
+        $this->nativeBuilds = $this->native && self::nativeRequest();
         $this->headPattern = '/\G(' . HeaderBlock::TOKEN . '++) ([^\x00-\x20\x7f]++) HTTP\/(1\.[01])('
             . Syntax::fields($this->limits->maxHeaderCount) . ')\r\n\r\n/';
     }
@@ -89,6 +97,35 @@ final class RequestParser
     public static function nativeHead(): bool
     {
         return self::$nativeHead ??= \function_exists('Weft\Ext\parseHead') && getenv('WEFT_NATIVE_HTTP') !== '0';
+    }
+
+    /**
+     * Whether new parsers' usual requests can be built by the extension (Weft\Ext\Conn::frameRequests()
+     * then frames them as they are read: the native head parser on, and the layout check passed).
+     */
+    public static function buildsRequests(): bool
+    {
+        return self::nativeHead() && self::nativeRequest();
+    }
+
+    /**
+     * Whether the extension builds the Request of a usual head itself: asked once per process, when the
+     * extension checks the layout of Request it relies on. A failed check is said in the log (stderr, which
+     * the master logs) and the parser builds every Request in PHP.
+     */
+    private static function nativeRequest(): bool
+    {
+        if (self::$nativeRequest === null) {
+            self::$nativeRequest = false;
+            if (\function_exists('Weft\Ext\checkRequestLayout')) {
+                $problem = \Weft\Ext\checkRequestLayout(Request::class);
+                if ($problem !== null) {
+                    \error_log("weft: the extension does not build requests itself ({$problem}); PHP builds them");
+                }
+                self::$nativeRequest = $problem === null;
+            }
+        }
+        return self::$nativeRequest;
     }
 
     public function push(string $bytes): void
@@ -228,7 +265,22 @@ final class RequestParser
 
         if ($this->native) {
             $limits = $this->limits;
-            $head = \Weft\Ext\parseHead($buffer, $offset, $this->scanFrom, $limits->maxHeaderBytes, $limits->maxTargetBytes, $limits->maxHeaderCount, $limits->methodSet);
+            if ($this->nativeBuilds) {
+                $head = \Weft\Ext\parseRequest($buffer, $offset, $this->scanFrom, $limits->maxHeaderBytes, $limits->maxTargetBytes, $limits->maxHeaderCount, $limits->methodSet, $this->remoteAddress);
+                if ($head instanceof Request) {
+                    // The head was the whole rest of the buffer (consumedTo() its end).
+                    if ($this->scanning) {
+                        $this->scanner->reset();
+                        $this->scanning = false;
+                    }
+                    $this->buffer = '';
+                    $this->offset = 0;
+                    $this->scanFrom = 0;
+                    return $head;
+                }
+            } else {
+                $head = \Weft\Ext\parseHead($buffer, $offset, $this->scanFrom, $limits->maxHeaderBytes, $limits->maxTargetBytes, $limits->maxHeaderCount, $limits->methodSet);
+            }
             if ($head !== false) {
                 [$method, $target, $version, $block, $next, $framing] = $head;
                 if ($framing) {

@@ -92,7 +92,11 @@ final class HttpProtocol implements Protocol
         if ($this->http2 !== null && $connection->tls?->alpn === 'h2') {
             return $this->http2->open($connection);
         }
-        return new HttpSession($this, $connection, new RequestParser($this->options->limits, self::host($connection->remoteAddress())));
+        $host = self::host($connection->remoteAddress());
+        if (RequestParser::buildsRequests()) {
+            $connection->frameRequests($this->options->limits, $host);
+        }
+        return new HttpSession($this, $connection, new RequestParser($this->options->limits, $host));
     }
 
     public function refusal(string $reason): string

@@ -17,6 +17,7 @@ use Weft\Server\Abandonable;
 use Weft\Server\CodeDeadline;
 use Weft\Server\Connection;
 use Weft\Server\Dispatcher;
+use Weft\Server\ReceiveBudget;
 use Weft\Server\Session;
 use Weft\Socket\ConnectionClosed;
 
@@ -63,6 +64,8 @@ final class HttpSession implements Session, Abandonable
     private int $runningBody = 0;
     /** The running request's answer has started to go out (its head is queued). */
     private bool $answering = false;
+    /** A request the extension framed from a read (received()), which pump() takes before asking the parser. */
+    private ?Request $parsed = null;
     /** The connection's descriptor, once asked for (CodeDeadline::track()); false: not yet. */
     private int|null|false $descriptor = false;
     /** The first bytes of a fresh connection, while they may still be the HTTP/2 preface. */
@@ -78,13 +81,31 @@ final class HttpSession implements Session, Abandonable
         $this->dispatcher = $connection->dispatcher;
     }
 
-    public function received(string $bytes): void
+    /**
+     * @param Request|null $parsed the request $bytes are, framed by the extension (Connection::frameRequests()):
+     *        taken as the parser would return it when the parser holds nothing, no request runs, no output
+     *        waits and the bytes are too few for the body budget to refuse them; otherwise the bytes are
+     *        parsed as always
+     */
+    public function received(string $bytes, ?Request $parsed = null): void
     {
         if ($this->fresh && $this->protocol->http2 !== null && !$this->parser->hasPartial()) {
-            $bytes = $this->sniffHttp2($bytes);
-            if ($bytes === null) {
+            $sniffed = $this->sniffHttp2($bytes);
+            if ($sniffed === null) {
                 return;
             }
+            if ($sniffed !== $bytes) {
+                $parsed = null; // the start of a preface came before: what C parsed was not the whole read
+            }
+            $bytes = $sniffed;
+        }
+        // Then pump() takes it at once (no output waits, so there is room), exactly where next() would have.
+        if ($parsed !== null && !$this->busy && !$this->done && \strlen($bytes) < ReceiveBudget::REFUSE_FROM
+            && !$this->parser->hasPartial() && $this->connection->unsent() === 0) {
+            $this->parsed = $parsed;
+            $this->pump();
+            $this->connection->flush();
+            return;
         }
         $this->parser->push($bytes);
         if ($this->protocol->options->bodyMemory > 0 && $this->overBodyBudget()) {
@@ -221,7 +242,12 @@ final class HttpSession implements Session, Abandonable
                 return;
             }
             try {
-                $request = $this->parser->next();
+                if ($this->parsed !== null) {
+                    $request = $this->parsed;
+                    $this->parsed = null;
+                } else {
+                    $request = $this->parser->next();
+                }
             } catch (HttpError $e) {
                 $this->done = true;
                 $refusal = $e->toResponse();

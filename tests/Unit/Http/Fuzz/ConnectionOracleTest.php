@@ -58,4 +58,38 @@ final class ConnectionOracleTest extends TestCase
         self::assertSame([], $report['failures']);
         self::assertSame(100, $report['connections']);
     }
+
+    /**
+     * Reads the native connection path frames itself (one whole head) that must not be taken as a
+     * request: a body that looks like one, and a head read while the bytes of an unfinished head wait.
+     * Each chunk is its own read; every path answers alike.
+     */
+    public function testReadsThatLookLikeARequestButBelongToAnotherAreNotTakenForOne(): void
+    {
+        $inner = "GET /x HTTP/1.1\r\nHost: y\r\n\r\n";
+        $cases = [
+            'a body' => ["POST /p HTTP/1.1\r\nHost: x\r\nContent-Length: " . \strlen($inner) . "\r\n\r\n", $inner],
+            'a chunk' => ["POST /p HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n" . \dechex(\strlen($inner)) . "\r\n", $inner, "\r\n0\r\n\r\n"],
+            'the rest of a head' => ["GET /first HTTP/1.1\r\nX-A: 1", $inner],
+            'after a framed one' => [$inner, $inner, "GET /z HTTP/1.1\r\nHost: z\r\n\r\n"],
+        ];
+        $oracle = new ConnectionOracle();
+        foreach ($cases as $name => $chunks) {
+            $answers = [];
+            foreach (ConnectionOracle::paths() as $path) {
+                $answers[$path] = $oracle->serve($chunks, $path);
+            }
+            self::assertCount(1, \array_unique($answers), $name . ': ' . \json_encode($answers));
+            $answer = \reset($answers);
+            if ($name === 'a body' || $name === 'a chunk') {
+                self::assertStringContainsString('body ' . \strlen($inner) . ' ' . \md5($inner), $answer, $name);
+                self::assertStringNotContainsString('GET /x', $answer, $name);
+            } elseif ($name === 'the rest of a head') {
+                self::assertStringContainsString('GET /first HTTP/1.1', $answer, $name);
+                self::assertStringContainsString('x-a: 1get /x http/1.1', \strtolower($answer), $name);
+            } else {
+                self::assertSame(3, \substr_count($answer, 'HTTP/1.1 200 OK'), $name);
+            }
+        }
+    }
 }
