@@ -60,6 +60,17 @@ namespace Weft\Ext {
 
         /** Cancels the read watcher and closes an owned descriptor (never the caller's); write() answers -EBADF from here on. */
         public function close(): void {}
+
+        /**
+         * From now on, a read that is exactly one complete request head without framing fields, accepted
+         * by the native head parser under these limits (RequestParser's), comes with its Request as the
+         * callback's second argument (only once checkRequestLayout() accepted the class).
+         * @param array<string, true> $methods
+         */
+        public function frameRequests(int $maxHeaderBytes, int $maxTargetBytes, int $maxHeaderCount, array $methods, ?string $remoteAddress): void {}
+
+        /** Reads come as bytes alone again (a protocol switch). */
+        public function frameNothing(): void {}
     }
 
     /**

@@ -5,8 +5,6 @@ declare(strict_types=1);
 namespace Weft\Server;
 
 use Weft\Coroutine\Coroutine;
-use Weft\Http\Message\Request;
-use Weft\Http\Parser\Limits;
 use Weft\Coroutine\Scheduler;
 use Weft\Loop\Driver;
 use Weft\Server\Internal\Deadlines;
@@ -503,13 +501,13 @@ final class Connection
     }
 
     /**
-     * With the native I/O, reads that are one whole request head come with their Request, built by the
-     * extension under these limits and stamped with $remoteAddress (HttpSession::received()). No-op on
-     * the PHP stream path.
+     * The extension's I/O for this connection (Weft\Ext\Conn), or null on the PHP stream path: what a
+     * protocol may ask it for (HttpProtocol: reads that are one whole request head come with their
+     * Request, built in C under the parser's limits).
      */
-    public function frameRequests(Limits $limits, ?string $remoteAddress): void
+    public function io(): ?\Weft\Ext\Conn
     {
-        $this->io?->frameRequests($limits->maxHeaderBytes, $limits->maxTargetBytes, $limits->maxHeaderCount, $limits->methodSet, $remoteAddress);
+        return $this->io;
     }
 
     /**
@@ -573,7 +571,7 @@ final class Connection
      * on an error. With frameRequests(), a read that is one whole request head comes with its Request too,
      * which the session may take instead of parsing the bytes.
      */
-    private function received(string|false $data, ?Request $request = null): void
+    private function received(string|false $data, ?object $request = null): void
     {
         if ($data === false || $data === '') {
             $this->ended();

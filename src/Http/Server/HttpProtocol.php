@@ -93,8 +93,10 @@ final class HttpProtocol implements Protocol
             return $this->http2->open($connection);
         }
         $host = self::host($connection->remoteAddress());
-        if (RequestParser::buildsRequests()) {
-            $connection->frameRequests($this->options->limits, $host);
+        $io = $connection->io();
+        if ($io !== null && RequestParser::buildsRequests()) {
+            $limits = $this->options->limits;
+            $io->frameRequests($limits->maxHeaderBytes, $limits->maxTargetBytes, $limits->maxHeaderCount, $limits->methodSet, $host);
         }
         return new HttpSession($this, $connection, new RequestParser($this->options->limits, $host));
     }

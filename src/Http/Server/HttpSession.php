@@ -82,7 +82,7 @@ final class HttpSession implements Session, Abandonable
     }
 
     /**
-     * @param Request|null $parsed the request $bytes are, framed by the extension (Connection::frameRequests()):
+     * @param Request|null $parsed the request $bytes are, framed by the extension (Weft\Ext\Conn::frameRequests(), asked by HttpProtocol::open()):
      *        taken as the parser would return it when the parser holds nothing, no request runs, no output
      *        waits and the bytes are too few for the body budget to refuse them; otherwise the bytes are
      *        parsed as always
