@@ -38,7 +38,9 @@ final class OutputBuffersTest extends CoroutineTestCase
             $wg->wait();
             return $rendered;
         });
-        self::assertSame(['c' => '<c>[cc]</c>', 'b' => '<b>[bb]</b>', 'a' => '<a>[aa]</a>'], $rendered);
+        // Each got its own buffers back whichever finished first (the 1-2 ms steps blur on a loaded machine).
+        \ksort($rendered);
+        self::assertSame(['a' => '<a>[aa]</a>', 'b' => '<b>[bb]</b>', 'c' => '<c>[cc]</c>'], $rendered);
         self::assertSame($level, ob_get_level(), 'the caller\'s buffers are left as they were');
     }
 
