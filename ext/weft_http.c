@@ -378,6 +378,20 @@ static void weft_head_array(zend_string *buffer, size_t offset, const weft_head 
 	add_next_index_bool(return_value, head->framing);
 }
 
+/* parseHead()'s and parseRequest()'s $offset and $scanFrom lie within the buffer, in order; else throws. */
+static bool weft_head_bounds(const zend_string *buffer, zend_long offset, zend_long scan_from)
+{
+	if (offset < 0 || (zend_ulong) offset > ZSTR_LEN(buffer)) {
+		zend_argument_value_error(2, "must be between 0 and the length of the buffer");
+		return false;
+	}
+	if (scan_from < offset || (zend_ulong) scan_from > ZSTR_LEN(buffer)) {
+		zend_argument_value_error(3, "must be between $offset and the length of the buffer");
+		return false;
+	}
+	return true;
+}
+
 PHP_FUNCTION(weft_parse_head)
 {
 	zend_string *buffer;
@@ -394,12 +408,7 @@ PHP_FUNCTION(weft_parse_head)
 		Z_PARAM_ARRAY_HT(methods)
 	ZEND_PARSE_PARAMETERS_END();
 
-	if (offset < 0 || (zend_ulong) offset > ZSTR_LEN(buffer)) {
-		zend_argument_value_error(2, "must be between 0 and the length of the buffer");
-		RETURN_THROWS();
-	}
-	if (scan_from < offset || (zend_ulong) scan_from > ZSTR_LEN(buffer)) {
-		zend_argument_value_error(3, "must be between $offset and the length of the buffer");
+	if (!weft_head_bounds(buffer, offset, scan_from)) {
 		RETURN_THROWS();
 	}
 	weft_head head;
@@ -573,12 +582,7 @@ PHP_FUNCTION(weft_parse_request)
 		Z_PARAM_STR_OR_NULL(remote)
 	ZEND_PARSE_PARAMETERS_END();
 
-	if (offset < 0 || (zend_ulong) offset > ZSTR_LEN(buffer)) {
-		zend_argument_value_error(2, "must be between 0 and the length of the buffer");
-		RETURN_THROWS();
-	}
-	if (scan_from < offset || (zend_ulong) scan_from > ZSTR_LEN(buffer)) {
-		zend_argument_value_error(3, "must be between $offset and the length of the buffer");
+	if (!weft_head_bounds(buffer, offset, scan_from)) {
 		RETURN_THROWS();
 	}
 	weft_head head;

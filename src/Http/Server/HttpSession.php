@@ -90,14 +90,13 @@ final class HttpSession implements Session, Abandonable
     public function received(string $bytes, ?Request $parsed = null): void
     {
         if ($this->fresh && $this->protocol->http2 !== null && !$this->parser->hasPartial()) {
-            $sniffed = $this->sniffHttp2($bytes);
-            if ($sniffed === null) {
+            if ($this->early !== '') {
+                $parsed = null; // the start of a preface came before: what C parsed was not the whole head
+            }
+            $bytes = $this->sniffHttp2($bytes);
+            if ($bytes === null) {
                 return;
             }
-            if ($sniffed !== $bytes) {
-                $parsed = null; // the start of a preface came before: what C parsed was not the whole read
-            }
-            $bytes = $sniffed;
         }
         // Then pump() takes it at once (no output waits, so there is room), exactly where next() would have.
         if ($parsed !== null && !$this->busy && !$this->done && \strlen($bytes) < ReceiveBudget::REFUSE_FROM
