@@ -87,7 +87,9 @@ final class RunawayCodeTest extends TestCase
         $other = (new RawHttp($server->address(), 30))->send('GET /wait?' . \http_build_query(['until' => $go]) . " HTTP/1.1\r\nHost: t\r\n\r\n");
         $stubborn = (new RawHttp($server->address(), 30))->send('GET /stubborn?' . \http_build_query(['started' => $started]) . " HTTP/1.1\r\nHost: t\r\n\r\n");
         $response = $stubborn->response();
-        self::assertSame(500, $response['status'], 'it catches every interrupt: --worker-timeout ends it');
+        // PHP's handler answers the culprit 500; when it cannot run within its grace (a loaded machine),
+        // the extension's thread answers every request 503 itself (docs/architecture.md): a failure, never an empty reply.
+        self::assertContains($response['status'], [500, 503], 'it catches every interrupt: --worker-timeout ends it');
         $answer = $other->response();
         self::assertSame(503, $answer['status'], 'the other request in flight is answered before the worker goes');
         self::assertSame('close', $answer['headers']['connection']);
