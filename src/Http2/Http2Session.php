@@ -91,6 +91,8 @@ final class Http2Session implements Session, Abandonable
     private int $pings = 0;
     private int $settingsFrames = 0;
     private int $emptyFrames = 0;
+    /** Until the peer acknowledges our SETTINGS (§6.5.3): the timer that ends the connection if it never does. */
+    private ?string $settingsTimer = null;
     /** Zero-window stall: the timer, and loop time of the last DATA the windows let out. */
     private ?string $stallTimer = null;
     private float $lastProgress = 0.0;
@@ -119,6 +121,15 @@ final class Http2Session implements Session, Abandonable
             Frame::SETTINGS_INITIAL_WINDOW_SIZE => self::STREAM_WINDOW,
         ]) . Frame::windowUpdate(0, self::CONNECTION_WINDOW - Frame::DEFAULT_WINDOW));
         $this->receiveWindow = self::CONNECTION_WINDOW;
+        // A peer that never acknowledges them may be applying other values than ours (a window, a list
+        // size): it has --header-timeout, as a request head has, then GOAWAY SETTINGS_TIMEOUT.
+        $this->settingsTimer = Loop::get()->delay($protocol->http->timeouts()->header, function (): void {
+            $this->settingsTimer = null;
+            if (!$this->done && !$this->connection->isClosed()) {
+                $this->fail(Frame::SETTINGS_TIMEOUT, 'our SETTINGS were not acknowledged within --header-timeout');
+                $this->connection->flush();
+            }
+        });
     }
 
     public function received(string $bytes): void
@@ -201,6 +212,10 @@ final class Http2Session implements Session, Abandonable
         if ($this->stallTimer !== null) {
             Loop::get()->cancel($this->stallTimer);
             $this->stallTimer = null;
+        }
+        if ($this->settingsTimer !== null) {
+            Loop::get()->cancel($this->settingsTimer);
+            $this->settingsTimer = null;
         }
         $scheduler = Scheduler::get();
         foreach ($this->streams as $stream) {
@@ -661,6 +676,10 @@ final class Http2Session implements Session, Abandonable
         if (($flags & Frame::ACK) !== 0) {
             if ($size !== 0) {
                 throw Http2Error::connection(Frame::FRAME_SIZE_ERROR, 'a SETTINGS acknowledgement with a payload');
+            }
+            if ($this->settingsTimer !== null) {
+                Loop::get()->cancel($this->settingsTimer);
+                $this->settingsTimer = null;
             }
             return;
         }
