@@ -35,7 +35,8 @@ use Weft\Socket\ConnectionClosed;
  * the rest waits in its stream until a WINDOW_UPDATE, and a streamed producer waits with it.
  *
  * Request bodies are read whole before the application runs, as on HTTP/1.1 (--max-body), with a
- * WINDOW_UPDATE for what is consumed. Responses have no trailers (Response has none to give).
+ * WINDOW_UPDATE for what is consumed. A response's trailers (Response::withTrailers()) are a HEADERS
+ * frame with END_STREAM after its last DATA.
  *
  * @internal
  */
@@ -855,10 +856,18 @@ final class Http2Session implements Session, Abandonable
     private function respond(Http2Stream $stream, Response $response, bool $isHead, ?Request $request = null): bool
     {
         $status = $response->status();
+        if ($response->hasTrailers() && $response->hasHeader('content-length')) {
+            // As on HTTP/1.1, where they need a chunked body: a client may stop reading at the length
+            // (curl does) and miss them.
+            $response = $response->withoutHeader('content-length');
+        }
         $streamed = $response->isStreamed();
         $noBody = $isHead || $status === 204 || $status === 304;
         try {
             $fields = RequestHead::responseFields($response, $this->http->date());
+            if (!$noBody && \is_array($response->trailers())) {
+                $response->trailerFields(); // fixed trailers are checked while an honest 500 can still go out
+            }
         } catch (\InvalidArgumentException $e) {
             if ($request !== null) {
                 $this->http->call->log($request, $e, '{method} {target}: the response cannot be sent: {message}');
@@ -870,13 +879,17 @@ final class Http2Session implements Session, Abandonable
         }
         $stream->status = $status;
         $body = $streamed || $noBody ? '' : $response->body();
-        $endNow = $noBody || (!$streamed && $body === '');
+        $trailers = !$noBody && $response->hasTrailers();
+        $endNow = $noBody || (!$streamed && $body === '' && !$trailers);
         $this->writeHeaders($stream, $fields, $endNow);
         if ($endNow) {
             $stream->localClosed = true;
             return true;
         }
         if (!$streamed) {
+            if ($trailers && !$this->endWithTrailers($stream, $response, $request)) {
+                return false;
+            }
             $this->queueData($stream, $body, true);
             return true;
         }
@@ -900,7 +913,35 @@ final class Http2Session implements Session, Abandonable
             }
             return false;
         }
+        if ($trailers && !$this->endWithTrailers($stream, $response, $request)) {
+            return false;
+        }
         $this->queueData($stream, '', true);
+        return true;
+    }
+
+    /**
+     * Evaluates the response's trailers for the end of its stream (sent by pumpData() after the last
+     * DATA). A closure that throws, or fields that may not be sent, reset the stream: the client sees
+     * the response cut, never ended without them. @return bool false when the stream was reset
+     */
+    private function endWithTrailers(Http2Stream $stream, Response $response, ?Request $request): bool
+    {
+        try {
+            $fields = [];
+            foreach ($response->trailerFields() as [$name, $value]) {
+                $fields[] = [\strtolower($name), $value];
+            }
+        } catch (\Throwable $e) {
+            if ($request !== null) {
+                $this->http->call->log($request, $e, '{method} {target}: the response\'s trailers failed, resetting its stream: {message}');
+            }
+            if (!$stream->reset) {
+                $this->resetStream($stream, Frame::INTERNAL_ERROR);
+            }
+            return false;
+        }
+        $stream->trailers = $fields === [] ? null : $fields;
         return true;
     }
 
@@ -941,7 +982,12 @@ final class Http2Session implements Session, Abandonable
                 $left = \strlen($stream->out) - $stream->outOffset;
                 if ($left === 0) {
                     if ($stream->endAfterOut && !$stream->localClosed) {
-                        $connection->write(Frame::frame(Frame::DATA, Frame::END_STREAM, $id));
+                        if ($stream->trailers !== null) {
+                            $this->writeHeaders($stream, $stream->trailers, true);
+                            $stream->trailers = null;
+                        } else {
+                            $connection->write(Frame::frame(Frame::DATA, Frame::END_STREAM, $id));
+                        }
                         $stream->localClosed = true;
                     }
                     $this->sent($stream, $id);
@@ -960,7 +1006,7 @@ final class Http2Session implements Session, Abandonable
                 $stream->outOffset += $take;
                 $this->sendWindow -= $take;
                 $stream->sendWindow -= $take;
-                $end = $take === $left && $stream->endAfterOut;
+                $end = $take === $left && $stream->endAfterOut && $stream->trailers === null;
                 $connection->write(Frame::frame(Frame::DATA, $end ? Frame::END_STREAM : 0, $id, $chunk));
                 $this->lastProgress = Loop::get()->now();
                 if ($end) {
