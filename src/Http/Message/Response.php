@@ -5,7 +5,8 @@ declare(strict_types=1);
 namespace Weft\Http\Message;
 
 /**
- * An HTTP response: a string body, or a producer that streams the body (Response::stream()).
+ * An HTTP response: a string body, or a producer that streams the body (Response::stream()), and
+ * trailer fields sent after it when it has any (withTrailers()).
  *
  * Headers are stored exactly as given (name => value or list of values, any case) because the
  * encoder writes them out as they are; lookups are case-insensitive. Framing headers
