@@ -77,6 +77,8 @@ final class ServeCommand
             'trusted-proxies' => ['list', [], 'addresses or CIDR ranges (IPv4, IPv6; private, loopback) of reverse proxies whose --proxy-header names the client, who then is the request\'s and the access log\'s address (default: none)'],
             'proxy-header' => ['string', TrustedProxies::X_FORWARDED_FOR, 'where the trusted proxies name the client: x-forwarded-for (and X-Forwarded-Proto), or forwarded (RFC 7239)', TrustedProxies::HEADERS],
             'http2' => ['string', 'on', 'HTTP/2: over TLS when the client chooses h2 (ALPN), and in cleartext for clients with prior knowledge (h2c)', ['on', 'off']],
+            'http2-max-streams' => ['int', \Weft\Http2\Http2Protocol::DEFAULT_MAX_CONCURRENT_STREAMS, 'HTTP/2: streams a connection may have open at once (SETTINGS_MAX_CONCURRENT_STREAMS); more are refused'],
+            'http2-max-resets' => ['int', \Weft\Http2\Http2Protocol::DEFAULT_MAX_RESETS, 'HTTP/2: streams a client may reset within 10 s before its connection is closed (rapid reset, CVE-2023-44487)'],
             'tls-cert' => ['list', [], 'serve HTTPS: PEM certificate file (its chain after it); NAME=FILE for the certificate of server name NAME (SNI, *.example.org for subdomains); the first without NAME is the default'],
             'tls-key' => ['list', [], "--tls-cert's private keys, FILE or NAME=FILE as there (default: the key is in the certificate's file)"],
             'tls-handshake-timeout' => ['float', \Weft\Socket\Tls\TlsConfig::DEFAULT_HANDSHAKE_TIMEOUT, 'seconds a client has to complete the TLS handshake before its connection is closed'],
@@ -138,7 +140,7 @@ final class ServeCommand
         if ($port < 0 || $port > 65535) {
             throw new UsageError("option '--port' must be between 0 and 65535, got $port");
         }
-        foreach (['workers', 'max-connections', 'backlog', 'max-coroutines', 'app-instances'] as $positive) {
+        foreach (['workers', 'max-connections', 'backlog', 'max-coroutines', 'app-instances', 'http2-max-streams', 'http2-max-resets'] as $positive) {
             if ($options->get($positive) < 1) {
                 throw new UsageError("option '--$positive' must be at least 1");
             }
@@ -540,7 +542,7 @@ final class ServeCommand
         $sendTimeout = $options->get('send-timeout');
         $hsts = $options->get('hsts');
         $hstsSubdomains = $options->get('hsts-subdomains');
-        $http2 = $options->get('http2') === 'on';
+        $http2 = $options->get('http2') === 'on' ? [$options->get('http2-max-streams'), $options->get('http2-max-resets')] : null;
         return static function () use ($sendTimeout, $app, $protocol, $maxLine, $httpOptions, $logger, $metrics, $static, $gzip, $accessLog, $hsts, $hstsSubdomains, $http2) {
             // In the worker, after fork (Worker::prepare() has set its limits and logs): the code as it is on disk now.
             AppLoader::forgetChangedScripts();
@@ -558,8 +560,8 @@ final class ServeCommand
                 return new LineProtocol($application, $logger, $maxLine, sendTimeout: $sendTimeout);
             }
             $http = new HttpProtocol($application, $logger, $httpOptions, $accessLog, $metrics);
-            if ($http2) {
-                $http->http2 = new \Weft\Http2\Http2Protocol($http);
+            if ($http2 !== null) {
+                $http->http2 = new \Weft\Http2\Http2Protocol($http, maxConcurrentStreams: $http2[0], maxResets: $http2[1]);
             }
             return $http;
         };

@@ -22,15 +22,16 @@ use Weft\Server\Timeouts;
  *
  * The limits a hostile client probes first, each answered with a GOAWAY (the connection closed) or an
  * RST_STREAM (that stream only), the worker serving the others:
- * - streams beyond $maxConcurrentStreams: RST_STREAM REFUSED_STREAM;
+ * - streams beyond $maxConcurrentStreams (--http2-max-streams): RST_STREAM REFUSED_STREAM;
  * - a header list beyond --max-header (SETTINGS_MAX_HEADER_LIST_SIZE): 431 on that stream while HPACK
  *   stays in step, COMPRESSION_ERROR when it cannot (an HPACK bomb is refused by the decoder's limit);
  * - a header block of more than $maxContinuationFrames CONTINUATION frames or 4 x the list size plus
  *   one frame: ENHANCE_YOUR_CALM (CONTINUATION flood);
- * - more than $maxResets streams reset by the client, or $maxPings PINGs, or $maxSettings SETTINGS, or
+ * - more than $maxResets (--http2-max-resets) streams reset by the client, or $maxPings PINGs, or $maxSettings SETTINGS, or
  *   $maxEmptyFrames frames that carry nothing (empty DATA, PRIORITY, WINDOW_UPDATE on closed streams)
  *   within FLOOD_WINDOW seconds: ENHANCE_YOUR_CALM (rapid reset, CVE-2023-44487, and the 2019 floods);
  * - a frame above SETTINGS_MAX_FRAME_SIZE: FRAME_SIZE_ERROR; a bad preface: closed;
+ * - our SETTINGS not acknowledged within --header-timeout: SETTINGS_TIMEOUT (§6.5.3);
  * - DATA held back by a peer's closed window for --send-timeout without progress: the connection closed.
  */
 final class Http2Protocol implements Protocol
@@ -58,6 +59,9 @@ final class Http2Protocol implements Protocol
     ) {
         if ($maxConcurrentStreams < 1) {
             throw new \InvalidArgumentException('HTTP/2 needs at least one concurrent stream');
+        }
+        if ($maxResets < 1) {
+            throw new \InvalidArgumentException('HTTP/2 must let a client reset at least one stream');
         }
         $limits = $http->options->limits;
         $this->maxHeaderList = $limits->maxHeaderBytes + 32 * \min($limits->maxHeaderCount, 100);

@@ -15,7 +15,6 @@ use Weft\Http\Server\BodyLengthMismatch;
 use Weft\Http\Server\HttpProtocol;
 use Weft\Http2\Hpack\CompressionError;
 use Weft\Http2\Hpack\Decoder;
-use Weft\Http2\Hpack\Encoder;
 use Weft\Http2\Hpack\HeaderListTooLarge;
 use Weft\Loop\Loop;
 use Weft\Server\Abandonable;
@@ -31,18 +30,18 @@ use Weft\Socket\ConnectionClosed;
  *
  * The shape is HttpSession's: a read's frames are all handled, every answer and control frame is queued
  * on the connection, and the connection writes once. Frames are string slices of the read buffer, never
- * objects. DATA goes out as far as both flow-control windows (the connection's and the stream's) admit;
- * the rest waits in its stream until a WINDOW_UPDATE, and a streamed producer waits with it.
+ * objects. This class reads frames and keeps the streams' lifecycle; what goes out is Http2Output's:
+ * DATA as far as both flow-control windows (the connection's and the stream's) admit, the rest waiting
+ * in its stream until a WINDOW_UPDATE, a streamed producer with it. FloodGuard counts the floods.
  *
  * Request bodies are read whole before the application runs, as on HTTP/1.1 (--max-body), with a
- * WINDOW_UPDATE for what is consumed. Responses have no trailers (Response has none to give).
+ * WINDOW_UPDATE for what is consumed. A response's trailers (Response::withTrailers()) are a HEADERS
+ * frame with END_STREAM after its last DATA.
  *
  * @internal
  */
 final class Http2Session implements Session, Abandonable
 {
-    /** A streamed producer waits while its stream holds more than this of DATA not yet sent. */
-    private const STREAM_QUEUE = 65536;
     /** DATA received is given back (WINDOW_UPDATE) once this much has been consumed. */
     private const WINDOW_REFILL = 32768;
     /** The connection's receive window we open at the start (the stream windows stay at the default). */
@@ -60,8 +59,6 @@ final class Http2Session implements Session, Abandonable
     private bool $settingsSeen = false;
     /** @var array<int, Http2Stream> the open streams (and closed ones whose application still runs) */
     private array $streams = [];
-    /** @var array<int, Http2Stream> streams with DATA queued */
-    private array $sending = [];
     /** Reset streams whose coroutine has not ended yet: they still count against the stream limit. */
     private int $zombies = 0;
     private int $lastStream = 0;
@@ -70,10 +67,8 @@ final class Http2Session implements Session, Abandonable
     private int $blockFlags = 0;
     private string $block = '';
     private int $continuations = 0;
-    /** The peer's windows and settings. */
-    private int $sendWindow = Frame::DEFAULT_WINDOW;
+    /** The peer's SETTINGS_INITIAL_WINDOW_SIZE: each new stream's send window. */
     private int $initialWindow = Frame::DEFAULT_WINDOW;
-    private int $peerMaxFrame = Frame::MIN_FRAME_SIZE;
     /** Our receive window for the connection, and what of it is consumed and not given back. */
     private int $receiveWindow = Frame::DEFAULT_WINDOW;
     private int $unacknowledged = 0;
@@ -85,22 +80,15 @@ final class Http2Session implements Session, Abandonable
     private bool $ended = false;
     /** Inside received(): serve() and the producers leave the write to it. */
     private bool $receiving = false;
-    /** Flood counters within FLOOD_WINDOW. */
-    private float $floodSince = 0.0;
-    private int $resets = 0;
-    private int $pings = 0;
-    private int $settingsFrames = 0;
-    private int $emptyFrames = 0;
-    /** Zero-window stall: the timer, and loop time of the last DATA the windows let out. */
-    private ?string $stallTimer = null;
-    private float $lastProgress = 0.0;
+    /** Until the peer acknowledges our SETTINGS (§6.5.3): the timer that ends the connection if it never does. */
+    private ?string $settingsTimer = null;
     /** What this connection holds of the worker's ReceiveBudget (HttpOptions::$bodyMemory): its streams' bodies. */
     private int $held = 0;
-    /** @var array<int, Http2Stream> producers to wake once the current callback has written */
-    private array $wake = [];
     private readonly HttpProtocol $http;
     private readonly Decoder $decoder;
-    private readonly Encoder $encoder;
+    /** What we send: header blocks, DATA within the peer's windows (the connection's), the stall timer. */
+    private readonly Http2Output $output;
+    private readonly FloodGuard $floods;
     private readonly ?string $peer;
 
     public function __construct(
@@ -109,7 +97,11 @@ final class Http2Session implements Session, Abandonable
     ) {
         $this->http = $protocol->http;
         $this->decoder = new Decoder(4096, $protocol->maxHeaderList);
-        $this->encoder = new Encoder(4096);
+        $this->output = new Http2Output($connection, $protocol->http->timeouts()->send, $this->forgetIfDone(...), function (): void {
+            $this->fail(Frame::FLOW_CONTROL_ERROR, 'the client kept its flow-control window closed for --send-timeout');
+            $this->connection->flush();
+        });
+        $this->floods = new FloodGuard($protocol->maxResets, $protocol->maxPings, $protocol->maxSettings, $protocol->maxEmptyFrames, static fn (): float => Loop::get()->now());
         $this->peer = HttpProtocol::host($connection->remoteAddress());
         // The server's preface: its SETTINGS, sent at once (§3.4), and a larger connection window.
         $connection->write(Frame::settings([
@@ -119,6 +111,15 @@ final class Http2Session implements Session, Abandonable
             Frame::SETTINGS_INITIAL_WINDOW_SIZE => self::STREAM_WINDOW,
         ]) . Frame::windowUpdate(0, self::CONNECTION_WINDOW - Frame::DEFAULT_WINDOW));
         $this->receiveWindow = self::CONNECTION_WINDOW;
+        // A peer that never acknowledges them may be applying other values than ours (a window, a list
+        // size): it has --header-timeout, as a request head has, then GOAWAY SETTINGS_TIMEOUT.
+        $this->settingsTimer = Loop::get()->delay($protocol->http->timeouts()->header, function (): void {
+            $this->settingsTimer = null;
+            if (!$this->done && !$this->connection->isClosed()) {
+                $this->fail(Frame::SETTINGS_TIMEOUT, 'our SETTINGS were not acknowledged within --header-timeout');
+                $this->connection->flush();
+            }
+        });
     }
 
     public function received(string $bytes): void
@@ -135,9 +136,9 @@ final class Http2Session implements Session, Abandonable
         }
         $this->receiving = false;
         $this->refillWindows();
-        $this->pumpData();
+        $this->output->pump();
         $this->connection->flush();
-        $this->afterWrite();
+        $this->output->wakeProducers();
     }
 
     public function ended(): void
@@ -187,9 +188,9 @@ final class Http2Session implements Session, Abandonable
         if ($this->connection->isClosed()) {
             return;
         }
-        $this->pumpData();
+        $this->output->pump();
         $this->connection->flush();
-        $this->afterWrite();
+        $this->output->wakeProducers();
         $this->closeWhenDone();
     }
 
@@ -198,14 +199,14 @@ final class Http2Session implements Session, Abandonable
         $this->done = true;
         $this->http->budget->update($this->held, 0);
         $this->held = 0;
-        if ($this->stallTimer !== null) {
-            Loop::get()->cancel($this->stallTimer);
-            $this->stallTimer = null;
+        $this->output->close();
+        if ($this->settingsTimer !== null) {
+            Loop::get()->cancel($this->settingsTimer);
+            $this->settingsTimer = null;
         }
         $scheduler = Scheduler::get();
         foreach ($this->streams as $stream) {
             $stream->reset = true;
-            $this->sending = [];
             if ($stream->waiter !== null && $stream->waiter->isWaiting()) {
                 $waiter = $stream->waiter;
                 $stream->waiter = null;
@@ -224,7 +225,7 @@ final class Http2Session implements Session, Abandonable
             $response = $failed ? $this->http->call->error() : ErrorResponse::unavailable('the worker failed while this request ran');
             $this->respond($request, $response, $request->method === 'HEAD');
         }
-        $this->pumpData();
+        $this->output->pump();
         if (!$this->done) {
             // Each stream of the connection in flight is abandoned in turn: one GOAWAY, and the
             // connection left open for the next one's answer (the process ends right after).
@@ -285,7 +286,7 @@ final class Http2Session implements Session, Abandonable
             $this->forgetIfDone($stream);
         }
         if (!$this->receiving) {
-            $this->pumpData();
+            $this->output->pump();
             $this->connection->flush();
         }
     }
@@ -300,23 +301,16 @@ final class Http2Session implements Session, Abandonable
         if ($stream->reset || $this->connection->isClosed()) {
             throw StreamReset::byPeer($stream->id);
         }
-        if ($stream->outOffset > 0 && $stream->outOffset === \strlen($stream->out)) {
-            $stream->out = '';
-            $stream->outOffset = 0;
-        }
-        $stream->out = $stream->out === '' ? $data : $stream->out . $data;
-        $stream->sent += \strlen($data);
-        $stream->endAfterOut = $end;
-        $this->sending[$stream->id] = $stream;
+        $this->output->queue($stream, $data, $end);
         if (!$this->receiving) {
-            $this->pumpData();
+            $this->output->pump();
             $this->connection->flush();
         }
     }
 
     /**
-     * Suspends a producer while its stream holds more than STREAM_QUEUE unsent (the peer's window is
-     * closed) or the connection has no room. @internal for Http2BodyWriter
+     * Suspends a producer while its stream holds more than Http2Output::STREAM_QUEUE unsent (the peer's
+     * window is closed) or the connection has no room. @internal for Http2BodyWriter
      *
      * @throws ConnectionClosed when the stream is reset or the connection ends meanwhile
      */
@@ -324,7 +318,7 @@ final class Http2Session implements Session, Abandonable
     {
         $this->connection->waitForRoom();
         $scheduler = Scheduler::get();
-        while ($stream->queued() > self::STREAM_QUEUE && !$stream->reset && !$this->connection->isClosed()) {
+        while ($this->output->isFull($stream) && !$stream->reset && !$this->connection->isClosed()) {
             $self = $scheduler->self();
             $stream->waiter = $self;
             $scheduler->await(static function () use ($stream): void {
@@ -422,7 +416,9 @@ final class Http2Session implements Session, Abandonable
             if ($id > $this->lastStream) {
                 throw Http2Error::connection(Frame::PROTOCOL_ERROR, "DATA on idle stream $id");
             }
-            $this->cheap($size === 0);
+            if ($size === 0) {
+                $this->floods->empty();
+            }
             return; // a stream closed or reset meanwhile: ignored, its bytes given back with the connection's
         }
         if ($stream->remoteClosed) {
@@ -444,7 +440,7 @@ final class Http2Session implements Session, Abandonable
         }
         $end = ($flags & Frame::END_STREAM) !== 0;
         if ($payload === '' && !$end) {
-            $this->cheap(true);
+            $this->floods->empty();
         }
         if (!$stream->answered) {
             $stream->body .= $payload;
@@ -626,7 +622,7 @@ final class Http2Session implements Session, Abandonable
         if (\strlen($payload) !== 5) {
             throw Http2Error::connection(Frame::FRAME_SIZE_ERROR, 'PRIORITY of a size other than 5');
         }
-        $this->cheap(true);
+        $this->floods->empty();
     }
 
     private function rstStream(int $id, string $payload): void
@@ -640,12 +636,7 @@ final class Http2Session implements Session, Abandonable
         if ($id > $this->lastStream) {
             throw Http2Error::connection(Frame::PROTOCOL_ERROR, "RST_STREAM on idle stream $id");
         }
-        $this->flood();
-        if (++$this->resets > $this->protocol->maxResets) {
-            // Rapid reset (CVE-2023-44487): streams opened and cancelled at once cost the server work
-            // the client never waits for.
-            throw Http2Error::connection(Frame::ENHANCE_YOUR_CALM, 'too many streams reset by the client');
-        }
+        $this->floods->reset();
         $stream = $this->streams[$id] ?? null;
         if ($stream !== null) {
             $this->dropStream($stream);
@@ -662,20 +653,21 @@ final class Http2Session implements Session, Abandonable
             if ($size !== 0) {
                 throw Http2Error::connection(Frame::FRAME_SIZE_ERROR, 'a SETTINGS acknowledgement with a payload');
             }
+            if ($this->settingsTimer !== null) {
+                Loop::get()->cancel($this->settingsTimer);
+                $this->settingsTimer = null;
+            }
             return;
         }
         if ($size % 6 !== 0) {
             throw Http2Error::connection(Frame::FRAME_SIZE_ERROR, 'SETTINGS of a size not a multiple of 6');
         }
-        $this->flood();
-        if (++$this->settingsFrames > $this->protocol->maxSettings) {
-            throw Http2Error::connection(Frame::ENHANCE_YOUR_CALM, 'too many SETTINGS frames');
-        }
+        $this->floods->settings();
         for ($at = 0; $at < $size; $at += 6) {
             ['i' => $setting, 'v' => $value] = \unpack('ni/Nv', $payload, $at);
             switch ($setting) {
                 case Frame::SETTINGS_HEADER_TABLE_SIZE:
-                    $this->encoder->setMaxTableSize(\min($value, 4096));
+                    $this->output->setTableSize($value);
                     break;
                 case Frame::SETTINGS_ENABLE_PUSH:
                     if ($value > 1) {
@@ -700,7 +692,7 @@ final class Http2Session implements Session, Abandonable
                         throw Http2Error::connection(Frame::PROTOCOL_ERROR, 'SETTINGS_MAX_FRAME_SIZE out of range');
                     }
                     // Frames larger than 64 KiB save nothing more and hold the write longer.
-                    $this->peerMaxFrame = \min($value, 65536);
+                    $this->output->maxFrame = \min($value, 65536);
                     break;
             }
         }
@@ -718,10 +710,7 @@ final class Http2Session implements Session, Abandonable
         if (($flags & Frame::ACK) !== 0) {
             return;
         }
-        $this->flood();
-        if (++$this->pings > $this->protocol->maxPings) {
-            throw Http2Error::connection(Frame::ENHANCE_YOUR_CALM, 'too many PING frames');
-        }
+        $this->floods->ping();
         $this->connection->write(Frame::frame(Frame::PING, Frame::ACK, 0, $payload));
     }
 
@@ -745,8 +734,8 @@ final class Http2Session implements Session, Abandonable
             if ($increment === 0) {
                 throw Http2Error::connection(Frame::PROTOCOL_ERROR, 'a WINDOW_UPDATE of 0');
             }
-            $this->sendWindow += $increment;
-            if ($this->sendWindow > Frame::MAX_WINDOW) {
+            $this->output->window += $increment;
+            if ($this->output->window > Frame::MAX_WINDOW) {
                 throw Http2Error::connection(Frame::FLOW_CONTROL_ERROR, 'the connection window above 2^31-1');
             }
             return;
@@ -756,7 +745,7 @@ final class Http2Session implements Session, Abandonable
             if ($id > $this->lastStream) {
                 throw Http2Error::connection(Frame::PROTOCOL_ERROR, "WINDOW_UPDATE on idle stream $id");
             }
-            $this->cheap(true);
+            $this->floods->empty();
             return;
         }
         if ($increment === 0) {
@@ -766,28 +755,6 @@ final class Http2Session implements Session, Abandonable
         $stream->sendWindow += $increment;
         if ($stream->sendWindow > Frame::MAX_WINDOW) {
             $this->resetStream($stream, Frame::FLOW_CONTROL_ERROR);
-        }
-    }
-
-    /** Starts a new flood window when the last one is over. */
-    private function flood(): void
-    {
-        $now = Loop::get()->now();
-        if ($now - $this->floodSince >= Http2Protocol::FLOOD_WINDOW) {
-            $this->floodSince = $now;
-            $this->resets = $this->pings = $this->settingsFrames = $this->emptyFrames = 0;
-        }
-    }
-
-    /** A frame that costs us and carries nothing (CVE-2019-9518 and kin). */
-    private function cheap(bool $empty): void
-    {
-        if (!$empty) {
-            return;
-        }
-        $this->flood();
-        if (++$this->emptyFrames > $this->protocol->maxEmptyFrames) {
-            throw Http2Error::connection(Frame::ENHANCE_YOUR_CALM, 'too many frames that carry nothing');
         }
     }
 
@@ -836,10 +803,18 @@ final class Http2Session implements Session, Abandonable
     private function respond(Http2Stream $stream, Response $response, bool $isHead, ?Request $request = null): bool
     {
         $status = $response->status();
+        if ($response->hasTrailers() && $response->hasHeader('content-length')) {
+            // As on HTTP/1.1, where they need a chunked body: a client may stop reading at the length
+            // (curl does) and miss them.
+            $response = $response->withoutHeader('content-length');
+        }
         $streamed = $response->isStreamed();
         $noBody = $isHead || $status === 204 || $status === 304;
         try {
             $fields = RequestHead::responseFields($response, $this->http->date());
+            if (!$noBody && \is_array($response->trailers())) {
+                $response->trailerFields(); // fixed trailers are checked while an honest 500 can still go out
+            }
         } catch (\InvalidArgumentException $e) {
             if ($request !== null) {
                 $this->http->call->log($request, $e, '{method} {target}: the response cannot be sent: {message}');
@@ -851,13 +826,17 @@ final class Http2Session implements Session, Abandonable
         }
         $stream->status = $status;
         $body = $streamed || $noBody ? '' : $response->body();
-        $endNow = $noBody || (!$streamed && $body === '');
-        $this->writeHeaders($stream, $fields, $endNow);
+        $trailers = !$noBody && $response->hasTrailers();
+        $endNow = $noBody || (!$streamed && $body === '' && !$trailers);
+        $this->output->headers($stream, $fields, $endNow);
         if ($endNow) {
             $stream->localClosed = true;
             return true;
         }
         if (!$streamed) {
+            if ($trailers && !$this->endWithTrailers($stream, $response, $request)) {
+                return false;
+            }
             $this->queueData($stream, $body, true);
             return true;
         }
@@ -881,132 +860,36 @@ final class Http2Session implements Session, Abandonable
             }
             return false;
         }
+        if ($trailers && !$this->endWithTrailers($stream, $response, $request)) {
+            return false;
+        }
         $this->queueData($stream, '', true);
         return true;
     }
 
-    /** @param list<array{0: string, 1: string}> $fields */
-    private function writeHeaders(Http2Stream $stream, array $fields, bool $end): void
-    {
-        $block = $this->encoder->encode($fields);
-        $stream->headersSent = true;
-        $flags = $end ? Frame::END_STREAM : 0;
-        $max = $this->peerMaxFrame;
-        if (\strlen($block) <= $max) {
-            $this->connection->write(Frame::frame(Frame::HEADERS, $flags | Frame::END_HEADERS, $stream->id, $block));
-            return;
-        }
-        // One block, several frames, written together: nothing may come between them (§4.3).
-        $frames = Frame::frame(Frame::HEADERS, $flags, $stream->id, \substr($block, 0, $max));
-        for ($at = $max; $at < \strlen($block); $at += $max) {
-            $last = $at + $max >= \strlen($block);
-            $frames .= Frame::frame(Frame::CONTINUATION, $last ? Frame::END_HEADERS : 0, $stream->id, \substr($block, $at, $max));
-        }
-        $this->connection->write($frames);
-    }
-
-    /** Sends the queued DATA that both windows admit, stream by stream. */
-    private function pumpData(): void
-    {
-        if ($this->sending === [] || $this->connection->isClosed()) {
-            return;
-        }
-        $connection = $this->connection;
-        $blocked = false;
-        foreach ($this->sending as $id => $stream) {
-            if ($stream->reset) {
-                unset($this->sending[$id]);
-                continue;
-            }
-            while (true) {
-                $left = \strlen($stream->out) - $stream->outOffset;
-                if ($left === 0) {
-                    if ($stream->endAfterOut && !$stream->localClosed) {
-                        $connection->write(Frame::frame(Frame::DATA, Frame::END_STREAM, $id));
-                        $stream->localClosed = true;
-                    }
-                    $this->sent($stream, $id);
-                    break;
-                }
-                $room = \min($this->sendWindow, $stream->sendWindow, $this->peerMaxFrame);
-                if ($room <= 0) {
-                    $blocked = true;
-                    break;
-                }
-                if ($connection->outOfRoom()) {
-                    return; // resume() once the peer has read: the connection's own backpressure
-                }
-                $take = \min($left, $room);
-                $chunk = $stream->outOffset === 0 && $take === \strlen($stream->out) ? $stream->out : \substr($stream->out, $stream->outOffset, $take);
-                $stream->outOffset += $take;
-                $this->sendWindow -= $take;
-                $stream->sendWindow -= $take;
-                $end = $take === $left && $stream->endAfterOut;
-                $connection->write(Frame::frame(Frame::DATA, $end ? Frame::END_STREAM : 0, $id, $chunk));
-                $this->lastProgress = Loop::get()->now();
-                if ($end) {
-                    $stream->localClosed = true;
-                    $this->sent($stream, $id);
-                    break;
-                }
-            }
-            if ($stream->waiter !== null && $stream->queued() <= self::STREAM_QUEUE) {
-                $this->wake[$id] = $stream;
-            }
-        }
-        if ($blocked && $this->stallTimer === null) {
-            $this->watchStall();
-        }
-    }
-
     /**
-     * A peer that keeps its window shut holds our DATA: after --send-timeout without a byte let out,
-     * the connection is closed, as an HTTP/1.1 client that reads nothing is.
+     * Evaluates the response's trailers for the end of its stream (Http2Output::pump() sends them after
+     * the last DATA). A closure that throws, or fields that may not be sent, reset the stream: the client
+     * sees the response cut, never ended without them. @return bool false when the stream was reset
      */
-    private function watchStall(): void
+    private function endWithTrailers(Http2Stream $stream, Response $response, ?Request $request): bool
     {
-        $loop = Loop::get();
-        if ($this->lastProgress === 0.0) {
-            $this->lastProgress = $loop->now();
+        try {
+            $fields = [];
+            foreach ($response->trailerFields() as [$name, $value]) {
+                $fields[] = [\strtolower($name), $value];
+            }
+        } catch (\Throwable $e) {
+            if ($request !== null) {
+                $this->http->call->log($request, $e, '{method} {target}: the response\'s trailers failed, resetting its stream: {message}');
+            }
+            if (!$stream->reset) {
+                $this->resetStream($stream, Frame::INTERNAL_ERROR);
+            }
+            return false;
         }
-        $timeout = $this->http->timeouts()->send;
-        $this->stallTimer = $loop->delay(\max(0.001, $this->lastProgress + $timeout - $loop->now()), function () use ($loop, $timeout): void {
-            $this->stallTimer = null;
-            if ($this->connection->isClosed()) {
-                return;
-            }
-            $waiting = false;
-            foreach ($this->sending as $stream) {
-                $waiting = $waiting || (!$stream->reset && $stream->queued() > 0);
-            }
-            if (!$waiting) {
-                return;
-            }
-            if ($loop->now() - $this->lastProgress >= $timeout) {
-                $this->fail(Frame::FLOW_CONTROL_ERROR, 'the client kept its flow-control window closed for --send-timeout');
-                $this->connection->flush();
-                return;
-            }
-            $this->watchStall();
-        });
-    }
-
-    /** Wakes producers whose stream has room again, after the write. */
-    private function afterWrite(): void
-    {
-        if ($this->wake === []) {
-            return;
-        }
-        $wake = $this->wake;
-        $this->wake = [];
-        $scheduler = Scheduler::get();
-        foreach ($wake as $stream) {
-            $waiter = $stream->waiter;
-            if ($waiter !== null && $waiter->isWaiting()) {
-                $stream->waiter = null;
-                $scheduler->resume($waiter);
-            }
-        }
+        $stream->trailers = $fields === [] ? null : $fields;
+        return true;
     }
 
     /**
@@ -1067,7 +950,8 @@ final class Http2Session implements Session, Abandonable
         }
         $stream->reset = true;
         $stream->localClosed = $stream->remoteClosed = true;
-        unset($this->streams[$stream->id], $this->sending[$stream->id]);
+        unset($this->streams[$stream->id]);
+        $this->output->forget($stream);
         $stream->out = '';
         $stream->outOffset = 0;
         if (!$stream->running) {
@@ -1085,19 +969,10 @@ final class Http2Session implements Session, Abandonable
         }
     }
 
-    /** A stream both sides have ended, and whose application has returned, leaves the table. */
-    /** A stream's queued output is all written: it leaves the senders, and the table once both sides are done. */
-    private function sent(Http2Stream $stream, int $id): void
-    {
-        $stream->out = '';
-        $stream->outOffset = 0;
-        unset($this->sending[$id]);
-        $this->forgetIfDone($stream);
-    }
-
+    /** A stream both sides have ended, whose output is all written and whose application has returned, leaves the table. */
     private function forgetIfDone(Http2Stream $stream): void
     {
-        if (!$stream->localClosed || $stream->running || isset($this->sending[$stream->id])) {
+        if (!$stream->localClosed || $stream->running || $this->output->isSending($stream)) {
             return;
         }
         if (!$stream->remoteClosed) {

@@ -46,6 +46,14 @@ final class Http2Stream
     public int $outOffset = 0;
     /** END_STREAM follows the last byte of $out. */
     public bool $endAfterOut = false;
+    /**
+     * The response's trailer fields (lower-case names), evaluated once its body was all queued: a HEADERS
+     * frame with END_STREAM after the last DATA, HPACK-encoded when it is written (the encoder's table
+     * follows the order of the blocks on the wire). Null: the last DATA ends the stream.
+     *
+     * @var list<array{0: string, 1: string}>|null
+     */
+    public ?array $trailers = null;
     /** The coroutine serving the stream, while it runs: cancelled when the client resets the stream. */
     public ?Coroutine $coroutine = null;
     /** A streamed body's producer, waiting for this stream's queue to drain. */

@@ -170,7 +170,7 @@ final class RequestHead
     /**
      * The response's header fields for HPACK: lower-case names, the connection-specific ones left out
      * (§8.2.2), Server and Date as on HTTP/1.1, and the length of a string body (a HEAD answer names
-     * the length its GET would have, as on HTTP/1.1).
+     * the length its GET would have, as on HTTP/1.1) unless trailers follow it.
      *
      * @return list<array{0: string, 1: string}>
      * @throws \InvalidArgumentException for a field HeaderField refuses (the same rule as HTTP/1.1)
@@ -214,7 +214,7 @@ final class RequestHead
         if (!$ownDate) {
             $fields[] = ['date', $date];
         }
-        if (!$streamed && $status !== 204 && $status !== 304) {
+        if (!$streamed && $status !== 204 && $status !== 304 && !$response->hasTrailers()) {
             $fields[] = ['content-length', (string) \strlen($response->body())];
         }
         return $fields;

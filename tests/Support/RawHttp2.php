@@ -19,6 +19,8 @@ final class RawHttp2
     public $socket;
     public readonly Encoder $encoder;
     public readonly Decoder $decoder;
+    /** Acknowledge the server's SETTINGS as they are read, as every real client does (§6.5.3). */
+    public bool $ackSettings = true;
     private string $buffer = '';
 
     public function __construct(string $address, float $timeout = 10.0, bool $preface = true, array $settings = [])
@@ -88,6 +90,9 @@ final class RawHttp2
             'payload' => \substr($this->buffer, 9, $length),
         ];
         $this->buffer = (string) \substr($this->buffer, 9 + $length);
+        if ($frame['type'] === Frame::SETTINGS && ($frame['flags'] & Frame::ACK) === 0 && $this->ackSettings) {
+            $this->send(Frame::frame(Frame::SETTINGS, Frame::ACK, 0));
+        }
         return $frame;
     }
 

@@ -263,7 +263,9 @@ final class Gzip
 
     private static function streamed(Response $response, \Closure $producer): Response
     {
-        $streamed = Response::stream($producer, $response->status(), $response->headers());
+        // Trailers follow the compressed body: the server writes them once the producer (and with it
+        // GzipBodyWriter::finish()) has returned.
+        $streamed = Response::stream($producer, $response->status(), $response->headers())->withTrailers($response->trailers() ?? []);
         return $response->hasCustomReason() ? $streamed->withStatus($response->status(), $response->reason()) : $streamed;
     }
 }

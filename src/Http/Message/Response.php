@@ -5,7 +5,8 @@ declare(strict_types=1);
 namespace Weft\Http\Message;
 
 /**
- * An HTTP response: a string body, or a producer that streams the body (Response::stream()).
+ * An HTTP response: a string body, or a producer that streams the body (Response::stream()), and
+ * trailer fields sent after it when it has any (withTrailers()).
  *
  * Headers are stored exactly as given (name => value or list of values, any case) because the
  * encoder writes them out as they are; lookups are case-insensitive. Framing headers
@@ -36,10 +37,34 @@ final class Response
         510 => 'Not Extended', 511 => 'Network Authentication Required',
     ];
 
+    /**
+     * Fields that may not be trailers (RFC 9110 §6.5.1): those that frame the message or the connection,
+     * route it, or that a recipient must know before the content (its format, caching, authentication,
+     * cookies). Names that are not tokens (HTTP/2's pseudo-headers) fail HeaderField's rule anyway.
+     */
+    public const FORBIDDEN_TRAILERS = [
+        'content-length' => true, 'transfer-encoding' => true, 'trailer' => true, 'te' => true,
+        'connection' => true, 'keep-alive' => true, 'proxy-connection' => true, 'upgrade' => true,
+        'host' => true, 'content-type' => true, 'content-encoding' => true, 'content-range' => true,
+        'cache-control' => true, 'expires' => true, 'pragma' => true, 'age' => true, 'vary' => true,
+        'date' => true, 'location' => true, 'retry-after' => true, 'expect' => true, 'max-forwards' => true,
+        'range' => true, 'authorization' => true, 'proxy-authorization' => true, 'www-authenticate' => true,
+        'proxy-authenticate' => true, 'set-cookie' => true, 'cookie' => true,
+    ];
+    /** HeaderField's rule for one field, "name: value". */
+    private const TRAILER_LINE = '/\A' . HeaderBlock::TOKEN . '++: ' . HeaderField::VALUE . '\z/';
+
     /** @var array<array-key, string|int|float|list<string|int|float>> */
     private array $headers;
     private ?\Closure $producer = null;
     private ?Upgrade $upgrade = null;
+    /**
+     * Trailer fields or the closure that makes them; null (the default) for none, so a writer tells a
+     * response without trailers by one comparison (hasTrailers()).
+     *
+     * @var array<array-key, string|int|float|list<string|int|float>>|\Closure|null
+     */
+    private array|\Closure|null $trailers = null;
 
     /**
      * @param array<string, string|int|float|list<string|int|float>> $headers
@@ -232,6 +257,85 @@ final class Response
     public function producer(): ?\Closure
     {
         return $this->producer;
+    }
+
+    /**
+     * Trailer fields (RFC 9110 §6.5): sent after the body, as a gRPC-style client reads grpc-status.
+     * Either the fields (name => value or list of values, as for headers), or a closure called once
+     * per sending, after the last byte of the body has been handed to the server (a streamed body's
+     * producer has returned), that returns them: a status computed at the end of a stream. [] removes
+     * them.
+     *
+     * Over HTTP/2 they are a HEADERS frame that ends the stream (names lower-cased); over HTTP/1.1 the
+     * trailer section of a chunked body, so a response with trailers goes chunked there, a string body
+     * as one chunk, its Content-Length left out of the head. None is sent where none can go: HTTP/1.0,
+     * a HEAD request, 1xx, 204 and 304, the fpm mode (PHP's SAPI writes no trailers).
+     *
+     * A trailer name must be a token and not one of FORBIDDEN_TRAILERS, a value free of CR, LF and the
+     * other control bytes. Bad fixed fields are found before the head goes out: the response becomes a
+     * 500 with the reason logged, as for a bad header. A closure's fields (or its exception) come when
+     * the body is out: the response is cut (HTTP/2: RST_STREAM INTERNAL_ERROR; HTTP/1.1: the connection
+     * closed before the last chunk), so the client sees it incomplete, never complete without them.
+     *
+     * @param array<string, string|int|float|list<string|int|float>>|(\Closure(): array<string, string|int|float|list<string|int|float>>) $trailers
+     */
+    public function withTrailers(array|\Closure $trailers): self
+    {
+        $clone = clone $this;
+        $clone->trailers = $trailers === [] ? null : $trailers;
+        return $clone;
+    }
+
+    public function hasTrailers(): bool
+    {
+        return $this->trailers !== null;
+    }
+
+    /**
+     * What withTrailers() was given: the fields, or the closure that makes them; null for none.
+     *
+     * @return array<array-key, string|int|float|list<string|int|float>>|\Closure|null
+     */
+    public function trailers(): array|\Closure|null
+    {
+        return $this->trailers;
+    }
+
+    /**
+     * The trailer fields to send now, checked: the closure called (once per call of this).
+     *
+     * @internal for the writers of responses
+     * @return list<array{0: string, 1: string}> names as given
+     * @throws \InvalidArgumentException naming a field that may not be sent
+     * @throws \UnexpectedValueException when the closure returns no array; whatever else it throws
+     */
+    public function trailerFields(): array
+    {
+        $trailers = $this->trailers;
+        if ($trailers instanceof \Closure) {
+            $trailers = $trailers();
+            if (!\is_array($trailers)) {
+                throw new \UnexpectedValueException('A trailer closure must return an array of fields, not ' . \get_debug_type($trailers));
+            }
+        }
+        $fields = [];
+        foreach ($trailers ?? [] as $name => $values) {
+            $name = (string) $name;
+            foreach (\is_array($values) ? $values : [$values] as $value) {
+                $value = \is_scalar($value) ? (string) $value : '';
+                if (\preg_match(self::TRAILER_LINE, $name . ': ' . $value) !== 1) {
+                    throw new \InvalidArgumentException(\sprintf(
+                        'Invalid response trailer "%s": names must be tokens, values free of CR, LF and other control bytes',
+                        \addcslashes($name, "\0..\37\177..\377"),
+                    ));
+                }
+                if (isset(self::FORBIDDEN_TRAILERS[\strtolower($name)])) {
+                    throw new \InvalidArgumentException("\"$name\" may not be a trailer: it frames, routes or describes the response before its content (RFC 9110 section 6.5.1)");
+                }
+                $fields[] = [$name, $value];
+            }
+        }
+        return $fields;
     }
 
     /**

@@ -151,9 +151,21 @@ final class ResponseEncoder
         return dechex(\strlen($chunk)) . "\r\n" . $chunk . "\r\n";
     }
 
-    public function lastChunk(): string
+    /**
+     * The end of a chunked body: the last chunk, and the trailer section (RFC 9112 §7.1.2).
+     *
+     * @param list<array{0: string, 1: string}> $trailers as Response::trailerFields() gives them, checked
+     */
+    public function lastChunk(array $trailers = []): string
     {
-        return self::LAST_CHUNK;
+        if ($trailers === []) {
+            return self::LAST_CHUNK;
+        }
+        $last = "0\r\n";
+        foreach ($trailers as [$name, $value]) {
+            $last .= $name . ': ' . $value . "\r\n";
+        }
+        return $last . "\r\n";
     }
 
     /** @param string $body what follows the head in the same string ('' for the head alone) */

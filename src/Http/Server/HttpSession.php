@@ -334,6 +334,9 @@ final class HttpSession implements Session, Abandonable
             $this->protocol->call->log($request, new \UnexpectedValueException("Status {$response->status()} is an interim response, not a final one"));
             $response = $this->protocol->call->error();
         }
+        if ($response->hasTrailers()) {
+            $response = HttpBodyWriter::forTrailers($response, $request, $this->protocol->call);
+        }
         $this->answering = true;
         $keepAlive = !$this->done && !$connection->isDraining() && $this->protocol->encoder->keepAlive($request, $response);
         $this->sent = 0;
@@ -541,6 +544,7 @@ final class HttpSession implements Session, Abandonable
             if (!$writer->isComplete()) {
                 throw BodyLengthMismatch::tooShort((int) $length, $writer->written());
             }
+            $writer->end($response);
         } catch (ConnectionClosed $e) {
             $this->sent = $writer->written();
             $this->complete = false;
@@ -553,9 +557,6 @@ final class HttpSession implements Session, Abandonable
             return false;
         }
         $this->sent = $writer->written();
-        if ($framing === BodyFraming::Chunked) {
-            $connection->write($encoder->lastChunk());
-        }
         $connection->flush();
         return $keepAlive;
     }

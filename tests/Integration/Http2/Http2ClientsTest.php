@@ -212,6 +212,17 @@ final class Http2ClientsTest extends TestCase
         $started = \microtime(true);
         self::assertTrue($client->closed());
         self::assertGreaterThan(0.8, \microtime(true) - $started);
+        // A client that never acknowledges our SETTINGS (§6.5.3): GOAWAY SETTINGS_TIMEOUT after
+        // --header-timeout, even while its stream runs; one that acknowledges them keeps its connection.
+        $client = new RawHttp2($server->address());
+        $client->ackSettings = false;
+        $client->send($client->headers(1, '/sleep?s=3'));
+        self::assertSame([Frame::SETTINGS_TIMEOUT, 1], $client->goaway());
+        self::assertTrue($client->closed());
+        $client = new RawHttp2($server->address());
+        $client->send($client->headers(1, '/sleep?s=2'));
+        self::assertSame([200, 'slept'], \array_values(\array_intersect_key($client->response(1), ['status' => 0, 'body' => 0])));
+        $client->close();
         $server->stop();
     }
 

@@ -239,6 +239,40 @@ final class Http2LimitsTest extends TestCase
         $client->close();
     }
 
+    public function testTheStreamAndResetLimitsAreOptions(): void
+    {
+        $server = new ServerProcess([self::APP, '--workers', '1', '--http2-max-streams', '2', '--http2-max-resets', '5']);
+        $client = new RawHttp2($server->address(), 5.0);
+        $settings = $client->readUntil(Frame::SETTINGS);
+        $values = [];
+        for ($at = 0; $at < \strlen($settings['payload']); $at += 6) {
+            ['i' => $id, 'v' => $value] = \unpack('ni/Nv', $settings['payload'], $at);
+            $values[$id] = $value;
+        }
+        self::assertSame(2, $values[Frame::SETTINGS_MAX_CONCURRENT_STREAMS]);
+        // Two streams run; the third is refused, and the two are answered.
+        $client->send($client->headers(1, '/sleep?s=0.3') . $client->headers(3, '/sleep?s=0.3') . $client->headers(5, '/'));
+        $others = [];
+        self::assertSame(Frame::REFUSED_STREAM, $client->response(5, $others)['reset']);
+        self::assertSame(200, $client->response(1)['status']);
+        self::assertSame(200, $client->response(3)['status']);
+        // Five resets pass, the sixth closes the connection.
+        $frames = '';
+        for ($id = 7; $id <= 15; $id += 2) {
+            $frames .= $client->headers($id, '/sleep?s=5') . Frame::reset($id, Frame::CANCEL);
+        }
+        $client->send($frames . RawHttp2::frame(Frame::PING, 0, 0, 'five-ok!'));
+        self::assertSame('five-ok!', $client->readUntil(Frame::PING)['payload']);
+        $client->send($client->headers(17, '/sleep?s=5') . Frame::reset(17, Frame::CANCEL));
+        self::assertSame([Frame::ENHANCE_YOUR_CALM, 17], $client->goaway());
+        self::assertTrue($client->closed());
+        $server->stop();
+        // Out of range: refused at the start, naming the option.
+        [$code, $out] = ServerProcess::cli(['serve', self::APP, '--port', '0', '--http2-max-streams', '0']);
+        self::assertNotSame(0, $code);
+        self::assertStringContainsString("option '--http2-max-streams' must be at least 1", $out);
+    }
+
     /** @param array<int, int> $settings */
     private static function client(array $settings = []): RawHttp2
     {

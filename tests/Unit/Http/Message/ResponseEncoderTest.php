@@ -212,6 +212,7 @@ final class ResponseEncoderTest extends TestCase
         self::assertSame('12c' . "\r\n" . str_repeat('x', 300) . "\r\n", $encoder->encodeChunk(str_repeat('x', 300)));
         self::assertSame('', $encoder->encodeChunk(''), 'an empty chunk would end the body');
         self::assertSame("0\r\n\r\n", $encoder->lastChunk());
+        self::assertSame("0\r\ngrpc-status: 0\r\nX-A: 1\r\nX-A: 2\r\n\r\n", $encoder->lastChunk([['grpc-status', '0'], ['X-A', '1'], ['X-A', '2']]));
         self::assertSame("HTTP/1.1 100 Continue\r\n\r\n", ResponseEncoder::CONTINUE);
     }
 

@@ -109,4 +109,50 @@ final class ResponseTest extends TestCase
         self::assertSame('ab', $writer->written);
         self::assertFalse($response->withBody('x')->isStreamed());
     }
+
+    public function testTrailers(): void
+    {
+        $response = new Response(200, [], 'body');
+        self::assertFalse($response->hasTrailers());
+        self::assertNull($response->trailers());
+        self::assertSame([], $response->trailerFields());
+
+        $fixed = $response->withTrailers(['grpc-status' => 0, 'X-List' => ['a', 'b']]);
+        self::assertFalse($response->hasTrailers(), 'immutable');
+        self::assertTrue($fixed->hasTrailers());
+        self::assertSame([['grpc-status', '0'], ['X-List', 'a'], ['X-List', 'b']], $fixed->trailerFields());
+        self::assertTrue($fixed->withBody('other')->withHeader('X', '1')->hasTrailers(), 'kept by the other withers');
+        self::assertFalse($fixed->withTrailers([])->hasTrailers());
+
+        // A closure is called each time the fields are asked for (each sending), not when it is given.
+        $calls = 0;
+        $computed = $response->withTrailers(static function () use (&$calls): array {
+            return ['x-call' => (string) ++$calls];
+        });
+        self::assertSame(0, $calls);
+        self::assertSame([['x-call', '1']], $computed->trailerFields());
+        self::assertSame([['x-call', '2']], $computed->trailerFields());
+        self::assertInstanceOf(\Closure::class, $computed->trailers());
+    }
+
+    /** @return iterable<string, array{0: array<string, mixed>|\Closure, 1: class-string, 2: string}> */
+    public static function badTrailers(): iterable
+    {
+        yield 'framing' => [['Content-Length' => '3'], \InvalidArgumentException::class, '"Content-Length" may not be a trailer'];
+        yield 'connection' => [['connection' => 'close'], \InvalidArgumentException::class, '"connection" may not be a trailer'];
+        yield 'pseudo-header' => [[':status' => '200'], \InvalidArgumentException::class, 'Invalid response trailer ":status"'];
+        yield 'space in name' => [['bad name' => 'x'], \InvalidArgumentException::class, 'Invalid response trailer "bad name"'];
+        yield 'CRLF in value' => [['x-a' => "1\r\nInjected: yes"], \InvalidArgumentException::class, 'Invalid response trailer "x-a"'];
+        yield 'closure returns no array' => [static fn () => 'grpc-status: 0', \UnexpectedValueException::class, 'must return an array of fields, not string'];
+    }
+
+    /** @param array<string, mixed>|\Closure $trailers @param class-string<\Throwable> $class */
+    #[\PHPUnit\Framework\Attributes\DataProvider('badTrailers')]
+    public function testBadTrailersAreRefusedByName(array|\Closure $trailers, string $class, string $message): void
+    {
+        $response = (new Response())->withTrailers($trailers);
+        $this->expectException($class);
+        $this->expectExceptionMessage($message);
+        $response->trailerFields();
+    }
 }
