@@ -335,13 +335,28 @@ final class HttpSession implements Session, Abandonable
             $response = $this->protocol->call->error();
         }
         $this->answering = true;
-        $keepAlive = !$this->done && !$connection->isDraining() && $this->protocol->encoder->keepAlive($request, $response);
         $this->sent = 0;
         $this->complete = true;
+        $encoder = $this->protocol->encoder;
+        $open = !$this->done && !$connection->isDraining();
+        // The common response is encoded by the extension, into what encode() would return (null: not
+        // common). It has no Connection field and is not streamed, so the request alone decides keep-alive.
+        $bytes = $encoder->native
+            ? \Weft\Ext\encodeResponse($response, $request->version(), $keepAlive = $open && $request->keepAlive(), $isHead, $this->protocol->date(), $encoder->serverField, self::SEPARATE_BODY)
+            : null;
         try {
-            $keepAlive = $response->isStreamed()
-                ? $this->stream($request, $response, $keepAlive, $isHead)
-                : $this->send($request, $response, $keepAlive, $isHead);
+            if ($bytes !== null) {
+                if ($started !== 0) {
+                    $this->status = $response->status();
+                    $this->sent = \strlen($response->body());
+                }
+                $connection->write($bytes);
+            } else {
+                $keepAlive = $open && $encoder->keepAlive($request, $response);
+                $keepAlive = $response->isStreamed()
+                    ? $this->stream($request, $response, $keepAlive, $isHead)
+                    : $this->send($request, $response, $keepAlive, $isHead);
+            }
         } catch (ConnectionClosed) {
             $keepAlive = false;
             $this->complete = false;
