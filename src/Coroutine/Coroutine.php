@@ -6,12 +6,18 @@ namespace Weft\Coroutine;
 
 /**
  * A handle on a running or finished coroutine. join() waits for its result or rethrows its failure.
- * A failure that nobody joins is reported when the handle is released, never dropped silently.
+ * A failure that nobody joins is reported when the handle is released, never dropped silently (by an
+ * UnjoinedFailure the handle holds: no destructor runs for the many coroutines that end without one).
  */
 final class Coroutine
 {
-    /** The Fiber it runs on (pooled: bound by Scheduler::spawn(), let go when it finishes). */
-    private ?\Fiber $fiber = null;
+    /**
+     * The Fiber it runs on (pooled: given by Scheduler::spawn(), let go when it finishes). Untyped: a class
+     * type is checked on every assignment (zend_check_user_type_slow), twice per coroutine.
+     *
+     * @var ?\Fiber
+     */
+    private $fiber;
     /** Suspended in Scheduler::await() and not yet scheduled to wake: set by suspending(), cleared by waking(). */
     private bool $waiting = false;
     private ?\Closure $onCancel = null;
@@ -25,18 +31,24 @@ final class Coroutine
     private bool $finished = false;
     private mixed $result = null;
     private ?\Throwable $error = null;
-    private bool $observed = false;
+    /** Set when it failed with nobody joining it yet: reports the failure when released, unless join() comes first. */
+    private ?UnjoinedFailure $unjoined = null;
     /** @var list<Coroutine> */
     private array $joiners = [];
     private ?Context $context = null;
 
-    /** @internal created by Scheduler::spawn() */
+    /**
+     * @internal created by Scheduler::spawn()
+     * @param ?\Fiber $fiber the pooled Fiber it runs on (untyped, as the property)
+     */
     public function __construct(
         public readonly int $id,
         private ?\Closure $task,
         private array $args,
         private readonly Context $parentContext,
+        $fiber = null,
     ) {
+        $this->fiber = $fiber;
     }
 
     public function isFinished(): bool
@@ -57,12 +69,6 @@ final class Coroutine
     public function fiber(): ?\Fiber
     {
         return $this->fiber;
-    }
-
-    /** @internal Scheduler::spawn() binds the pooled Fiber, the Fiber's main lets it go (null) */
-    public function bindFiber(?\Fiber $fiber): void
-    {
-        $this->fiber = $fiber;
     }
 
     /**
@@ -139,7 +145,9 @@ final class Coroutine
             };
             $timeout === null ? $wait() : \Weft\timeout($timeout, $wait, "Joining coroutine #{$this->id}");
         }
-        $this->observed = true;
+        if ($this->unjoined !== null) {
+            $this->unjoined->joined = true;
+        }
         if ($this->error !== null) {
             throw $this->error;
         }
@@ -167,7 +175,7 @@ final class Coroutine
         $this->pendingCancel = $reason;
     }
 
-    /** @internal run inside the coroutine's Fiber */
+    /** @internal run inside the coroutine's Fiber, which it lets go when done (the Fiber goes back to the pool) */
     public function execute(): void
     {
         $task = $this->task;
@@ -180,21 +188,16 @@ final class Coroutine
             $this->error = $e;
         }
         $this->finished = true;
+        $this->fiber = null;
         $this->pendingCancel = null;
         if ($this->joiners !== []) {
-            $this->observed = true;
             $scheduler = Scheduler::get();
             foreach ($this->joiners as $joiner) {
                 $scheduler->resume($joiner);
             }
             $this->joiners = [];
-        }
-    }
-
-    public function __destruct()
-    {
-        if ($this->error !== null && !$this->observed) {
-            Scheduler::get()->reportUncaught($this->error, $this);
+        } elseif ($this->error !== null) {
+            $this->unjoined = new UnjoinedFailure($this->error, $this->id);
         }
     }
 }
