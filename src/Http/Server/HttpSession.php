@@ -309,41 +309,43 @@ final class HttpSession implements Session, Abandonable
             $isHead ? self::LAST_WORDS_HEAD : self::LAST_WORDS,
         );
         $response = $this->protocol->call->respond($request);
-        $upgrade = $response->upgrade();
-        if ($upgrade !== null && ($invalid = HeaderField::problem($response->headers()) ?? ($upgrade instanceof ProtocolSwitch ? null : 'no connection can be handed to ' . $upgrade::class . ', which is no ProtocolSwitch')) !== null) {
-            // A field the 101 cannot carry is the application's error, as on any other response: a
-            // 500 with the reason logged, not a switch with the field left out.
-            $this->protocol->call->log($request, new \InvalidArgumentException($invalid), '{method} {target}: the upgrade could not be answered: {message}');
-            $response = $this->protocol->call->error();
-            $upgrade = null;
-        }
-        if ($upgrade !== null) {
-            $cost = $upgrade->cost();
-            if ($this->protocol->upgraded->fits($cost)) {
-                if ($started !== 0) {
-                    $this->finished($request, $response->status(), 0, $started);
-                }
-                $this->switchProtocols($response, $cost);
-                return;
+        $encoder = $this->protocol->encoder;
+        // The common response is encoded by the extension, into what encode() would return (null: not
+        // common). It has no Connection field, is not streamed, switches no protocol and has a final
+        // status, so the request alone decides keep-alive and none of the checks below applies to it.
+        $bytes = $encoder->native
+            ? \Weft\Ext\encodeResponse($response, $request->version(), $keepAlive = !$this->done && !$connection->isDraining() && $request->keepAlive(), $isHead, $this->protocol->date(), $encoder->serverField, self::SEPARATE_BODY)
+            : null;
+        if ($bytes === null) {
+            $upgrade = $response->upgrade();
+            if ($upgrade !== null && ($invalid = HeaderField::problem($response->headers()) ?? ($upgrade instanceof ProtocolSwitch ? null : 'no connection can be handed to ' . $upgrade::class . ', which is no ProtocolSwitch')) !== null) {
+                // A field the 101 cannot carry is the application's error, as on any other response: a
+                // 500 with the reason logged, not a switch with the field left out.
+                $this->protocol->call->log($request, new \InvalidArgumentException($invalid), '{method} {target}: the upgrade could not be answered: {message}');
+                $response = $this->protocol->call->error();
+                $upgrade = null;
             }
-            $response = $this->refuseUpgrade($request);
-        }
-        if ($response->status() < 200) {
-            // 1xx are interim answers (100 Continue is the server's own): as the final answer the
-            // client would wait on for the real one. (fpm mode's emitter refuses them the same way.)
-            $this->protocol->call->log($request, new \UnexpectedValueException("Status {$response->status()} is an interim response, not a final one"));
-            $response = $this->protocol->call->error();
+            if ($upgrade !== null) {
+                $cost = $upgrade->cost();
+                if ($this->protocol->upgraded->fits($cost)) {
+                    if ($started !== 0) {
+                        $this->finished($request, $response->status(), 0, $started);
+                    }
+                    $this->switchProtocols($response, $cost);
+                    return;
+                }
+                $response = $this->refuseUpgrade($request);
+            }
+            if ($response->status() < 200) {
+                // 1xx are interim answers (100 Continue is the server's own): as the final answer the
+                // client would wait on for the real one. (fpm mode's emitter refuses them the same way.)
+                $this->protocol->call->log($request, new \UnexpectedValueException("Status {$response->status()} is an interim response, not a final one"));
+                $response = $this->protocol->call->error();
+            }
         }
         $this->answering = true;
         $this->sent = 0;
         $this->complete = true;
-        $encoder = $this->protocol->encoder;
-        $open = !$this->done && !$connection->isDraining();
-        // The common response is encoded by the extension, into what encode() would return (null: not
-        // common). It has no Connection field and is not streamed, so the request alone decides keep-alive.
-        $bytes = $encoder->native
-            ? \Weft\Ext\encodeResponse($response, $request->version(), $keepAlive = $open && $request->keepAlive(), $isHead, $this->protocol->date(), $encoder->serverField, self::SEPARATE_BODY)
-            : null;
         try {
             if ($bytes !== null) {
                 if ($started !== 0) {
@@ -352,7 +354,7 @@ final class HttpSession implements Session, Abandonable
                 }
                 $connection->write($bytes);
             } else {
-                $keepAlive = $open && $encoder->keepAlive($request, $response);
+                $keepAlive = !$this->done && !$connection->isDraining() && $encoder->keepAlive($request, $response);
                 $keepAlive = $response->isStreamed()
                     ? $this->stream($request, $response, $keepAlive, $isHead)
                     : $this->send($request, $response, $keepAlive, $isHead);
