@@ -39,13 +39,18 @@ final class Coroutine
 
     /**
      * @internal created by Scheduler::spawn()
+     * @param ?\Closure $task
+     * @param Context $parentContext
      * @param ?\Fiber $fiber the pooled Fiber it runs on (untyped, as the property)
+     *
+     * $task and $parentContext are declared `object`, not by class: a class type is checked on every
+     * assignment (zend_check_user_type_slow), and a coroutine starts for every request.
      */
     public function __construct(
         public readonly int $id,
-        private ?\Closure $task,
+        private ?object $task,
         private array $args,
-        private readonly Context $parentContext,
+        private readonly object $parentContext,
         $fiber = null,
     ) {
         $this->fiber = $fiber;

@@ -43,7 +43,13 @@ final class Scheduler
 
     private static ?self $instance = null;
 
-    public ?Coroutine $current = null;
+    /**
+     * The coroutine running now (null: {main} or a loop callback). Declared `object`, not by class: a class
+     * type is checked on every assignment (zend_check_user_type_slow), here at every start and wake-up.
+     *
+     * @var ?Coroutine
+     */
+    public ?object $current = null;
     /** @var list<\Fiber> */
     private array $idle = [];
     /** @var list<array{Coroutine, \Fiber, mixed, ?\Throwable}> */

@@ -64,8 +64,13 @@ final class HttpSession implements Session, Abandonable
     private int $runningBody = 0;
     /** The running request's answer has started to go out (its head is queued). */
     private bool $answering = false;
-    /** A request the extension framed from a read (received()), which pump() takes before asking the parser. */
-    private ?Request $parsed = null;
+    /**
+     * A request the extension framed from a read (received()), which pump() takes before asking the parser.
+     * Declared `object`, not by class: a class type is checked on every assignment, here every request.
+     *
+     * @var ?Request
+     */
+    private ?object $parsed = null;
     /** The connection's descriptor, once asked for (CodeDeadline::track()); false: not yet. */
     private int|null|false $descriptor = false;
     /** The first bytes of a fresh connection, while they may still be the HTTP/2 preface. */
