@@ -105,6 +105,24 @@ final class EncoderOracleTest extends TestCase
         self::assertNull(\Weft\Ext\encodeResponse(new Response(200, [], \str_repeat('x', 101)), '1.1', true, false, 'd', '', 100));
     }
 
+    /** The same inside a coroutine (its own Fiber and stack) as outside any. */
+    public function testInsideACoroutineAsOutside(): void
+    {
+        $cases = \array_map(static fn (int $case): array => EncoderOracle::generate(11, $case), \range(0, 300));
+        $encode = static function () use ($cases): array {
+            $oracle = new EncoderOracle();
+            $native = 0;
+            foreach ($cases as [$response, $version, $keepAlive, $isHead, $date, $server]) {
+                $native += $oracle->check($response, $version, $keepAlive, $isHead, $date, $server) ? 1 : 0;
+            }
+            return [$native, (new ResponseEncoder())->encode(new Response(200, ['X-A' => 'b'], 'in'), '1.1', true, false, 'd')];
+        };
+        $outside = $encode();
+        $inside = \Weft\run(static fn (): array => \Weft\go($encode)->join());
+        self::assertSame($outside, $inside);
+        self::assertSame("HTTP/1.1 200 OK\r\nServer: weft\r\nDate: d\r\nX-A: b\r\nContent-Length: 2\r\nConnection: keep-alive\r\n\r\nin", $inside[1]);
+    }
+
     public function testWeftNativeHttpZeroKeepsTheEncoderInPhp(): void
     {
         if (!\function_exists('Weft\Ext\encodeResponse')) {
