@@ -44,12 +44,13 @@ final class Scheduler
     private static ?self $instance = null;
 
     /**
-     * The coroutine running now (null: {main} or a loop callback). Declared `object`, not by class: a class
-     * type is checked on every assignment (zend_check_user_type_slow), here at every start and wake-up.
+     * The coroutine running now (null: {main} or a loop callback). Untyped, as the other properties written
+     * at every start of a coroutine (nested, peakLive, nextId): see the note in Coroutine on what a typed
+     * property costs per assignment under the JIT.
      *
      * @var ?Coroutine
      */
-    public ?object $current = null;
+    public $current = null;
     /** @var list<\Fiber> */
     private array $idle = [];
     /** @var list<array{Coroutine, \Fiber, mixed, ?\Throwable}> */
@@ -61,12 +62,15 @@ final class Scheduler
      * Coroutines running now whose caller goes on once they wait (a go() from anywhere, a resume() by a
      * callback that may do more afterwards): code outside the loop's bookkeeping is then owed a turn.
      */
-    private int $nested = 0;
+    /** @var int */
+    private $nested = 0;
     /** @var array<int, Coroutine> every coroutine started and not yet finished */
     private array $live = [];
     private int $fibers = 0;
-    private int $peakLive = 0;
-    private int $nextId = 1;
+    /** @var int */
+    private $peakLive = 0;
+    /** @var int */
+    private $nextId = 1;
     private int $maxCoroutines = self::DEFAULT_MAX_COROUTINES;
     private ?\Closure $uncaughtHandler = null;
     private ?Context $rootContext = null;

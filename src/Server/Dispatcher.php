@@ -30,11 +30,18 @@ final class Dispatcher
      */
     private const HELD_SIGNALS = [\SIGTERM, \SIGINT, \SIGHUP, \SIGUSR1, \SIGUSR2, \SIGWINCH];
 
-    private int $calls = 0;
-    private int $active = 0;
-    private int $nextKey = 0;
+    /*
+     * calls, active, nextKey, running and starting are written for every request: untyped, their types in
+     * @var (see the note in Coroutine on what a typed property costs per assignment under the JIT).
+     */
+    /** @var int */
+    private $calls = 0;
+    /** @var int */
+    private $active = 0;
+    /** @var int */
+    private $nextKey = 0;
     /** @var array<int, array{Session, mixed, float, ?\Weft\Coroutine\Coroutine}> in flight by start order: session, request, start (loop time), coroutine */
-    private array $running = [];
+    private $running = [];
     /** @var list<array{Session, mixed}> sync mode: requests waiting for their turn */
     private array $queue = [];
     private ?\Closure $listener = null;
@@ -47,8 +54,10 @@ final class Dispatcher
      * The key of the call dispatch() is starting now (null: none): a call that ends while its key is still
      * here was answered inside dispatch(), whose caller goes on by itself; any other is reported to its
      * session (Session::resume()) when it ends.
+     *
+     * @var ?int
      */
-    private ?int $starting = null;
+    private $starting = null;
     /** Sync mode with pcntl: the stop and reload signals are held back while a call runs (see run()). */
     private readonly bool $holdsSignals;
 
