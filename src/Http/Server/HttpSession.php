@@ -45,32 +45,34 @@ final class HttpSession implements Session, Abandonable
     /** How an HTTP/2 client with prior knowledge opens a cleartext connection (RFC 9113 §3.3). */
     private const HTTP2_PREFACE = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
-    /** A request of this connection is with the application (dispatched, not yet answered). */
-    private bool $busy = false;
-    /** No request was dispatched yet: the header timeout counts from the connection's opening. */
-    private bool $fresh = true;
+    /*
+     * busy, fresh, status, sent, complete, answering and parsed are written for every request: untyped, their
+     * types in @var (see the note in Weft\Coroutine\Coroutine on what a typed property costs per assignment
+     * under the JIT).
+     */
+    /** @var bool a request of this connection is with the application (dispatched, not yet answered) */
+    private $busy = false;
+    /** @var bool no request was dispatched yet: the header timeout counts from the connection's opening */
+    private $fresh = true;
     /** The peer closed its sending side. */
     private bool $ended = false;
     /** No further request is taken on this connection. */
     private bool $done = false;
-    /** The response being sent, for the access log: its status, body bytes queued, and whether all went out. */
-    private int $status = 0;
-    private int $sent = 0;
-    private bool $complete = true;
+    /** @var int the response being sent, for the access log: its status, body bytes queued, and whether all went out */
+    private $status = 0;
+    /** @var int */
+    private $sent = 0;
+    /** @var bool */
+    private $complete = true;
     /** Whether the peer is a trusted proxy (--trusted-proxies), asked at its first request. */
     private ?bool $trustedPeer = null;
     /** What this connection counts in the worker's body budget: bytes in its parser, and the body of its running request. */
     private int $held = 0;
     private int $runningBody = 0;
-    /** The running request's answer has started to go out (its head is queued). */
-    private bool $answering = false;
-    /**
-     * A request the extension framed from a read (received()), which pump() takes before asking the parser.
-     * Declared `object`, not by class: a class type is checked on every assignment, here every request.
-     *
-     * @var ?Request
-     */
-    private ?object $parsed = null;
+    /** @var bool the running request's answer has started to go out (its head is queued) */
+    private $answering = false;
+    /** @var ?Request a request the extension framed from a read (received()), which pump() takes before asking the parser */
+    private $parsed = null;
     /** The connection's descriptor, once asked for (CodeDeadline::track()); false: not yet. */
     private int|null|false $descriptor = false;
     /** The first bytes of a fresh connection, while they may still be the HTTP/2 preface. */
