@@ -89,6 +89,16 @@ final class ResponseEncoder
     }
 
     /**
+     * Whether encoders created from now on let the extension encode the common response (null: as the
+     * environment says, nativeEncode()). Tests and the connection oracle switch it to run both paths in
+     * one process; asking for it without the extension leaves it off.
+     */
+    public static function useNativeEncode(?bool $on): void
+    {
+        self::$nativeEncode = $on === null ? null : $on && self::layoutAccepted();
+    }
+
+    /**
      * Whether encoders created from now on let the extension encode the common response: when the
      * extension is loaded, WEFT_NATIVE_HTTP is not "0" and the extension accepted Response's layout.
      */
