@@ -39,6 +39,8 @@ zend_result weft_http_minit(void);
 void weft_http_rshutdown(void);
 bool weft_http_frame_request(zend_string *bytes, zend_long max_header_bytes, zend_long max_target_bytes,
 	zend_long max_header_count, HashTable *methods, zend_string *remote, zval *out);
+/* weft_encode.c: Weft\Ext\encodeResponse(), the common Response's bytes */
+void weft_encode_rshutdown(void);
 
 /* weft_hooks.c */
 zend_result weft_hooks_minit(const zend_function_entry *methods);

@@ -82,6 +82,7 @@ static PHP_RSHUTDOWN_FUNCTION(weft)
 	weft_watchdog_rshutdown();
 	weft_deadline_rshutdown();
 	weft_http_rshutdown();
+	weft_encode_rshutdown();
 	return weft_hooks_rshutdown();
 }
 

@@ -40,6 +40,21 @@ namespace Weft\Ext {
     function checkRequestLayout(string $class): ?string {}
 
     /**
+     * ResponseEncoder::encode()'s bytes for the common response (a string body of at most $maxBody bytes,
+     * not HEAD, a final status other than 204 and 304, plain valid fields without Transfer-Encoding or
+     * Connection), once checkResponseLayout() accepted its class; null for any other, which PHP encodes.
+     * $serverField: the encoder's "Server: name\r\n" ("" for none).
+     */
+    function encodeResponse(object $response, string $version, bool $keepAlive, bool $isHead, string $date, string $serverField, int $maxBody): ?string {}
+
+    /**
+     * Checks that encodeResponse() can read $class's objects (final, exactly its six properties as declared,
+     * a REASONS array, accessors that answer what the properties hold): null when it can, otherwise why
+     * not (encodeResponse() then answers null for every response).
+     */
+    function checkResponseLayout(string $class): ?string {}
+
+    /**
      * A plain connection's socket I/O on the native loop (weft_conn.c): a read watcher whose C handler
      * reads at most 65536 bytes on readiness and calls $onData with them ('' at the end of stream, false on
      * a read error); write() sends with send(2). The descriptor stays the caller's.

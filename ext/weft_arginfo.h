@@ -28,6 +28,20 @@ ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_Weft_Ext_checkRequestLayout, 0, 
 	ZEND_ARG_TYPE_INFO(0, class, IS_STRING, 0)
 ZEND_END_ARG_INFO()
 
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_Weft_Ext_encodeResponse, 0, 7, IS_STRING, 1)
+	ZEND_ARG_TYPE_INFO(0, response, IS_OBJECT, 0)
+	ZEND_ARG_TYPE_INFO(0, version, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, keepAlive, _IS_BOOL, 0)
+	ZEND_ARG_TYPE_INFO(0, isHead, _IS_BOOL, 0)
+	ZEND_ARG_TYPE_INFO(0, date, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, serverField, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, maxBody, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_Weft_Ext_checkResponseLayout, 0, 1, IS_STRING, 1)
+	ZEND_ARG_TYPE_INFO(0, class, IS_STRING, 0)
+ZEND_END_ARG_INFO()
+
 ZEND_BEGIN_ARG_INFO_EX(arginfo_class_Weft_Ext_Epoll___construct, 0, 0, 0)
 ZEND_END_ARG_INFO()
 
@@ -144,6 +158,8 @@ ZEND_FUNCTION(weft_version);
 ZEND_FUNCTION(weft_parse_head);
 ZEND_FUNCTION(weft_parse_request);
 ZEND_FUNCTION(weft_check_request_layout);
+ZEND_FUNCTION(weft_encode_response);
+ZEND_FUNCTION(weft_check_response_layout);
 ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Weft_Ext_OutputStack_detach, 0, 1, Weft\\Ext\\OutputStack, 1)
 	ZEND_ARG_TYPE_INFO(0, base, IS_LONG, 0)
 ZEND_END_ARG_INFO()
@@ -282,6 +298,8 @@ static const zend_function_entry ext_functions[] = {
 	ZEND_NS_NAMED_FE("Weft\\Ext", parseHead, ZEND_FN(weft_parse_head), arginfo_Weft_Ext_parseHead)
 	ZEND_NS_NAMED_FE("Weft\\Ext", parseRequest, ZEND_FN(weft_parse_request), arginfo_Weft_Ext_parseRequest)
 	ZEND_NS_NAMED_FE("Weft\\Ext", checkRequestLayout, ZEND_FN(weft_check_request_layout), arginfo_Weft_Ext_checkRequestLayout)
+	ZEND_NS_NAMED_FE("Weft\\Ext", encodeResponse, ZEND_FN(weft_encode_response), arginfo_Weft_Ext_encodeResponse)
+	ZEND_NS_NAMED_FE("Weft\\Ext", checkResponseLayout, ZEND_FN(weft_check_response_layout), arginfo_Weft_Ext_checkResponseLayout)
 	ZEND_NS_NAMED_FE("Weft\\Ext", tlsTicketKeys, ZEND_FN(weft_tls_ticket_keys), arginfo_Weft_Ext_tlsTicketKeys)
 	ZEND_NS_NAMED_FE("Weft\\Ext", tlsShareTickets, ZEND_FN(weft_tls_share_tickets), arginfo_Weft_Ext_tlsShareTickets)
 	ZEND_NS_NAMED_FE("Weft\\Ext", tlsSessionReused, ZEND_FN(weft_tls_session_reused), arginfo_Weft_Ext_tlsSessionReused)

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Runs the native extension's tests under valgrind's memcheck, on demand (too slow for every run):
-#   bash scripts/ext-memcheck.sh                 # the hook (idle poll included), epoll, native HTTP head parser and connection I/O, inotify and TLS tests
+#   bash scripts/ext-memcheck.sh                 # the hook (idle poll included), epoll, native HTTP head parser, response encoder and connection I/O, inotify and TLS tests
 #   bash scripts/ext-memcheck.sh tests/Unit/Hook # any PHPUnit arguments
 # Exit code 1 when valgrind reports an invalid read/write, a use of uninitialised memory or an invalid
 # free (leaks are not counted: PHP keeps memory until exit on purpose), other than the noise of Fiber
@@ -18,7 +18,7 @@ mkdir -p var
 LOG="$ROOT/var/memcheck.log"
 args=("$@")
 if [ ${#args[@]} -eq 0 ]; then
-    args=(tests/Unit/Hook tests/Integration/Hook/IdlePollTest.php tests/Unit/Loop/NativeDriverTest.php tests/Unit/Http/Parser/NativeHeadTest.php tests/Unit/Http/Parser/NativeRequestParserTest.php tests/Unit/Http/Parser/NativeRequestTest.php tests/Unit/Server/NativeConnTest.php tests/Unit/Server/Watch tests/Unit/Coroutine/OutputBuffersTest.php tests/Unit/Coroutine/ProcessStateTest.php tests/Unit/Socket/Tls/NativeTlsTest.php)
+    args=(tests/Unit/Hook tests/Integration/Hook/IdlePollTest.php tests/Unit/Loop/NativeDriverTest.php tests/Unit/Http/Parser/NativeHeadTest.php tests/Unit/Http/Parser/NativeRequestParserTest.php tests/Unit/Http/Parser/NativeRequestTest.php tests/Unit/Server/NativeConnTest.php tests/Unit/Http/Fuzz/EncoderOracleTest.php tests/Unit/Server/Watch tests/Unit/Coroutine/OutputBuffersTest.php tests/Unit/Coroutine/ProcessStateTest.php tests/Unit/Socket/Tls/NativeTlsTest.php)
 fi
 echo "ext-memcheck: valgrind php vendor/bin/phpunit ${args[*]} (slow: minutes), report in $LOG"
 status=0

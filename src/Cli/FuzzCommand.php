@@ -10,7 +10,8 @@ use Weft\Http\Fuzz\Wire;
 
 /**
  * `bin/weft fuzz`: the request fuzzer, for longer runs than CI's. Seeds are the shared request vectors;
- * with --live it starts a server on the echo application and checks every answer too.
+ * with --live it starts a server on the echo application and checks every answer too. Generated responses
+ * go through both response encoders (the extension's and PHP's, EncoderOracle).
  */
 final class FuzzCommand
 {
@@ -23,6 +24,7 @@ final class FuzzCommand
             'live' => ['bool', false, 'also send the cases to a live server (bin/weft serve on the echo app)'],
             'live-every' => ['int', 1, 'with --live: send every Nth case'],
             'connections-every' => ['int', 10, 'feed every Nth case to whole in-process connections on every path (PHP parser, native head parser, native connection I/O) and compare the bytes answered; 0: never'],
+            'encoder-cases' => ['int', 20_000, 'how many generated responses to encode on both paths (the extension\'s encoder and PHP\'s) and compare; 0: none'],
             'help' => ['bool', false, 'show this help'],
         ];
     }
@@ -38,8 +40,8 @@ final class FuzzCommand
         if ($options->get('cases') < 1 || $options->get('live-every') < 1) {
             throw new UsageError("options '--cases' and '--live-every' must be at least 1");
         }
-        if ($options->get('connections-every') < 0) {
-            throw new UsageError("option '--connections-every' must be 0 or more");
+        if ($options->get('connections-every') < 0 || $options->get('encoder-cases') < 0) {
+            throw new UsageError("options '--connections-every' and '--encoder-cases' must be 0 or more");
         }
         $root = \dirname(__DIR__, 2);
         $vectors = Fuzzer::VECTORS;
@@ -50,7 +52,8 @@ final class FuzzCommand
         }
         try {
             $started = \microtime(true);
-            $report = (new Fuzzer(self::seeds($vectors)))->run(
+            $fuzzer = new Fuzzer(self::seeds($vectors));
+            $report = $fuzzer->run(
                 $options->get('seed'),
                 $options->get('cases'),
                 $address,
@@ -60,6 +63,8 @@ final class FuzzCommand
                 },
                 $options->get('connections-every'),
             );
+            $encoder = $fuzzer->runEncoder($options->get('seed'), $options->get('encoder-cases'));
+            $report['failures'] = [...$report['failures'], ...$encoder['failures']];
             if ($address !== null) {
                 // And the server is still serving after all that.
                 $after = Wire::exchange($address, "GET /after HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
@@ -77,9 +82,9 @@ final class FuzzCommand
             \fwrite(\STDERR, "\r");
         }
         \printf(
-            "%d cases (seed %d), %d through whole connections on paths %s, %d sent to a live server, %.1f s; outcomes: %s\n",
-            $report['cases'], $options->get('seed'), $report['connections'], \implode('+', ConnectionOracle::paths()), $report['live'], \microtime(true) - $started,
-            \json_encode($report['errors']),
+            "%d cases (seed %d), %d through whole connections on paths %s, %d sent to a live server, %d responses through both encoders (%d encoded in C), %.1f s; outcomes: %s\n",
+            $report['cases'], $options->get('seed'), $report['connections'], \implode('+', ConnectionOracle::paths()), $report['live'],
+            $encoder['cases'], $encoder['native'], \microtime(true) - $started, \json_encode($report['errors']),
         );
         foreach ($report['failures'] as $failure) {
             echo "FAIL $failure\n";

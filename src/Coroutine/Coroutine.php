@@ -6,37 +6,62 @@ namespace Weft\Coroutine;
 
 /**
  * A handle on a running or finished coroutine. join() waits for its result or rethrows its failure.
- * A failure that nobody joins is reported when the handle is released, never dropped silently.
+ * A failure that nobody joins is reported when the handle is released, never dropped silently (by an
+ * UnjoinedFailure the handle holds: no destructor runs for the many coroutines that end without one).
  */
 final class Coroutine
 {
-    /** The Fiber it runs on (pooled: bound by Scheduler::spawn(), let go when it finishes). */
-    private ?\Fiber $fiber = null;
-    /** Suspended in Scheduler::await() and not yet scheduled to wake: set by suspending(), cleared by waking(). */
-    private bool $waiting = false;
-    private ?\Closure $onCancel = null;
-    /** @internal the output buffer level when it started: the buffers above it are its own (OutputBuffers) */
-    public int $outputBase = 0;
-    /** @internal the followed process-wide values this coroutine runs with (Scheduler::bind()) */
-    public ?StateSet $state = null;
-    /** Raised at the next wait when cancel() arrived while the coroutine could not be interrupted. */
-    private ?\Throwable $pendingCancel = null;
+    /*
+     * The properties below are written as every coroutine starts and ends (one per request): they are
+     * declared untyped, their types in @var. Under the tracing JIT an assignment to a typed property goes
+     * through a helper that checks the type (zend_verify_property_type; a class type through
+     * zend_check_user_type_slow), ~60 instructions each: measured with callgrind, typing these twenty
+     * properties of Coroutine, Scheduler and Dispatcher costs ~840 instructions per request.
+     */
 
-    private bool $finished = false;
-    private mixed $result = null;
-    private ?\Throwable $error = null;
-    private bool $observed = false;
+    /** @var ?\Fiber the Fiber it runs on (pooled: given by Scheduler::spawn(), let go when it finishes) */
+    private $fiber;
+    /** @var bool suspended in Scheduler::await() and not yet scheduled to wake: set by suspending(), cleared by waking() */
+    private $waiting = false;
+    /** @var ?\Closure */
+    private $onCancel = null;
+    /** @internal @var int the output buffer level when it started: the buffers above it are its own (OutputBuffers) */
+    public $outputBase = 0;
+    /** @internal @var ?StateSet the followed process-wide values this coroutine runs with (Scheduler::bind()) */
+    public $state = null;
+    /** @var ?\Throwable raised at the next wait when cancel() arrived while the coroutine could not be interrupted */
+    private $pendingCancel = null;
+
+    /** @var bool */
+    private $finished = false;
+    /** @var mixed */
+    private $result = null;
+    /** @var ?\Throwable */
+    private $error = null;
+    /** @var ?UnjoinedFailure set when it failed with nobody joining it yet: reports the failure when released, unless join() comes first */
+    private $unjoined = null;
     /** @var list<Coroutine> */
-    private array $joiners = [];
-    private ?Context $context = null;
+    private $joiners = [];
+    /** @var ?Context */
+    private $context = null;
 
-    /** @internal created by Scheduler::spawn() */
+    /**
+     * @internal created by Scheduler::spawn()
+     * @param ?\Closure $task
+     * @param Context $parentContext
+     * @param ?\Fiber $fiber the pooled Fiber it runs on (untyped, as the property)
+     *
+     * $task and $parentContext are declared `object`, not by class (see the properties above): a class
+     * type is checked through zend_check_user_type_slow.
+     */
     public function __construct(
         public readonly int $id,
-        private ?\Closure $task,
+        private ?object $task,
         private array $args,
-        private readonly Context $parentContext,
+        private readonly object $parentContext,
+        $fiber = null,
     ) {
+        $this->fiber = $fiber;
     }
 
     public function isFinished(): bool
@@ -57,12 +82,6 @@ final class Coroutine
     public function fiber(): ?\Fiber
     {
         return $this->fiber;
-    }
-
-    /** @internal Scheduler::spawn() binds the pooled Fiber, the Fiber's main lets it go (null) */
-    public function bindFiber(?\Fiber $fiber): void
-    {
-        $this->fiber = $fiber;
     }
 
     /**
@@ -139,7 +158,9 @@ final class Coroutine
             };
             $timeout === null ? $wait() : \Weft\timeout($timeout, $wait, "Joining coroutine #{$this->id}");
         }
-        $this->observed = true;
+        if ($this->unjoined !== null) {
+            $this->unjoined->joined = true;
+        }
         if ($this->error !== null) {
             throw $this->error;
         }
@@ -167,7 +188,7 @@ final class Coroutine
         $this->pendingCancel = $reason;
     }
 
-    /** @internal run inside the coroutine's Fiber */
+    /** @internal run inside the coroutine's Fiber, which it lets go when done (the Fiber goes back to the pool) */
     public function execute(): void
     {
         $task = $this->task;
@@ -180,21 +201,16 @@ final class Coroutine
             $this->error = $e;
         }
         $this->finished = true;
+        $this->fiber = null;
         $this->pendingCancel = null;
         if ($this->joiners !== []) {
-            $this->observed = true;
             $scheduler = Scheduler::get();
             foreach ($this->joiners as $joiner) {
                 $scheduler->resume($joiner);
             }
             $this->joiners = [];
-        }
-    }
-
-    public function __destruct()
-    {
-        if ($this->error !== null && !$this->observed) {
-            Scheduler::get()->reportUncaught($this->error, $this);
+        } elseif ($this->error !== null) {
+            $this->unjoined = new UnjoinedFailure($this->error, $this->id);
         }
     }
 }

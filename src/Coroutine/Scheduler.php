@@ -43,7 +43,14 @@ final class Scheduler
 
     private static ?self $instance = null;
 
-    public ?Coroutine $current = null;
+    /**
+     * The coroutine running now (null: {main} or a loop callback). Untyped, as the other properties written
+     * at every start of a coroutine (nested, peakLive, nextId): see the note in Coroutine on what a typed
+     * property costs per assignment under the JIT.
+     *
+     * @var ?Coroutine
+     */
+    public $current = null;
     /** @var list<\Fiber> */
     private array $idle = [];
     /** @var list<array{Coroutine, \Fiber, mixed, ?\Throwable}> */
@@ -55,12 +62,15 @@ final class Scheduler
      * Coroutines running now whose caller goes on once they wait (a go() from anywhere, a resume() by a
      * callback that may do more afterwards): code outside the loop's bookkeeping is then owed a turn.
      */
-    private int $nested = 0;
+    /** @var int */
+    private $nested = 0;
     /** @var array<int, Coroutine> every coroutine started and not yet finished */
     private array $live = [];
     private int $fibers = 0;
-    private int $peakLive = 0;
-    private int $nextId = 1;
+    /** @var int */
+    private $peakLive = 0;
+    /** @var int */
+    private $nextId = 1;
     private int $maxCoroutines = self::DEFAULT_MAX_COROUTINES;
     private ?\Closure $uncaughtHandler = null;
     private ?Context $rootContext = null;
@@ -101,7 +111,7 @@ final class Scheduler
         return $this->maxCoroutines;
     }
 
-    /** @param null|\Closure(\Throwable, Coroutine): void $handler called for a failure nobody joined */
+    /** @param null|\Closure(\Throwable, int): void $handler called for a failure nobody joined, with the coroutine's id */
     public function setUncaughtHandler(?\Closure $handler): void
     {
         $this->uncaughtHandler = $handler;
@@ -113,23 +123,23 @@ final class Scheduler
             throw TooManyCoroutines::limit($this->maxCoroutines);
         }
         $parent = $this->current;
-        $coroutine = new Coroutine($this->nextId++, $task, $args, $parent?->context() ?? $this->rootContext());
+        $fiber = \array_pop($this->idle);
+        $pooled = $fiber !== null; // a pooled Fiber waits in fiberMain(): resumed, not started
+        if (!$pooled) {
+            try {
+                $fiber = new \Fiber($this->fiberMain(...));
+                $this->fibers++;
+            } catch (\Throwable $e) {
+                throw TooManyCoroutines::allocation($e, \count($this->live));
+            }
+        }
+        // Every request starts here: no call that can be spared (the root context is read in place).
+        $coroutine = new Coroutine($this->nextId++, $task, $args, $parent !== null ? $parent->context() : ($this->rootContext ??= new Context(null)), $fiber);
         $this->live[$coroutine->id] = $coroutine;
         $live = \count($this->live);
         if ($live > $this->peakLive) {
             $this->peakLive = $live;
         }
-        $fiber = \array_pop($this->idle);
-        if ($fiber === null) {
-            try {
-                $fiber = new \Fiber($this->fiberMain(...));
-                $this->fibers++;
-            } catch (\Throwable $e) {
-                unset($this->live[$coroutine->id]);
-                throw TooManyCoroutines::allocation($e, \count($this->live));
-            }
-        }
-        $coroutine->bindFiber($fiber);
         // A coroutine started by a bound one works for the same owner: it sees the same followed state.
         $coroutine->state = ($parent ?? $this->main)?->state;
         $coroutine->outputBase = \ob_get_level();
@@ -137,7 +147,7 @@ final class Scheduler
         ++$this->nested;
         // Every request comes through here: no finally (see the class docblock).
         try {
-            if ($fiber->isStarted()) {
+            if ($pooled) {
                 $fiber->resume($coroutine);
             } else {
                 $fiber->start($coroutine);
@@ -351,16 +361,16 @@ final class Scheduler
         return $this->rootContext ??= new Context(null);
     }
 
-    /** Called from Coroutine::__destruct for a failure that nobody observed. */
-    public function reportUncaught(\Throwable $error, Coroutine $coroutine): void
+    /** Called when the handle of a coroutine whose failure nobody joined is released (UnjoinedFailure). */
+    public function reportUncaught(\Throwable $error, int $id): void
     {
         if ($this->uncaughtHandler !== null) {
-            ($this->uncaughtHandler)($error, $coroutine);
+            ($this->uncaughtHandler)($error, $id);
             return;
         }
         \fwrite(\STDERR, \sprintf(
             "[weft] Unhandled exception in coroutine #%d (nobody joined it): %s\n",
-            $coroutine->id,
+            $id,
             (string) $error,
         ));
     }
@@ -485,9 +495,8 @@ final class Scheduler
     private function fiberMain(Coroutine $coroutine): void
     {
         while (true) {
-            $coroutine->execute();
+            $coroutine->execute(); // which lets go of this Fiber
             unset($this->live[$coroutine->id]);
-            $coroutine->bindFiber(null);
             $coroutine = null;
             $idle = \count($this->idle);
             if ($idle >= self::MIN_IDLE_FIBERS && $idle >= $this->peakLive) {

@@ -30,11 +30,18 @@ final class Dispatcher
      */
     private const HELD_SIGNALS = [\SIGTERM, \SIGINT, \SIGHUP, \SIGUSR1, \SIGUSR2, \SIGWINCH];
 
-    private int $calls = 0;
-    private int $active = 0;
-    private int $nextKey = 0;
+    /*
+     * calls, active, nextKey, running and starting are written for every request: untyped, their types in
+     * @var (see the note in Coroutine on what a typed property costs per assignment under the JIT).
+     */
+    /** @var int */
+    private $calls = 0;
+    /** @var int */
+    private $active = 0;
+    /** @var int */
+    private $nextKey = 0;
     /** @var array<int, array{Session, mixed, float, ?\Weft\Coroutine\Coroutine}> in flight by start order: session, request, start (loop time), coroutine */
-    private array $running = [];
+    private $running = [];
     /** @var list<array{Session, mixed}> sync mode: requests waiting for their turn */
     private array $queue = [];
     private ?\Closure $listener = null;
@@ -44,11 +51,15 @@ final class Dispatcher
     /** Whether the extension interrupts a request's running code at its deadline (CodeDeadline). */
     private bool $interrupts = false;
     /**
-     * The key of the call start() is starting now (null: none): a call that ends while its key is still
+     * The key of the call dispatch() is starting now (null: none): a call that ends while its key is still
      * here was answered inside dispatch(), whose caller goes on by itself; any other is reported to its
      * session (Session::resume()) when it ends.
+     *
+     * @var ?int
      */
-    private ?int $starting = null;
+    private $starting = null;
+    /** Sync mode with pcntl: the stop and reload signals are held back while a call runs (see run()). */
+    private readonly bool $holdsSignals;
 
     /**
      * @param int $concurrency application calls at once (1: sync mode, 0: no limit)
@@ -65,6 +76,7 @@ final class Dispatcher
     ) {
         $this->scheduler = Scheduler::get();
         $this->run = $this->run(...);
+        $this->holdsSignals = $concurrency === 1 && \function_exists('pcntl_sigprocmask');
         if ($maxRequestTime > 0) {
             $this->deadlines = new Deadlines($driver);
             $this->interrupts = CodeDeadline::enable($maxRequestTime);
@@ -89,7 +101,21 @@ final class Dispatcher
             $this->queue[] = [$session, $request];
             return false;
         }
-        return $this->start($session, $request);
+        // Started here, in place (every request comes through): one call fewer than a start() of its own.
+        $this->active++;
+        $outer = $this->starting;
+        $key = $this->starting = $this->nextKey;
+        try {
+            $this->scheduler->spawn($this->run, [$session, $request]);
+        } catch (\Throwable $e) {
+            $this->starting = $outer;
+            if ($this->nextKey === $key) {
+                $this->active--; // never started (no coroutine to be had): run() did not count it down
+            }
+            throw $e;
+        }
+        $this->starting = $outer;
+        return !isset($this->running[$key]);
     }
 
     /** Application calls completed so far (requests, lines). */
@@ -175,25 +201,6 @@ final class Dispatcher
         return $answered;
     }
 
-    /** @return bool whether the call ended before this returned */
-    private function start(Session $session, mixed $request): bool
-    {
-        $this->active++;
-        $outer = $this->starting;
-        $key = $this->starting = $this->nextKey;
-        try {
-            $this->scheduler->spawn($this->run, [$session, $request]);
-        } catch (\Throwable $e) {
-            $this->starting = $outer;
-            if ($this->nextKey === $key) {
-                $this->active--; // never started (no coroutine to be had): run() did not count it down
-            }
-            throw $e;
-        }
-        $this->starting = $outer;
-        return !isset($this->running[$key]);
-    }
-
     private function run(Session $session, mixed $request): void
     {
         $key = $this->nextKey++;
@@ -213,12 +220,13 @@ final class Dispatcher
         // during the app's own usleep()/sleep()/blocking read would end that call early (EINTR), so a
         // stop would shorten a 2 s sleep to whenever it arrived. Held back, it is delivered when the
         // call returns and the worker drains as usual; a stuck worker still meets the master's SIGKILL.
-        $hold = $this->concurrency === 1 && \function_exists('pcntl_sigprocmask');
+        $hold = $this->holdsSignals;
         if ($hold) {
             \pcntl_sigprocmask(\SIG_BLOCK, self::HELD_SIGNALS);
         }
         // No finally below: the tracing JIT does not compile finally blocks (see Scheduler::spawn()), and
-        // this runs for every request. Every exit goes through done().
+        // this runs for every request. Every exit goes through the bookkeeping below, in place (no call).
+        $failure = null;
         try {
             $session->serve($request);
         } catch (\Throwable $e) {
@@ -228,19 +236,10 @@ final class Dispatcher
                     'request' => $session->describe($request), 'class' => $e::class, 'message' => $e->getMessage(), 'exception' => $e,
                 ]);
             } catch (\Throwable $e) {
-                $this->done($key, $hold);
-                throw $e;
+                $failure = $e;
             }
         }
-        $this->done($key, $hold);
-        if ($this->starting !== $key) {
-            $session->resume(); // answered after dispatch() returned: the session goes on from here
-        }
-    }
-
-    /** The call under $key has ended: its bookkeeping, then the next queued call in sync mode. */
-    private function done(int $key, bool $hold): void
-    {
+        // The call under $key has ended: its bookkeeping, then the next queued call in sync mode.
         if ($hold) {
             \pcntl_sigprocmask(\SIG_UNBLOCK, self::HELD_SIGNALS);
         }
@@ -258,9 +257,15 @@ final class Dispatcher
         if ($this->queue !== []) {
             // Its session's dispatch() returned false long ago: it hears of the answer from here.
             [$nextSession, $nextRequest] = \array_shift($this->queue);
-            if ($this->start($nextSession, $nextRequest)) {
+            if ($this->dispatch($nextSession, $nextRequest)) { // below the limit now: it starts
                 $nextSession->resume();
             }
+        }
+        if ($failure !== null) {
+            throw $failure;
+        }
+        if ($this->starting !== $key) {
+            $session->resume(); // answered after dispatch() returned: the session goes on from here
         }
     }
 }

@@ -4,7 +4,6 @@ declare(strict_types=1);
 
 namespace Weft\Server;
 
-use Weft\Coroutine\Coroutine;
 use Weft\Coroutine\Scheduler;
 use Weft\Hook\WorkerHooks;
 use Weft\Loop\Driver;
@@ -91,9 +90,9 @@ final class Worker
         $this->prepare();
         WorkerHooks::install($this->config->hooks);
         Scheduler::get()->setMaxCoroutines($this->config->maxCoroutines);
-        Scheduler::get()->setUncaughtHandler(function (\Throwable $e, Coroutine $coroutine): void {
+        Scheduler::get()->setUncaughtHandler(function (\Throwable $e, int $id): void {
             $this->logger->error('Unhandled exception in coroutine #{id}: {message}', [
-                'id' => $coroutine->id, 'message' => $e->getMessage(), 'exception' => $e,
+                'id' => $id, 'message' => $e->getMessage(), 'exception' => $e,
             ]);
         });
         $this->driver->setErrorHandler(function (\Throwable $e): void {

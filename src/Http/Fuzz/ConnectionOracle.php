@@ -7,6 +7,7 @@ namespace Weft\Http\Fuzz;
 use Psr\Log\NullLogger;
 use Weft\Http\Message\Request;
 use Weft\Http\Message\Response;
+use Weft\Http\Message\ResponseEncoder;
 use Weft\Http\Parser\Limits;
 use Weft\Http\Parser\RequestParser;
 use Weft\Http\Server\HttpOptions;
@@ -21,8 +22,9 @@ use Weft\Server\Dispatcher;
  * (Connections, Connection, HttpSession, Dispatcher, the loop, over a socket pair) and the bytes that
  * come back are the outcome. Every path that can serve a connection must give the very same bytes for
  * the same input, fed at once or split (the Date field aside, and the interim 100 Continue, which only
- * a split body can earn): today the PHP parser and the extension's head parser in front of it; a native
- * connection path is held to the same bytes by this class.
+ * a split body can earn): today the PHP parser and encoder ('php'), and the extension's head parser in
+ * front of PHP's with its encoder of the common response ('native-head', and 'native-conn' with the
+ * connection's I/O in C); a native connection path is held to the same bytes by this class.
  *
  * The application echoes what it was given (request line, every header, the body's length and hash),
  * so a request parsed differently shows in the bytes.
@@ -54,7 +56,7 @@ final class ConnectionOracle
     }
 
     /**
-     * The paths this process can serve a connection by: 'php' always (PHP streams and parser),
+     * The paths this process can serve a connection by: 'php' always (PHP streams, parser and encoder),
      * 'native-head' with the extension (its head parser in front of PHP's), 'native-conn' on the native
      * loop (the connection's reads and writes in C, Weft\Ext\Conn, and the Requests it frames).
      */
@@ -111,6 +113,7 @@ final class ConnectionOracle
         $before = RequestParser::nativeHead();
         RequestParser::useNativeHead($path !== 'php');
         Connection::useNativeIo($path === 'native-conn');
+        ResponseEncoder::useNativeEncode($path !== 'php');
         try {
             $protocol = new HttpProtocol($this->application, $logger, new HttpOptions(limits: $this->limits));
             $connections = new Connections($protocol, new Dispatcher($driver, $logger), $driver, $logger, 16);
@@ -119,6 +122,7 @@ final class ConnectionOracle
         } finally {
             RequestParser::useNativeHead($before);
             Connection::useNativeIo(null);
+            ResponseEncoder::useNativeEncode(null);
         }
         \stream_set_blocking($client, false);
         $received = '';

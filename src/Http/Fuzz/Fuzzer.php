@@ -10,7 +10,8 @@ namespace Weft\Http\Fuzz;
  * ParserOracle, and every Nth also ConnectionOracle (whole connections: every path that serves one gives
  * the same bytes); against the server, each answer must be well-formed
  * HTTP and agree with the parser: one 200 per request it parsed (until one that ends the connection),
- * then its error status, then the end of the connection.
+ * then its error status, then the end of the connection. runEncoder() checks generated responses with
+ * EncoderOracle (the native and the PHP response encoder agree).
  */
 final class Fuzzer
 {
@@ -69,6 +70,26 @@ final class Fuzzer
         }
         \ksort($errors);
         return ['cases' => $cases, 'live' => $live, 'connections' => $connections, 'failures' => $this->failures, 'errors' => $errors];
+    }
+
+    /**
+     * Generated responses through both encoder paths (EncoderOracle::generate(), the same for the same seed).
+     *
+     * @return array{cases: int, native: int, failures: list<string>} native: the cases the C path encoded
+     */
+    public function runEncoder(int $seed, int $cases, EncoderOracle $oracle = new EncoderOracle()): array
+    {
+        $native = 0;
+        $failures = [];
+        for ($case = 0; $case < $cases; $case++) {
+            [$response, $version, $keepAlive, $isHead, $date, $server] = EncoderOracle::generate($seed, $case);
+            try {
+                $native += $oracle->check($response, $version, $keepAlive, $isHead, $date, $server) ? 1 : 0;
+            } catch (FuzzFailure $e) {
+                $failures[] = \sprintf('encoder seed %d case %d: %s', $seed, $case, $e->getMessage());
+            }
+        }
+        return ['cases' => $cases, 'native' => $native, 'failures' => $failures];
     }
 
     /** @param array{requests: list<string>, error: ?int, partial: ?bool, close: ?int} $outcome */

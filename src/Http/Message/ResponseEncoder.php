@@ -13,6 +13,11 @@ namespace Weft\Http\Message;
  * real body length (except for HEAD and 304, where it describes the body not sent), its Connection
  * field by the caller's decision, and its Transfer-Encoding is only honoured on a string body
  * (taken as already encoded). A handler's Server or Date field replaces the default one.
+ *
+ * With the extension, the common response (a string body, not HEAD, a final status other than 204 and
+ * 304, plain valid fields without Transfer-Encoding or Connection) is encoded in C
+ * (Weft\Ext\encodeResponse(), ext/weft_encode.c) into the same bytes; everything else, and every error,
+ * stays here. WEFT_NATIVE_HTTP=0 in the environment (or a false $native) keeps all of it in PHP.
  */
 final class ResponseEncoder
 {
@@ -43,7 +48,14 @@ final class ResponseEncoder
     /** The Date field for the last date value seen: it changes once a second, not per response. */
     private string $date = '';
     private string $dateField = '';
-    private readonly string $serverField;
+    /** @internal "Server: name\r\n" ("" for none), for the extension's encoder (HttpSession calls it directly) */
+    public readonly string $serverField;
+    /** @internal whether the extension encodes the common response (encode() and HttpSession ask it first) */
+    public readonly bool $native;
+    /** Whether new encoders use the extension; null until first asked (then: the environment and the layout check). */
+    private static ?bool $nativeEncode = null;
+    /** Whether the extension accepted Response's layout; null until asked. */
+    private static ?bool $layoutAccepted = null;
     /**
      * The last field lines that passed the check below: an application answers with the same few
      * header sets again and again, and comparing a short string costs a fraction of the pattern.
@@ -62,13 +74,56 @@ final class ResponseEncoder
     /** A Connection field of the response names "close" (keepAlive()). */
     private bool $closes = false;
 
-    /** @param string $serverName value of the Server field; "" sends none */
-    public function __construct(string $serverName = 'weft')
+    /**
+     * @param string $serverName value of the Server field; "" sends none
+     * @param bool|null $native whether the extension encodes the common response (null: nativeEncode(); true
+     *        is ignored without the extension or when its layout check failed)
+     */
+    public function __construct(string $serverName = 'weft', ?bool $native = null)
     {
         if ($serverName !== '' && preg_match('/\A[\x20-\x7e]++\z/', $serverName) !== 1) {
             throw new \InvalidArgumentException('Invalid server name');
         }
         $this->serverField = $serverName === '' ? '' : 'Server: ' . $serverName . "\r\n";
+        $this->native = $native === null ? self::nativeEncode() : $native && self::layoutAccepted();
+    }
+
+    /**
+     * Whether encoders created from now on let the extension encode the common response (null: as the
+     * environment says, nativeEncode()). Tests and the connection oracle switch it to run both paths in
+     * one process; asking for it without the extension leaves it off.
+     */
+    public static function useNativeEncode(?bool $on): void
+    {
+        self::$nativeEncode = $on === null ? null : $on && self::layoutAccepted();
+    }
+
+    /**
+     * Whether encoders created from now on let the extension encode the common response: when the
+     * extension is loaded, WEFT_NATIVE_HTTP is not "0" and the extension accepted Response's layout.
+     */
+    public static function nativeEncode(): bool
+    {
+        return self::$nativeEncode ??= getenv('WEFT_NATIVE_HTTP') !== '0' && self::layoutAccepted();
+    }
+
+    /**
+     * Whether the extension reads Response's layout as it is (Weft\Ext\checkResponseLayout(), asked once per
+     * process). A failed check is said in the log (stderr, which the master logs) and PHP encodes every response.
+     */
+    private static function layoutAccepted(): bool
+    {
+        if (self::$layoutAccepted === null) {
+            self::$layoutAccepted = false;
+            if (\function_exists('Weft\Ext\checkResponseLayout')) {
+                $problem = \Weft\Ext\checkResponseLayout(Response::class);
+                if ($problem !== null) {
+                    \error_log("weft: the extension does not encode responses itself ({$problem}); PHP encodes them");
+                }
+                self::$layoutAccepted = $problem === null;
+            }
+        }
+        return self::$layoutAccepted;
     }
 
     /** An IMF-fixdate for the Date field: "Sun, 06 Nov 1994 08:49:37 GMT". */
@@ -87,6 +142,12 @@ final class ResponseEncoder
      */
     public function encode(Response $response, string $version, bool $keepAlive, bool $isHead, string $date): string
     {
+        if ($this->native) {
+            $bytes = \Weft\Ext\encodeResponse($response, $version, $keepAlive, $isHead, $date, $this->serverField, \PHP_INT_MAX);
+            if ($bytes !== null) {
+                return $bytes;
+            }
+        }
         if ($response->isStreamed()) {
             throw new \LogicException('A streamed response is written with encodeHead() and its producer');
         }

@@ -45,27 +45,34 @@ final class HttpSession implements Session, Abandonable
     /** How an HTTP/2 client with prior knowledge opens a cleartext connection (RFC 9113 §3.3). */
     private const HTTP2_PREFACE = "PRI * HTTP/2.0\r\n\r\nSM\r\n\r\n";
 
-    /** A request of this connection is with the application (dispatched, not yet answered). */
-    private bool $busy = false;
-    /** No request was dispatched yet: the header timeout counts from the connection's opening. */
-    private bool $fresh = true;
+    /*
+     * busy, fresh, status, sent, complete, answering and parsed are written for every request: untyped, their
+     * types in @var (see the note in Weft\Coroutine\Coroutine on what a typed property costs per assignment
+     * under the JIT).
+     */
+    /** @var bool a request of this connection is with the application (dispatched, not yet answered) */
+    private $busy = false;
+    /** @var bool no request was dispatched yet: the header timeout counts from the connection's opening */
+    private $fresh = true;
     /** The peer closed its sending side. */
     private bool $ended = false;
     /** No further request is taken on this connection. */
     private bool $done = false;
-    /** The response being sent, for the access log: its status, body bytes queued, and whether all went out. */
-    private int $status = 0;
-    private int $sent = 0;
-    private bool $complete = true;
+    /** @var int the response being sent, for the access log: its status, body bytes queued, and whether all went out */
+    private $status = 0;
+    /** @var int */
+    private $sent = 0;
+    /** @var bool */
+    private $complete = true;
     /** Whether the peer is a trusted proxy (--trusted-proxies), asked at its first request. */
     private ?bool $trustedPeer = null;
     /** What this connection counts in the worker's body budget: bytes in its parser, and the body of its running request. */
     private int $held = 0;
     private int $runningBody = 0;
-    /** The running request's answer has started to go out (its head is queued). */
-    private bool $answering = false;
-    /** A request the extension framed from a read (received()), which pump() takes before asking the parser. */
-    private ?Request $parsed = null;
+    /** @var bool the running request's answer has started to go out (its head is queued) */
+    private $answering = false;
+    /** @var ?Request a request the extension framed from a read (received()), which pump() takes before asking the parser */
+    private $parsed = null;
     /** The connection's descriptor, once asked for (CodeDeadline::track()); false: not yet. */
     private int|null|false $descriptor = false;
     /** The first bytes of a fresh connection, while they may still be the HTTP/2 preface. */
@@ -309,42 +316,59 @@ final class HttpSession implements Session, Abandonable
             $isHead ? self::LAST_WORDS_HEAD : self::LAST_WORDS,
         );
         $response = $this->protocol->call->respond($request);
-        $upgrade = $response->upgrade();
-        if ($upgrade !== null && ($invalid = HeaderField::problem($response->headers()) ?? ($upgrade instanceof ProtocolSwitch ? null : 'no connection can be handed to ' . $upgrade::class . ', which is no ProtocolSwitch')) !== null) {
-            // A field the 101 cannot carry is the application's error, as on any other response: a
-            // 500 with the reason logged, not a switch with the field left out.
-            $this->protocol->call->log($request, new \InvalidArgumentException($invalid), '{method} {target}: the upgrade could not be answered: {message}');
-            $response = $this->protocol->call->error();
-            $upgrade = null;
-        }
-        if ($upgrade !== null) {
-            $cost = $upgrade->cost();
-            if ($this->protocol->upgraded->fits($cost)) {
-                if ($started !== 0) {
-                    $this->finished($request, $response->status(), 0, $started);
-                }
-                $this->switchProtocols($response, $cost);
-                return;
+        $encoder = $this->protocol->encoder;
+        // The common response is encoded by the extension, into what encode() would return (null: not
+        // common). It has no Connection field, is not streamed, switches no protocol and has a final
+        // status, so the request alone decides keep-alive and none of the checks below applies to it.
+        $bytes = $encoder->native
+            ? \Weft\Ext\encodeResponse($response, $request->version(), $keepAlive = !$this->done && !$connection->isDraining() && $request->keepAlive(), $isHead, $this->protocol->date(), $encoder->serverField, self::SEPARATE_BODY)
+            : null;
+        if ($bytes === null) {
+            $upgrade = $response->upgrade();
+            if ($upgrade !== null && ($invalid = HeaderField::problem($response->headers()) ?? ($upgrade instanceof ProtocolSwitch ? null : 'no connection can be handed to ' . $upgrade::class . ', which is no ProtocolSwitch')) !== null) {
+                // A field the 101 cannot carry is the application's error, as on any other response: a
+                // 500 with the reason logged, not a switch with the field left out.
+                $this->protocol->call->log($request, new \InvalidArgumentException($invalid), '{method} {target}: the upgrade could not be answered: {message}');
+                $response = $this->protocol->call->error();
+                $upgrade = null;
             }
-            $response = $this->refuseUpgrade($request);
-        }
-        if ($response->status() < 200) {
-            // 1xx are interim answers (100 Continue is the server's own): as the final answer the
-            // client would wait on for the real one. (fpm mode's emitter refuses them the same way.)
-            $this->protocol->call->log($request, new \UnexpectedValueException("Status {$response->status()} is an interim response, not a final one"));
-            $response = $this->protocol->call->error();
+            if ($upgrade !== null) {
+                $cost = $upgrade->cost();
+                if ($this->protocol->upgraded->fits($cost)) {
+                    if ($started !== 0) {
+                        $this->finished($request, $response->status(), 0, $started);
+                    }
+                    $this->switchProtocols($response, $cost);
+                    return;
+                }
+                $response = $this->refuseUpgrade($request);
+            }
+            if ($response->status() < 200) {
+                // 1xx are interim answers (100 Continue is the server's own): as the final answer the
+                // client would wait on for the real one. (fpm mode's emitter refuses them the same way.)
+                $this->protocol->call->log($request, new \UnexpectedValueException("Status {$response->status()} is an interim response, not a final one"));
+                $response = $this->protocol->call->error();
+            }
         }
         if ($response->hasTrailers()) {
             $response = HttpBodyWriter::forTrailers($response, $request, $this->protocol->call);
         }
         $this->answering = true;
-        $keepAlive = !$this->done && !$connection->isDraining() && $this->protocol->encoder->keepAlive($request, $response);
         $this->sent = 0;
         $this->complete = true;
         try {
-            $keepAlive = $response->isStreamed()
-                ? $this->stream($request, $response, $keepAlive, $isHead)
-                : $this->send($request, $response, $keepAlive, $isHead);
+            if ($bytes !== null) {
+                if ($started !== 0) {
+                    $this->status = $response->status();
+                    $this->sent = \strlen($response->body());
+                }
+                $connection->write($bytes);
+            } else {
+                $keepAlive = !$this->done && !$connection->isDraining() && $encoder->keepAlive($request, $response);
+                $keepAlive = $response->isStreamed()
+                    ? $this->stream($request, $response, $keepAlive, $isHead)
+                    : $this->send($request, $response, $keepAlive, $isHead);
+            }
         } catch (ConnectionClosed) {
             $keepAlive = false;
             $this->complete = false;

@@ -93,8 +93,8 @@ final class CoroutineTest extends CoroutineTestCase
     public function testUnjoinedFailureIsReportedNotDropped(): void
     {
         $reported = [];
-        Scheduler::get()->setUncaughtHandler(static function (\Throwable $e, $coroutine) use (&$reported): void {
-            $reported[] = [$e->getMessage(), $coroutine->id];
+        Scheduler::get()->setUncaughtHandler(static function (\Throwable $e, int $id) use (&$reported): void {
+            $reported[] = [$e->getMessage(), $id];
         });
         run(static function (): void {
             go(static function (): void {
