@@ -3,7 +3,7 @@
  * common response, and checkResponseLayout(), the start-up check of the PHP layout it reads.
  *
  * The common response: a Weft\Http\Message\Response of exactly the checked class and layout, with a string
- * body (no producer), no protocol switch, a final status other than 204 and 304, answering a request that
+ * body (no producer), no protocol switch, no trailers, a final status other than 204 and 304, answering a request that
  * is not HEAD, whose header fields are all strings or integers (or lists of them), name valid tokens and
  * values free of control bytes (tab allowed: HeaderField's rule), and which has no Transfer-Encoding or
  * Connection field. For it, encodeResponse() returns exactly the bytes encode() returns for the same
@@ -13,10 +13,10 @@
  * error paths and their messages are written once, in PHP.
  *
  * The Response is read from its property slots, at offsets checkResponseLayout() verified once per process
- * (ResponseEncoder::nativeEncode()): the class is final, declares exactly the six properties below with
+ * (ResponseEncoder::nativeEncode()): the class is final, declares exactly the seven properties below with
  * these types and no others, its REASONS constant is an array, and a Response built by its constructor
- * answers its accessors (status(), body(), reason(), headerFields(), isStreamed(), upgrade()) with what the
- * slots hold. A class that gains a property (response trailers, say) fails the check, and every response
+ * answers its accessors (status(), body(), reason(), headerFields(), isStreamed(), upgrade(), hasTrailers())
+ * with what the slots hold. A class that gains a property fails the check, and every response
  * is then encoded in PHP, said once in the log, until this file is taught the new property.
  */
 
@@ -48,11 +48,11 @@ static zend_always_inline bool weft_encode_bad_value_byte(unsigned char c)
 	return (c < 0x20 && c != '\t') || c == 0x7f;
 }
 
-#define WEFT_RESPONSE_PROPERTIES 6
+#define WEFT_RESPONSE_PROPERTIES 7
 static const char *const weft_response_names[WEFT_RESPONSE_PROPERTIES] = {
-	"status", "headers", "body", "reason", "producer", "upgrade",
+	"status", "headers", "body", "reason", "producer", "upgrade", "trailers",
 };
-enum { WEFT_RS_STATUS, WEFT_RS_HEADERS, WEFT_RS_BODY, WEFT_RS_REASON, WEFT_RS_PRODUCER, WEFT_RS_UPGRADE };
+enum { WEFT_RS_STATUS, WEFT_RS_HEADERS, WEFT_RS_BODY, WEFT_RS_REASON, WEFT_RS_PRODUCER, WEFT_RS_UPGRADE, WEFT_RS_TRAILERS };
 
 /* The class checked by checkResponseLayout() (NULL: none, or the check failed); reset at the request's end. */
 static zend_class_entry *weft_response_ce = NULL;
@@ -66,13 +66,13 @@ void weft_encode_rshutdown(void)
 	weft_response_reasons = NULL;
 }
 
-/* The property's declared type is exactly `mask` (no class), or exactly ?ClassName when class_name is set. */
+/* The property's declared type is exactly `mask` (no class), or exactly ClassName|mask when class_name is set. */
 static bool weft_encode_type_is(const zend_property_info *info, uint32_t mask, const char *class_name)
 {
 	if (class_name == NULL) {
 		return !ZEND_TYPE_IS_COMPLEX(info->type) && ZEND_TYPE_PURE_MASK(info->type) == mask;
 	}
-	if (!ZEND_TYPE_HAS_NAME(info->type) || ZEND_TYPE_PURE_MASK(info->type) != MAY_BE_NULL) {
+	if (!ZEND_TYPE_HAS_NAME(info->type) || ZEND_TYPE_PURE_MASK(info->type) != mask) {
 		return false;
 	}
 	zend_string *name = ZEND_TYPE_NAME(info->type);
@@ -104,13 +104,15 @@ static const char *weft_response_check(zend_class_entry *ce, uint32_t *offsets, 
 	}
 	if (ce->default_properties_count != WEFT_RESPONSE_PROPERTIES) {
 		snprintf(reason, sizeof(reason), "it has %d instance properties, the native encoder knows %d (status, headers, body, "
-			"reason, producer, upgrade): a new one, such as trailers, must be taught to ext/weft_encode.c",
+			"reason, producer, upgrade, trailers): a new one must be taught to ext/weft_encode.c",
 			ce->default_properties_count, WEFT_RESPONSE_PROPERTIES);
 		return reason;
 	}
-	static const uint32_t masks[WEFT_RESPONSE_PROPERTIES] = { MAY_BE_LONG, MAY_BE_ARRAY, MAY_BE_STRING, MAY_BE_STRING, 0, 0 };
-	static const char *const classes[WEFT_RESPONSE_PROPERTIES] = { NULL, NULL, NULL, NULL, "Closure", "Weft\\Http\\Message\\Upgrade" };
-	static const char *const types[WEFT_RESPONSE_PROPERTIES] = { "int", "array", "string", "string", "?\\Closure", "?Upgrade" };
+	static const uint32_t masks[WEFT_RESPONSE_PROPERTIES] = {
+		MAY_BE_LONG, MAY_BE_ARRAY, MAY_BE_STRING, MAY_BE_STRING, MAY_BE_NULL, MAY_BE_NULL, MAY_BE_ARRAY | MAY_BE_NULL,
+	};
+	static const char *const classes[WEFT_RESPONSE_PROPERTIES] = { NULL, NULL, NULL, NULL, "Closure", "Weft\\Http\\Message\\Upgrade", "Closure" };
+	static const char *const types[WEFT_RESPONSE_PROPERTIES] = { "int", "array", "string", "string", "?\\Closure", "?Upgrade", "array|\\Closure|null" };
 	for (int i = 0; i < WEFT_RESPONSE_PROPERTIES; i++) {
 		zend_property_info *info = zend_hash_str_find_ptr(&ce->properties_info, weft_response_names[i], strlen(weft_response_names[i]));
 		if (info == NULL || info->ce != ce || (info->flags & ZEND_ACC_STATIC) || !IS_VALID_PROPERTY_OFFSET(info->offset)
@@ -145,6 +147,7 @@ static const char *weft_response_check(zend_class_entry *ce, uint32_t *offsets, 
 			zval *status = OBJ_PROP(object, offsets[WEFT_RS_STATUS]), *headers = OBJ_PROP(object, offsets[WEFT_RS_HEADERS]);
 			zval *body = OBJ_PROP(object, offsets[WEFT_RS_BODY]), *custom = OBJ_PROP(object, offsets[WEFT_RS_REASON]);
 			zval *producer = OBJ_PROP(object, offsets[WEFT_RS_PRODUCER]), *upgrade = OBJ_PROP(object, offsets[WEFT_RS_UPGRADE]);
+			zval *trailers = OBJ_PROP(object, offsets[WEFT_RS_TRAILERS]);
 			zval streamed, standard, *created = zend_hash_index_find(*reasons, 201);
 			ZVAL_FALSE(&streamed);
 			if (created == NULL) {
@@ -154,11 +157,11 @@ static const char *weft_response_check(zend_class_entry *ce, uint32_t *offsets, 
 			}
 			if (!zend_is_identical(status, &params[0]) || !zend_is_identical(headers, &params[1])
 				|| !zend_is_identical(body, &params[2]) || !zend_is_identical(custom, &params[3])
-				|| Z_TYPE_P(producer) != IS_NULL || Z_TYPE_P(upgrade) != IS_NULL) {
+				|| Z_TYPE_P(producer) != IS_NULL || Z_TYPE_P(upgrade) != IS_NULL || Z_TYPE_P(trailers) != IS_NULL) {
 				result = "its constructor does not keep its arguments in the properties of the same names";
 			} else if (!weft_encode_answers(object, "status", status) || !weft_encode_answers(object, "body", body)
 				|| !weft_encode_answers(object, "headerfields", headers) || !weft_encode_answers(object, "isstreamed", &streamed)
-				|| !weft_encode_answers(object, "upgrade", upgrade)
+				|| !weft_encode_answers(object, "upgrade", upgrade) || !weft_encode_answers(object, "hastrailers", &streamed)
 				|| !weft_encode_answers(object, "reason", round == 0 ? custom : &standard)) {
 				zend_clear_exception();
 				result = "its accessors do not answer what its properties hold";
@@ -288,7 +291,8 @@ PHP_FUNCTION(weft_encode_response)
 	zval *reason_zv = OBJ_PROP(response, offsets[WEFT_RS_REASON]);
 	if (Z_TYPE_P(status_zv) != IS_LONG || Z_TYPE_P(headers_zv) != IS_ARRAY || Z_TYPE_P(body_zv) != IS_STRING
 		|| Z_TYPE_P(reason_zv) != IS_STRING || Z_TYPE_P(OBJ_PROP(response, offsets[WEFT_RS_PRODUCER])) != IS_NULL
-		|| Z_TYPE_P(OBJ_PROP(response, offsets[WEFT_RS_UPGRADE])) != IS_NULL) {
+		|| Z_TYPE_P(OBJ_PROP(response, offsets[WEFT_RS_UPGRADE])) != IS_NULL
+		|| Z_TYPE_P(OBJ_PROP(response, offsets[WEFT_RS_TRAILERS])) != IS_NULL) {
 		RETURN_NULL();
 	}
 	zend_long status = Z_LVAL_P(status_zv);

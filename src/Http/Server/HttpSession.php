@@ -349,9 +349,10 @@ final class HttpSession implements Session, Abandonable
                 $this->protocol->call->log($request, new \UnexpectedValueException("Status {$response->status()} is an interim response, not a final one"));
                 $response = $this->protocol->call->error();
             }
-        }
-        if ($response->hasTrailers()) {
-            $response = HttpBodyWriter::forTrailers($response, $request, $this->protocol->call);
+            if ($response->hasTrailers()) {
+                // (Never one the extension encoded: it leaves a response with trailers to PHP.)
+                $response = HttpBodyWriter::forTrailers($response, $request, $this->protocol->call);
+            }
         }
         $this->answering = true;
         $this->sent = 0;

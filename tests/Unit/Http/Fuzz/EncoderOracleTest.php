@@ -88,7 +88,7 @@ final class EncoderOracleTest extends TestCase
         try {
             self::assertSame('class No\Such\Response not found', \Weft\Ext\checkResponseLayout('No\Such\Response'));
             self::assertStringContainsString('not a final user class', (string) \Weft\Ext\checkResponseLayout(\stdClass::class));
-            self::assertStringContainsString('must be taught to ext/weft_encode.c', (string) \Weft\Ext\checkResponseLayout(EncoderResponseWithTrailers::class));
+            self::assertStringContainsString('must be taught to ext/weft_encode.c', (string) \Weft\Ext\checkResponseLayout(EncoderResponseWithMore::class));
             // After a failed check nothing is encoded in C, not even the class checked before.
             self::assertNull(\Weft\Ext\encodeResponse(new Response(200, [], 'x'), '1.1', true, false, 'd', '', 100));
             self::assertStringContainsString('property $body is not a declared string', (string) \Weft\Ext\checkResponseLayout(EncoderResponseWrongType::class));
@@ -101,6 +101,9 @@ final class EncoderOracleTest extends TestCase
             self::assertNull(\Weft\Ext\checkResponseLayout(Response::class));
         }
         self::assertSame("HTTP/1.1 201 Created\r\nServer: weft\r\nDate: d\r\nContent-Length: 1\r\nConnection: keep-alive\r\n\r\nx", \Weft\Ext\encodeResponse(new Response(201, [], 'x'), '1.1', true, false, 'd', "Server: weft\r\n", 100));
+        // A response with trailers is left to PHP (it goes out chunked, its trailers after the body).
+        self::assertNull(\Weft\Ext\encodeResponse((new Response(201, [], 'x'))->withTrailers(['x-check' => '1']), '1.1', true, false, 'd', '', 100));
+        self::assertNull(\Weft\Ext\encodeResponse((new Response(201, [], 'x'))->withTrailers(static fn (): array => []), '1.1', true, false, 'd', '', 100));
         // A body over the limit given is left to PHP (HttpSession writes a large one as a piece of its own).
         self::assertNull(\Weft\Ext\encodeResponse(new Response(200, [], \str_repeat('x', 101)), '1.1', true, false, 'd', '', 100));
     }
@@ -144,13 +147,14 @@ final class EncoderOracleTest extends TestCase
     }
 }
 
-/** Response's shape, and one more property (as response trailers would add). */
-final class EncoderResponseWithTrailers
+/** Response's shape, and one more property (as a new feature of Response would add). */
+final class EncoderResponseWithMore
 {
     private array $headers;
     private ?\Closure $producer = null;
     private ?\Weft\Http\Message\Upgrade $upgrade = null;
-    private array $trailers = [];
+    private array|\Closure|null $trailers = null;
+    private array $more = [];
 
     public function __construct(private int $status = 200, array $headers = [], private string $body = '', private string $reason = '')
     {
@@ -163,6 +167,7 @@ final class EncoderResponseWrongType
     private array $headers;
     private ?\Closure $producer = null;
     private ?\Weft\Http\Message\Upgrade $upgrade = null;
+    private array|\Closure|null $trailers = null;
 
     public function __construct(private int $status = 200, array $headers = [], private ?string $body = '', private string $reason = '')
     {
@@ -177,6 +182,7 @@ final class EncoderResponseLying
     private array $headers;
     private ?\Closure $producer = null;
     private ?\Weft\Http\Message\Upgrade $upgrade = null;
+    private array|\Closure|null $trailers = null;
 
     public function __construct(private int $status = 200, array $headers = [], private string $body = '', private string $reason = '')
     {
@@ -208,6 +214,11 @@ final class EncoderResponseLying
         return null;
     }
 
+    public function hasTrailers(): bool
+    {
+        return false;
+    }
+
     public function reason(): string
     {
         return $this->reason !== '' ? $this->reason : (self::REASONS[$this->status] ?? '');
@@ -221,6 +232,7 @@ final class EncoderResponseLike
     private array $headers;
     private ?\Closure $producer = null;
     private ?\Weft\Http\Message\Upgrade $upgrade = null;
+    private array|\Closure|null $trailers = null;
 
     public function __construct(private int $status = 200, array $headers = [], private string $body = '', private string $reason = '')
     {
@@ -250,6 +262,11 @@ final class EncoderResponseLike
     public function upgrade(): ?\Weft\Http\Message\Upgrade
     {
         return $this->upgrade;
+    }
+
+    public function hasTrailers(): bool
+    {
+        return $this->trailers !== null;
     }
 
     public function reason(): string
