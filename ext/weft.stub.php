@@ -58,7 +58,7 @@ namespace Weft\Ext {
         /** Bytes the socket took (0 when full), or -errno. */
         public function write(string $bytes, int $offset = 0, int $length = -1): int {}
 
-        /** Cancels the read watcher and closes an owned descriptor (never the caller's); write() answers -EBADF from here on. */
+        /** Cancels its watchers and closes an owned descriptor (never the caller's); write() answers -EBADF from here on. */
         public function close(): void {}
 
         /**
@@ -71,6 +71,23 @@ namespace Weft\Ext {
 
         /** Reads come as bytes alone again (a protocol switch). */
         public function frameNothing(): void {}
+
+        /**
+         * TLS: reads and writes go through the SSL of $stream from now on (an accepted stream the
+         * extension set up, tlsAttach(), its handshake done, its socket this object's descriptor, not
+         * $own). The stream keeps the SSL and the socket: close() this object, then the stream (PHP's close
+         * sends close_notify). The callback then gets decrypted bytes, '' at the peer's close_notify or end,
+         * false on an error; write() answers as before (-errno, -EPIPE for a TLS error).
+         * @param resource $stream
+         * @return bool false (nothing changed) for any other stream: keep the PHP stream path
+         */
+        public function secure($stream): bool {}
+
+        /**
+         * Turns reading on or off (the loop's enable()/disable() of watcher()); for a TLS connection use
+         * this: turned back on, it reads what OpenSSL holds and the kernel no longer reports.
+         */
+        public function read(bool $on): void {}
     }
 
     /**
