@@ -40,9 +40,10 @@ namespace Weft\Ext {
     function checkRequestLayout(string $class): ?string {}
 
     /**
-     * A plain connection's socket I/O on the native loop (weft_conn.c): a read watcher whose C handler
+     * A connection's socket I/O on the native loop (weft_conn.c): a read watcher whose C handler
      * reads at most 65536 bytes on readiness and calls $onData with them ('' at the end of stream, false on
-     * a read error); write() sends with send(2). The descriptor stays the caller's.
+     * a read error); write() sends with send(2). The descriptor stays the caller's. Over TLS (secure()):
+     * SSL_read() and SSL_write() through the SSL of the caller's stream.
      */
     final class Conn
     {
