@@ -98,6 +98,9 @@ final class TlsReadAheadTest extends TestCase
         if ($extension && !\is_file(\dirname(__DIR__, 3) . '/ext/modules/weft.so')) {
             self::markTestSkipped('the native extension is not built');
         }
+        if ($extension && \getenv('WEFT_NO_REEXEC') === '1') {
+            self::markTestSkipped('WEFT_NO_REEXEC=1: every server of this run goes without the extension');
+        }
         $env = $extension ? [] : ['WEFT_NO_REEXEC' => '1'];
         if (!$nativeHttp) {
             $env['WEFT_NATIVE_HTTP'] = '0';
