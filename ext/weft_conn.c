@@ -34,7 +34,8 @@
  * alert into a full socket) waits for the socket to be writable, then reads again.
  *
  * Bounded: one static buffer of 65536 bytes for every connection's read (copied out at once into the
- * string handed to PHP, before any PHP code runs); nothing is kept between reads.
+ * string handed to PHP, before any PHP code runs); nothing is kept between reads (over TLS, OpenSSL keeps
+ * its record buffers, as on the PHP path).
  */
 
 #ifdef HAVE_CONFIG_H
@@ -379,12 +380,13 @@ PHP_METHOD(Weft_Ext_Conn, __construct)
 	conn->fd = descriptor;
 	conn->owns = own;
 	conn->io = io;
-	io->id = weft_loop_add_fd(loop, descriptor, WEFT_LOOP_READ, weft_conn_on_read, io, weft_conn_release);
-	if (io->id == 0) {
-		/* The release function ran (conn->io is NULL again): the exception says why. */
+	zend_ulong id = weft_loop_add_fd(loop, descriptor, WEFT_LOOP_READ, weft_conn_on_read, io, weft_conn_release);
+	if (id == 0) {
+		/* The release function ran and freed io (conn->io is NULL again): the exception says why. */
 		weft_conn_shut(conn);
 		RETURN_THROWS();
 	}
+	io->id = id;
 }
 
 /* The descriptor read and written (the copy when it owns one), or -1 once closed. */

@@ -749,7 +749,8 @@ size_t weft_tls_conn_read(void *handle, char *buf, size_t cap, int *state)
  * -errno when the connection is gone (-EPIPE for a TLS error, whose alert OpenSSL has sent if it could).
  * SSL_ERROR_WANT_READ cannot come after the handshake: renegotiation is off in the native context
  * (SSL_OP_NO_RENEGOTIATION) and TLS 1.3 writes never wait for the peer; it would answer 0 like a full
- * socket.
+ * socket. OpenSSL's socket BIO write()s without MSG_NOSIGNAL: a peer gone answers EPIPE and no signal
+ * because PHP's CLI ignores SIGPIPE, as for PHP's own TLS writes.
  */
 zend_long weft_tls_conn_write(void *handle, const char *bytes, size_t len)
 {
