@@ -34,6 +34,17 @@ zend_result weft_loop_minit(void);
 
 /* weft_tls.c: a TLS stream read ahead (tlsAttach()) with decrypted data waiting in OpenSSL. */
 bool weft_tls_unread(php_stream *stream);
+/* weft_tls.c, for Weft\Ext\Conn: a TLS connection's I/O through the SSL of an attached stream (see there). */
+#define WEFT_TLS_WAIT 0
+#define WEFT_TLS_MORE 1
+#define WEFT_TLS_WANT_WRITE 2
+#define WEFT_TLS_END 3
+#define WEFT_TLS_FAILED 4
+void *weft_tls_conn_claim(php_stream *stream, int fd);
+void *weft_tls_conn_handle(php_stream *stream);
+bool weft_tls_conn_holds(void *handle);
+size_t weft_tls_conn_read(void *handle, char *buf, size_t cap, int *state);
+zend_long weft_tls_conn_write(void *handle, const char *bytes, size_t len);
 /* weft_http.c: Weft\Ext\parseHead() */
 zend_result weft_http_minit(void);
 void weft_http_rshutdown(void);
@@ -84,7 +95,7 @@ zend_result weft_output_minit(const zend_function_entry *methods);
 /* weft_state.c: Weft\Ext\StaticProperties, the static properties that follow the coroutine */
 zend_result weft_state_minit(const zend_function_entry *methods);
 
-/* weft_conn.c: Weft\Ext\Conn, a plain connection's socket I/O on the native loop */
+/* weft_conn.c: Weft\Ext\Conn, a connection's socket I/O on the native loop (plain, or TLS through weft_tls.c) */
 zend_result weft_conn_minit(void);
 
 /* weft_inotify.c: Weft\Ext\Inotify, for serve --watch */

@@ -41,23 +41,24 @@ namespace Weft\Ext {
 
     /**
      * ResponseEncoder::encode()'s bytes for the common response (a string body of at most $maxBody bytes,
-     * not HEAD, a final status other than 204 and 304, plain valid fields without Transfer-Encoding or
+     * not HEAD, a final status other than 204 and 304, no trailers, plain valid fields without Transfer-Encoding or
      * Connection), once checkResponseLayout() accepted its class; null for any other, which PHP encodes.
      * $serverField: the encoder's "Server: name\r\n" ("" for none).
      */
     function encodeResponse(object $response, string $version, bool $keepAlive, bool $isHead, string $date, string $serverField, int $maxBody): ?string {}
 
     /**
-     * Checks that encodeResponse() can read $class's objects (final, exactly its six properties as declared,
+     * Checks that encodeResponse() can read $class's objects (final, exactly its seven properties as declared,
      * a REASONS array, accessors that answer what the properties hold): null when it can, otherwise why
      * not (encodeResponse() then answers null for every response).
      */
     function checkResponseLayout(string $class): ?string {}
 
     /**
-     * A plain connection's socket I/O on the native loop (weft_conn.c): a read watcher whose C handler
+     * A connection's socket I/O on the native loop (weft_conn.c): a read watcher whose C handler
      * reads at most 65536 bytes on readiness and calls $onData with them ('' at the end of stream, false on
-     * a read error); write() sends with send(2). The descriptor stays the caller's.
+     * a read error); write() sends with send(2). The descriptor stays the caller's. Over TLS (secure()):
+     * SSL_read() and SSL_write() through the SSL of the caller's stream.
      */
     final class Conn
     {
@@ -73,7 +74,7 @@ namespace Weft\Ext {
         /** Bytes the socket took (0 when full), or -errno. */
         public function write(string $bytes, int $offset = 0, int $length = -1): int {}
 
-        /** Cancels the read watcher and closes an owned descriptor (never the caller's); write() answers -EBADF from here on. */
+        /** Cancels its watchers and closes an owned descriptor (never the caller's); write() answers -EBADF from here on. */
         public function close(): void {}
 
         /**
@@ -86,6 +87,23 @@ namespace Weft\Ext {
 
         /** Reads come as bytes alone again (a protocol switch). */
         public function frameNothing(): void {}
+
+        /**
+         * TLS: reads and writes go through the SSL of $stream from now on (an accepted stream the
+         * extension set up, tlsAttach(), its handshake done, its socket this object's descriptor, not
+         * $own). The stream keeps the SSL and the socket: close() this object, then the stream (PHP's close
+         * sends close_notify). The callback then gets decrypted bytes, '' at the peer's close_notify or end,
+         * false on an error; write() answers as before (-errno, -EPIPE for a TLS error).
+         * @param resource $stream
+         * @return bool false (nothing changed) for any other stream: keep the PHP stream path
+         */
+        public function secure($stream): bool {}
+
+        /**
+         * Turns reading on or off (the loop's enable()/disable() of watcher()); for a TLS connection use
+         * this: turned back on, it reads what OpenSSL holds and the kernel no longer reports.
+         */
+        public function read(bool $on): void {}
     }
 
     /**

@@ -19,10 +19,23 @@
  * With $own the object works on a dup() of the descriptor, registered from the start, and closes it in
  * close() (or when freed): Connection closes its PHP stream at once, which saves an idle connection the
  * stream's memory.
- * TLS connections never come here (their bytes go through OpenSSL): Connection keeps the PHP stream path.
+ *
+ * TLS (secure(), issue 25 §1): once the handshake is done (the PHP stream path drives it), a TLS
+ * connection's reads and writes come here too, through the SSL of the PHP stream (weft_tls.c): the read
+ * handler calls SSL_read(), write() SSL_write(). Ownership: the SSL stays the PHP stream's, and so does
+ * the descriptor (no $own): PHP's close sends close_notify, frees the SSL and closes the socket, as on
+ * the PHP path, and nothing here ever frees OpenSSL state under it. This object holds a reference to the
+ * stream's resource and looks the SSL up again before each use, so a stream fclose()d behind its back
+ * only makes it answer "gone" (false to the callback, -EBADF from write()); the caller close()s this
+ * object before the stream, as for a plain one. The SSL reads ahead (tlsAttach()), so whole records can
+ * wait inside OpenSSL where epoll no longer sees them: after each read that leaves some, and when reading
+ * is turned back on (read()), a deferred call of the loop reads again before it waits (see
+ * weft_conn_read_tls()). A read that must write first (SSL_ERROR_WANT_WRITE: a KeyUpdate answer or an
+ * alert into a full socket) waits for the socket to be writable, then reads again.
  *
  * Bounded: one static buffer of 65536 bytes for every connection's read (copied out at once into the
- * string handed to PHP, before any PHP code runs); nothing is kept between reads.
+ * string handed to PHP, before any PHP code runs); nothing is kept between reads (over TLS, OpenSSL keeps
+ * its record buffers, as on the PHP path).
  */
 
 #ifdef HAVE_CONFIG_H
@@ -47,6 +60,14 @@
 typedef struct weft_conn_io {
 	weft_loop *loop;
 	zend_ulong id;
+	/* TLS: a deferred read for what OpenSSL holds, and a write watcher for a read that wanted to write (0: none) */
+	zend_ulong defer_id, retry_id;
+	/* Freed when the last of these is gone: the read watcher, and each of the two above while set. */
+	uint32_t refs;
+	/* TLS: whether reading is on, as read() last said (the loop's own flag is not visible from here) */
+	bool reading;
+	/* TLS: a read left something for later while reading was off: read() looks again when it is back on */
+	bool again;
 	zval on_data;
 	zend_fcall_info_cache fcc;
 	struct weft_conn *owner; /* NULL once the object is freed first */
@@ -60,6 +81,7 @@ typedef struct weft_conn {
 	weft_conn_io *io; /* NULL once the watcher is gone (close(), or the loop freed) */
 	int fd;
 	bool owns; /* the descriptor is this object's own copy (dup()), closed with it */
+	zval tls;  /* secure(): the PHP stream (resource) whose SSL this object reads and writes; UNDEF: plain */
 	zend_object std;
 } weft_conn;
 
@@ -79,17 +101,18 @@ static zend_object *weft_conn_create(zend_class_entry *ce)
 	conn->io = NULL;
 	conn->fd = -1;
 	conn->owns = false;
+	ZVAL_UNDEF(&conn->tls);
 	zend_object_std_init(&conn->std, ce);
 	object_properties_init(&conn->std, ce);
 	conn->std.handlers = &weft_conn_handlers;
 	return &conn->std;
 }
 
-static void weft_conn_release(void *data)
+static void weft_conn_unref(void *data)
 {
 	weft_conn_io *io = data;
-	if (io->owner != NULL) {
-		io->owner->io = NULL;
+	if (--io->refs > 0) {
+		return;
 	}
 	zval_ptr_dtor(&io->on_data);
 	zval_ptr_dtor(&io->methods);
@@ -99,20 +122,42 @@ static void weft_conn_release(void *data)
 	efree(io);
 }
 
-/* Cancels the read watcher (its release runs now or after its running handler), then closes an owned descriptor. */
+/* The read watcher is gone (cancelled, or the loop freed before this object). */
+static void weft_conn_release(void *data)
+{
+	weft_conn_io *io = data;
+	if (io->owner != NULL) {
+		io->owner->io = NULL;
+		io->owner = NULL;
+	}
+	weft_conn_unref(io);
+}
+
+/* Cancels the watchers (each releases io now, or after its running handler), then closes an owned descriptor. */
 static void weft_conn_shut(weft_conn *conn)
 {
 	if (conn->io != NULL) {
 		weft_conn_io *io = conn->io;
 		io->owner = NULL;
 		conn->io = NULL;
-		weft_loop_cancel(io->loop, io->id); /* runs weft_conn_release() */
+		zend_ulong defer_id = io->defer_id, retry_id = io->retry_id, id = io->id;
+		io->defer_id = io->retry_id = 0;
+		weft_loop *loop = io->loop;
+		if (defer_id != 0) {
+			weft_loop_cancel(loop, defer_id);
+		}
+		if (retry_id != 0) {
+			weft_loop_cancel(loop, retry_id);
+		}
+		weft_loop_cancel(loop, id); /* runs weft_conn_release(): io may be gone from here */
 	}
 	if (conn->owns && conn->fd >= 0) {
 		close(conn->fd);
 	}
 	conn->fd = -1;
 	conn->owns = false;
+	zval_ptr_dtor(&conn->tls);
+	ZVAL_UNDEF(&conn->tls);
 }
 
 static void weft_conn_free(zend_object *object)
@@ -135,18 +180,17 @@ static HashTable *weft_conn_get_gc(zend_object *object, zval **table, int *n)
 	return zend_std_get_properties(object);
 }
 
-static void weft_conn_on_read(weft_loop *loop, zend_ulong id, int fd, uint32_t events, void *data)
+/*
+ * Hands the callback what a read found: n > 0 bytes (with their Request when frameRequests() asked and
+ * they are one whole request head), 0: the end of the stream (''), < 0: an error (false).
+ */
+static void weft_conn_deliver(weft_conn_io *io, const char *bytes, ssize_t n)
 {
-	weft_conn_io *io = data;
-	ssize_t n;
-	do {
-		n = read(fd, weft_conn_buffer, sizeof(weft_conn_buffer));
-	} while (n < 0 && errno == EINTR);
 	zval args[2];
 	zval *arg = &args[0];
 	uint32_t count = 1;
 	if (n > 0) {
-		ZVAL_STRINGL_FAST(arg, weft_conn_buffer, (size_t) n);
+		ZVAL_STRINGL_FAST(arg, bytes, (size_t) n);
 		/* The usual read, one whole request head and nothing else: its Request goes with the bytes, for
 		 * the session to take instead of parsing them when nothing of an earlier request waits in it. */
 		if (Z_TYPE(io->methods) == IS_ARRAY && weft_http_frame_request(Z_STR_P(arg), io->max_header_bytes,
@@ -155,13 +199,12 @@ static void weft_conn_on_read(weft_loop *loop, zend_ulong id, int fd, uint32_t e
 		}
 	} else if (n == 0) {
 		ZVAL_EMPTY_STRING(arg);
-	} else if (errno == EAGAIN || errno == EWOULDBLOCK) {
-		return; /* another reader took it, or a spurious wake-up: nothing to report */
 	} else {
 		ZVAL_FALSE(arg);
 	}
 	/* The callback may close() this connection or drop it: the loop releases a cancelled watcher (and the
-	 * closure with it) only after its handler returned (weft_loop.h), and nothing of io is read after the call. */
+	 * closure with it) only after its handler returned (weft_loop.h), and the watcher whose handler runs
+	 * holds its reference on io; the caller reads nothing of the connection but io after the call. */
 	zval retval;
 	zend_call_known_function(io->fcc.function_handler, io->fcc.object, io->fcc.called_scope, &retval, count, args, NULL);
 	zval_ptr_dtor(&retval);
@@ -169,6 +212,118 @@ static void weft_conn_on_read(weft_loop *loop, zend_ulong id, int fd, uint32_t e
 	if (count == 2) {
 		zval_ptr_dtor(&args[1]);
 	}
+}
+
+static void weft_conn_on_read(weft_loop *loop, zend_ulong id, int fd, uint32_t events, void *data);
+
+/* The SSL of a secure() connection as it is now, NULL once its stream is closed (or PHP let go of it). */
+static void *weft_conn_ssl(weft_conn *conn)
+{
+	if (conn == NULL || Z_TYPE(conn->tls) != IS_RESOURCE) {
+		return NULL;
+	}
+	zend_resource *res = Z_RES(conn->tls);
+	if (res->type == -1 || res->ptr == NULL) {
+		return NULL; /* fclose()d: the resource outlives it while referenced here */
+	}
+	return weft_tls_conn_handle((php_stream *) res->ptr);
+}
+
+static void weft_conn_on_defer(weft_loop *loop, zend_ulong id, void *data)
+{
+	weft_conn_io *io = data;
+	io->defer_id = 0;
+	if (io->owner != NULL && io->reading) {
+		weft_conn_on_read(loop, io->id, io->owner->fd, WEFT_LOOP_READ, io);
+	}
+}
+
+/* Reads again before the loop waits: OpenSSL holds what the kernel no longer reports. */
+static void weft_conn_kick(weft_conn_io *io)
+{
+	if (io->defer_id == 0) {
+		io->refs++;
+		io->defer_id = weft_loop_add_defer(io->loop, weft_conn_on_defer, io, weft_conn_unref);
+	}
+}
+
+static void weft_conn_on_writable_retry(weft_loop *loop, zend_ulong id, int fd, uint32_t events, void *data)
+{
+	weft_conn_io *io = data;
+	if (io->retry_id == id) {
+		io->retry_id = 0;
+	}
+	weft_loop_cancel(loop, id); /* one-shot: released (and io with it) after this handler */
+	if (io->owner != NULL && io->reading) {
+		weft_conn_on_read(loop, io->id, fd, WEFT_LOOP_READ, io);
+	}
+}
+
+/* A read wanted to write into a full socket: read again once the socket is writable. */
+static void weft_conn_retry_on_writable(weft_conn_io *io)
+{
+	if (io->retry_id != 0 || io->owner == NULL) {
+		return;
+	}
+	io->refs++;
+	/* On failure (with an exception) the release ran already and took the reference back. */
+	io->retry_id = weft_loop_add_fd(io->loop, io->owner->fd, WEFT_LOOP_WRITE, weft_conn_on_writable_retry, io, weft_conn_unref);
+}
+
+/*
+ * A TLS connection's read: what SSL_read() decrypts (weft_tls_conn_read(): every record OpenSSL holds
+ * and one read() of the socket, up to 64 KiB), then what comes next when the kernel will not say it:
+ * more records held (MORE), or the end or an error OpenSSL reached after the bytes handed over, read
+ * again from a deferred call; a read that must write first, once the socket is writable. While reading
+ * is off (the callback may turn it off), that is left for read() to pick up.
+ */
+static void weft_conn_read_tls(weft_conn_io *io)
+{
+	if (io->owner == NULL) {
+		return;
+	}
+	void *ssl = weft_conn_ssl(io->owner);
+	if (ssl == NULL) {
+		weft_conn_deliver(io, NULL, -1);
+		return;
+	}
+	int state;
+	size_t got = weft_tls_conn_read(ssl, weft_conn_buffer, sizeof(weft_conn_buffer), &state);
+	bool later = state == WEFT_TLS_MORE || state == WEFT_TLS_WANT_WRITE;
+	if (got > 0) {
+		later = later || state == WEFT_TLS_END || state == WEFT_TLS_FAILED;
+		weft_conn_deliver(io, weft_conn_buffer, (ssize_t) got);
+	} else if (state == WEFT_TLS_END || state == WEFT_TLS_FAILED) {
+		weft_conn_deliver(io, NULL, state == WEFT_TLS_END ? 0 : -1);
+		return;
+	}
+	if (!later || io->owner == NULL) {
+		return; /* the socket's next readiness says when; or the connection is gone */
+	}
+	if (!io->reading) {
+		io->again = true;
+	} else if (state == WEFT_TLS_WANT_WRITE) {
+		weft_conn_retry_on_writable(io);
+	} else {
+		weft_conn_kick(io);
+	}
+}
+
+static void weft_conn_on_read(weft_loop *loop, zend_ulong id, int fd, uint32_t events, void *data)
+{
+	weft_conn_io *io = data;
+	if (io->owner != NULL && Z_TYPE(io->owner->tls) != IS_UNDEF) {
+		weft_conn_read_tls(io);
+		return;
+	}
+	ssize_t n;
+	do {
+		n = read(fd, weft_conn_buffer, sizeof(weft_conn_buffer));
+	} while (n < 0 && errno == EINTR);
+	if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK)) {
+		return; /* another reader took it, or a spurious wake-up: nothing to report */
+	}
+	weft_conn_deliver(io, weft_conn_buffer, n);
 }
 
 #define WEFT_CONN_THIS() weft_conn *conn = weft_conn_from(Z_OBJ_P(ZEND_THIS))
@@ -213,6 +368,10 @@ PHP_METHOD(Weft_Ext_Conn, __construct)
 	weft_conn_io *io = emalloc(sizeof(*io));
 	io->loop = loop;
 	io->owner = conn;
+	io->refs = 1;
+	io->defer_id = io->retry_id = 0;
+	io->reading = true;
+	io->again = false;
 	ZVAL_UNDEF(&io->methods);
 	io->remote = NULL;
 	io->max_header_bytes = io->max_target_bytes = io->max_header_count = 0;
@@ -221,12 +380,13 @@ PHP_METHOD(Weft_Ext_Conn, __construct)
 	conn->fd = descriptor;
 	conn->owns = own;
 	conn->io = io;
-	io->id = weft_loop_add_fd(loop, descriptor, WEFT_LOOP_READ, weft_conn_on_read, io, weft_conn_release);
-	if (io->id == 0) {
-		/* The release function ran (conn->io is NULL again): the exception says why. */
+	zend_ulong id = weft_loop_add_fd(loop, descriptor, WEFT_LOOP_READ, weft_conn_on_read, io, weft_conn_release);
+	if (id == 0) {
+		/* The release function ran and freed io (conn->io is NULL again): the exception says why. */
 		weft_conn_shut(conn);
 		RETURN_THROWS();
 	}
+	io->id = id;
 }
 
 /* The descriptor read and written (the copy when it owns one), or -1 once closed. */
@@ -273,6 +433,10 @@ PHP_METHOD(Weft_Ext_Conn, write)
 	}
 	if (left == 0) {
 		RETURN_LONG(0);
+	}
+	if (Z_TYPE(conn->tls) != IS_UNDEF) {
+		void *ssl = weft_conn_ssl(conn);
+		RETURN_LONG(ssl == NULL ? -EBADF : weft_tls_conn_write(ssl, ZSTR_VAL(bytes) + offset, left));
 	}
 	ssize_t n;
 	do {
@@ -336,6 +500,70 @@ PHP_METHOD(Weft_Ext_Conn, frameNothing)
 	}
 }
 
+/*
+ * TLS: from now on reads and writes go through the SSL of $stream, an accepted stream whose handshake
+ * the PHP path completed on a context of the extension (tlsAttach()): its socket must be this object's
+ * descriptor (not $own: the stream keeps it and the SSL, see the top of this file), and PHP's read buffer
+ * empty. False, and nothing changed, for any other stream: the caller keeps the PHP stream path.
+ * What the handshake's last read left inside OpenSSL (a TLS 1.3 client's first requests come with its
+ * Finished) is read before the loop next waits.
+ */
+PHP_METHOD(Weft_Ext_Conn, secure)
+{
+	zval *zstream;
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_RESOURCE(zstream)
+	ZEND_PARSE_PARAMETERS_END();
+	WEFT_CONN_THIS();
+	php_stream *stream;
+	php_stream_from_zval(stream, zstream);
+	if (conn->io == NULL || conn->owns || Z_TYPE(conn->tls) != IS_UNDEF) {
+		RETURN_FALSE;
+	}
+	void *ssl = weft_tls_conn_claim(stream, conn->fd);
+	if (ssl == NULL) {
+		RETURN_FALSE;
+	}
+	ZVAL_COPY(&conn->tls, zstream);
+	if (weft_tls_conn_holds(ssl)) {
+		weft_conn_kick(conn->io);
+	}
+	RETURN_TRUE;
+}
+
+/*
+ * Turns reading on or off (the read watcher's enable()/disable() in the loop). For a TLS connection use
+ * this rather than the loop's: turned back on, it reads what OpenSSL holds, which the kernel no longer
+ * reports.
+ */
+PHP_METHOD(Weft_Ext_Conn, read)
+{
+	bool on;
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_BOOL(on)
+	ZEND_PARSE_PARAMETERS_END();
+	WEFT_CONN_THIS();
+	weft_conn_io *io = conn->io;
+	if (io == NULL) {
+		return;
+	}
+	io->reading = on;
+	if (!on) {
+		weft_loop_disable(io->loop, io->id);
+		return;
+	}
+	if (!weft_loop_enable(io->loop, io->id) && EG(exception) != NULL) {
+		RETURN_THROWS();
+	}
+	if (Z_TYPE(conn->tls) != IS_UNDEF) {
+		void *ssl = weft_conn_ssl(conn);
+		if (io->again || (ssl != NULL && weft_tls_conn_holds(ssl))) {
+			io->again = false;
+			weft_conn_kick(io);
+		}
+	}
+}
+
 /* Cancels the read watcher (idempotent); write() fails with -EBADF from here on. Never closes the descriptor. */
 PHP_METHOD(Weft_Ext_Conn, close)
 {
@@ -366,6 +594,14 @@ ZEND_END_ARG_INFO()
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_weft_conn_close, 0, 0, IS_VOID, 0)
 ZEND_END_ARG_INFO()
 
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_weft_conn_secure, 0, 1, _IS_BOOL, 0)
+	ZEND_ARG_INFO(0, stream)
+ZEND_END_ARG_INFO()
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_weft_conn_read, 0, 1, IS_VOID, 0)
+	ZEND_ARG_TYPE_INFO(0, on, _IS_BOOL, 0)
+ZEND_END_ARG_INFO()
+
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_weft_conn_frame_requests, 0, 5, IS_VOID, 0)
 	ZEND_ARG_TYPE_INFO(0, maxHeaderBytes, IS_LONG, 0)
 	ZEND_ARG_TYPE_INFO(0, maxTargetBytes, IS_LONG, 0)
@@ -382,6 +618,8 @@ static const zend_function_entry weft_conn_methods[] = {
 	PHP_ME(Weft_Ext_Conn, close, arginfo_weft_conn_close, ZEND_ACC_PUBLIC)
 	PHP_ME(Weft_Ext_Conn, frameRequests, arginfo_weft_conn_frame_requests, ZEND_ACC_PUBLIC)
 	PHP_ME(Weft_Ext_Conn, frameNothing, arginfo_weft_conn_close, ZEND_ACC_PUBLIC)
+	PHP_ME(Weft_Ext_Conn, secure, arginfo_weft_conn_secure, ZEND_ACC_PUBLIC)
+	PHP_ME(Weft_Ext_Conn, read, arginfo_weft_conn_read, ZEND_ACC_PUBLIC)
 	PHP_FE_END
 };
 

@@ -50,6 +50,7 @@
 #include <openssl/core_names.h>
 #include <openssl/params.h>
 #include <openssl/err.h>
+#include <errno.h>
 #include "zend_exceptions.h"
 
 #define WEFT_TICKET_NAME 16
@@ -627,5 +628,148 @@ PHP_FUNCTION(weft_tls_write)
 	RETURN_FALSE; /* the peer is gone (reset, broken pipe) or a TLS error */
 #else
 	RETURN_NULL();
+#endif
+}
+
+/*
+ * For Weft\Ext\Conn (weft_conn.c): a TLS connection's reads and writes straight from the native loop's C
+ * handler, no PHP call around them. The SSL stays the PHP stream's (PHP's close sends close_notify and
+ * frees it); Conn holds a reference to the stream's resource and asks weft_tls_conn_handle() for the SSL
+ * before each use, so a stream closed behind its back only makes it answer "gone".
+ */
+
+/*
+ * The SSL of an attached stream (tlsAttach(), handshake done) that Conn may drive: its socket is `fd`,
+ * PHP's read buffer is empty (nothing read through the stream would be lost), and partial writes are on
+ * (PHP's handshake turned them on; set again here, so that Conn's write contract never depends on it).
+ * NULL for anything else: the caller keeps PHP's stream path.
+ */
+void *weft_tls_conn_claim(php_stream *stream, int fd)
+{
+#if WEFT_TLS_LAYOUT_KNOWN
+	SSL *ssl = weft_tls_attached(stream);
+	if (ssl == NULL || SSL_get_fd(ssl) != fd || stream->writepos - stream->readpos > 0) {
+		return NULL;
+	}
+	SSL_set_mode(ssl, SSL_MODE_ENABLE_PARTIAL_WRITE | SSL_MODE_ACCEPT_MOVING_WRITE_BUFFER);
+	return ssl;
+#else
+	return NULL;
+#endif
+}
+
+/* The SSL of a stream weft_tls_conn_claim() accepted, as it is now (NULL once PHP let go of it). */
+void *weft_tls_conn_handle(php_stream *stream)
+{
+#if WEFT_TLS_LAYOUT_KNOWN
+	return stream->abstract == NULL ? NULL : ((weft_openssl_netstream_head *) stream->abstract)->ssl_handle;
+#else
+	return NULL;
+#endif
+}
+
+/* Whether OpenSSL holds bytes taken from the socket already (a record, part of one, or decrypted data). */
+bool weft_tls_conn_holds(void *handle)
+{
+#if WEFT_TLS_LAYOUT_KNOWN
+	return SSL_has_pending((SSL *) handle) == 1;
+#else
+	return false;
+#endif
+}
+
+/*
+ * Decrypts into buf (at most cap bytes) what OpenSSL holds and the socket has, one record per
+ * SSL_read(), reading the socket as seldom as it can: it goes on after a record only while OpenSSL holds
+ * more bytes already, or after a full-size record (a bulk transfer: the socket likely has more, and one
+ * read() that finds nothing costs less than another turn of the loop). Returns the bytes decrypted;
+ * *state says what comes next:
+ *   WEFT_TLS_WAIT        the socket is drained (or what OpenSSL holds is part of a record): wait for it;
+ *   WEFT_TLS_MORE        buf is full and OpenSSL still holds bytes the kernel no longer reports: call
+ *                        again without waiting for the socket;
+ *   WEFT_TLS_WANT_WRITE  OpenSSL must write first (a TLS 1.3 KeyUpdate answer, an alert) and the socket
+ *                        is full: call again once it is writable;
+ *   WEFT_TLS_END         the peer's close_notify, or its end of the stream without one;
+ *   WEFT_TLS_FAILED      a reset or a TLS error (the connection is unusable).
+ * END and FAILED may come with bytes decrypted before them; OpenSSL answers the same again on the next
+ * call. Pure C, no PHP, no warning; leaves OpenSSL's error queue empty.
+ */
+size_t weft_tls_conn_read(void *handle, char *buf, size_t cap, int *state)
+{
+#if WEFT_TLS_LAYOUT_KNOWN
+	SSL *ssl = handle;
+	size_t got = 0;
+	weft_tls_errors_cleared();
+	while (got < cap) {
+		size_t want = cap - got;
+		errno = 0;
+		int n = SSL_read(ssl, buf + got, want > INT_MAX ? INT_MAX : (int) want);
+		if (n > 0) {
+			got += (size_t) n;
+			if (SSL_has_pending(ssl) || n == SSL3_RT_MAX_PLAIN_LENGTH) {
+				continue;
+			}
+			*state = WEFT_TLS_WAIT;
+			return got;
+		}
+		int error = SSL_get_error(ssl, n);
+		switch (error) {
+			case SSL_ERROR_WANT_READ:
+				*state = WEFT_TLS_WAIT;
+				break;
+			case SSL_ERROR_WANT_WRITE:
+				*state = WEFT_TLS_WANT_WRITE;
+				break;
+			case SSL_ERROR_ZERO_RETURN:
+				*state = WEFT_TLS_END;
+				break;
+			case SSL_ERROR_SYSCALL:
+				/* errno 0: the peer's end without close_notify (SSL_OP_IGNORE_UNEXPECTED_EOF makes it a
+				 * ZERO_RETURN in OpenSSL 3; older ones report it here) */
+				*state = errno == 0 ? WEFT_TLS_END : WEFT_TLS_FAILED;
+				break;
+			default:
+				*state = WEFT_TLS_FAILED;
+		}
+		ERR_clear_error();
+		return got;
+	}
+	*state = SSL_has_pending(ssl) ? WEFT_TLS_MORE : WEFT_TLS_WAIT;
+	return got;
+#else
+	*state = WEFT_TLS_FAILED;
+	return 0;
+#endif
+}
+
+/*
+ * SSL_write() of len bytes (partial writes: whole records, as many as the socket takes). Returns the
+ * bytes taken (> 0), 0 when the socket is full (again later with the same bytes, or more of them: what
+ * OpenSSL requires of a retry; the moving-buffer mode lets the caller's string be another copy), or
+ * -errno when the connection is gone (-EPIPE for a TLS error, whose alert OpenSSL has sent if it could).
+ * SSL_ERROR_WANT_READ cannot come after the handshake: renegotiation is off in the native context
+ * (SSL_OP_NO_RENEGOTIATION) and TLS 1.3 writes never wait for the peer; it would answer 0 like a full
+ * socket. OpenSSL's socket BIO write()s without MSG_NOSIGNAL: a peer gone answers EPIPE and no signal
+ * because PHP's CLI ignores SIGPIPE, as for PHP's own TLS writes.
+ */
+zend_long weft_tls_conn_write(void *handle, const char *bytes, size_t len)
+{
+#if WEFT_TLS_LAYOUT_KNOWN
+	SSL *ssl = handle;
+	weft_tls_errors_cleared();
+	errno = 0;
+	int wrote = SSL_write(ssl, bytes, len > INT_MAX ? INT_MAX : (int) len);
+	if (wrote > 0) {
+		return wrote;
+	}
+	int error = SSL_get_error(ssl, wrote);
+	if (error == SSL_ERROR_WANT_WRITE || error == SSL_ERROR_WANT_READ) {
+		return 0;
+	}
+	int why = error == SSL_ERROR_SYSCALL && errno != 0 ? errno : EPIPE;
+	ERR_clear_error();
+	return -(zend_long) why;
+#else
+	return -EBADF;
 #endif
 }

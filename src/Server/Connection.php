@@ -53,9 +53,10 @@ final class Connection
     /** What the TLS handshake agreed (null: plain TCP). A native path hands such a connection to PHP's. */
     public ?\Weft\Socket\Tls\TlsSession $tls = null;
     /**
-     * With $tls: reads and writes go straight to OpenSSL (Weft\Ext\tlsRead()/tlsWrite(), for a stream the
-     * extension set up), not through PHP's stream layer, which costs a third as much again as the record
-     * itself for a small request. Off for good at the first stream they do not apply to.
+     * With $tls on the PHP stream path (the select loop, or a stream the native I/O does not take): reads
+     * and writes go straight to OpenSSL (Weft\Ext\tlsRead()/tlsWrite(), for a stream the extension set
+     * up), not through PHP's stream layer, which costs a third as much again as the record itself for a
+     * small request. Off for good at the first stream they do not apply to.
      */
     private bool $tlsDirect;
     private readonly string $readWatcher;
@@ -82,8 +83,9 @@ final class Connection
     private readonly \Closure $expire;
     /**
      * The socket's I/O in C (Weft\Ext\Conn: read(2) on readiness straight into received(), send(2) in
-     * flush()) for a plain connection on the native loop; null: the PHP stream's fread()/fwrite(), as
-     * always without the extension, for TLS, and with WEFT_NATIVE_HTTP=0.
+     * flush(); for TLS, SSL_read() and SSL_write() on the SSL of a stream the extension set up) on the
+     * native loop; null: the PHP stream's fread()/fwrite() (or tlsRead()/tlsWrite()), as always without
+     * the extension, on the select loop, and with WEFT_NATIVE_HTTP=0.
      */
     private readonly ?\Weft\Ext\Conn $io;
     /** Its descriptor, with $io. */
@@ -118,14 +120,28 @@ final class Connection
     ) {
         $this->tls = $tls;
         $this->tlsDirect = \function_exists('Weft\\Ext\\tlsRead');
-        $fd = $tls === null && self::nativeIo($driver) ? \Weft\Ext\Epoll::descriptorOf($stream) : null;
-        if ($fd !== null) {
+        $fd = self::nativeIo($driver) ? \Weft\Ext\Epoll::descriptorOf($stream) : null;
+        $io = null;
+        if ($fd !== null && $tls === null) {
             // Conn takes a copy of the descriptor and the PHP stream goes at once: nothing reads or writes
             // through it any more, and its buffers and state were a tenth of an idle connection's memory.
-            $this->io = new \Weft\Ext\Conn($driver, $fd, $this->received(...), true);
+            $io = new \Weft\Ext\Conn($driver, $fd, $this->received(...), true);
             \fclose($stream);
-            $this->fd = $this->io->fd();
-            $this->readWatcher = (string) $this->io->watcher();
+        } elseif ($fd !== null) {
+            // TLS, the handshake done: Conn reads and writes through the stream's SSL, and the stream keeps
+            // the SSL and the socket (no copy of the descriptor): close() closes Conn first, then the
+            // stream, whose close sends close_notify and frees the SSL, as on the PHP path. A stream the
+            // extension did not set up (PHP's own context) keeps the PHP path.
+            $io = new \Weft\Ext\Conn($driver, $fd, $this->received(...));
+            if (!$io->secure($stream)) {
+                $io->close();
+                $io = null;
+            }
+        }
+        if ($io !== null) {
+            $this->io = $io;
+            $this->fd = $io->fd();
+            $this->readWatcher = (string) $io->watcher();
         } else {
             $this->io = null;
             $this->fd = null;
@@ -419,7 +435,9 @@ final class Connection
         }
         $this->closed = true;
         if ($this->io !== null) {
-            $this->io->close(); // cancels its read watcher and closes its descriptor (the stream is long closed)
+            // Cancels its watchers; closes its descriptor when plain (the stream is long closed). Over TLS
+            // the stream below still holds the socket and the SSL.
+            $this->io->close();
         } else {
             $this->driver->cancel($this->readWatcher);
         }
@@ -459,7 +477,11 @@ final class Connection
             && ($phase !== Session::BUSY || $this->owner->readAhead);
         if ($read !== $this->reading) {
             $this->reading = $read;
-            $read ? $this->driver->enable($this->readWatcher) : $this->driver->disable($this->readWatcher);
+            if ($this->io !== null) {
+                $this->io->read($read); // over TLS, back on: what OpenSSL holds is read, the kernel cannot say
+            } else {
+                $read ? $this->driver->enable($this->readWatcher) : $this->driver->disable($this->readWatcher);
+            }
         }
         if ($this->outBytes > 0) {
             if ($this->armed !== self::SENDING) {
@@ -567,8 +589,8 @@ final class Connection
     }
 
     /**
-     * The native read watcher's callback (Weft\Ext\Conn): what one read(2) returned; '' at the end, false
-     * on an error. With frameRequests(), a read that is one whole request head comes with its Request too,
+     * The native read watcher's callback (Weft\Ext\Conn): what one read(2) returned (over TLS: what
+     * SSL_read() decrypted, up to 64 KiB); '' at the end, false on an error. With frameRequests(), a read that is one whole request head comes with its Request too,
      * which the session may take instead of parsing the bytes.
      */
     private function received(string|false $data, ?object $request = null): void
@@ -591,7 +613,7 @@ final class Connection
     {
         $this->eof = true;
         $this->reading = false;
-        $this->driver->disable($this->readWatcher);
+        $this->io !== null ? $this->io->read(false) : $this->driver->disable($this->readWatcher);
         $this->session->ended();
         $this->update();
     }
