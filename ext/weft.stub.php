@@ -364,6 +364,15 @@ namespace Weft\Ext {
 
         /** How many properties were resolved. */
         public function count(): int {}
+
+        /** Every property's value as a list, in the order of keys() (an uninitialized one has no index). */
+        public function snapshot(): array {}
+
+        /** Writes back what snapshot() returned: each index it has. */
+        public function restore(array $values): void {}
+
+        /** @return list<string> the key of each property, in the order of snapshot(). */
+        public function keys(): array {}
     }
 
     final class InotifyException extends \RuntimeException
