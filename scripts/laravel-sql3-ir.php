@@ -6,9 +6,9 @@
 //
 //   php -d extension=ext/modules/weft.so -d opcache.enable_cli=1 scripts/laravel-sql3-ir.php MODE REQUESTS [CONNS] [INSTANCES] [ROUTE]
 //
-// MODE sync: one request at a time (as a sync worker: the queries' waits may hold the loop); co: CONNS
+// MODE sync: one request at a time, the hooks off (as a sync worker: its queries block); co: CONNS
 // requests at once (default 100) over a pool of INSTANCES (default 16), with InstancePool's admission,
-// as a coroutine worker. Prints the requests served and the state switches made. By hand:
+// as a coroutine worker. Prints the requests served. By hand:
 //
 //   for n in 200 700; do valgrind --tool=callgrind --callgrind-out-file=/tmp/cg.co.$n php -d extension=ext/modules/weft.so \
 //       -d opcache.enable_cli=1 scripts/laravel-sql3-ir.php co $n; done      # then (Ir(700) - Ir(200)) / 500
@@ -19,6 +19,21 @@ declare(strict_types=1);
 
 $root = dirname(__DIR__);
 require $root . '/vendor/autoload.php';
+// WEFT_SRC (a src/ folder of another build, e.g. from `git archive REV src`): Weft's classes from there,
+// to compare two builds with the same harness and app.
+$src = getenv('WEFT_SRC');
+if (is_string($src) && $src !== '') {
+    // The app's own autoloader maps Weft\ too and registers itself first: load it now, then go before it.
+    require $root . '/var/fixtures/laravel-app/vendor/autoload.php';
+    spl_autoload_register(static function (string $class) use ($src): void {
+        if (str_starts_with($class, 'Weft\\')) {
+            $file = $src . '/' . str_replace('\\', '/', substr($class, 5)) . '.php';
+            if (is_file($file)) {
+                require $file;
+            }
+        }
+    }, true, true);
+}
 
 $mode = $argv[1] ?? 'co';
 $total = (int) ($argv[2] ?? 200);
@@ -35,7 +50,8 @@ foreach ([
     $_SERVER[$name] = $_ENV[$name] = $value;
 }
 Weft\Loop\Loop::reset(extension_loaded('weft') ? 'epoll' : 'select');
-if (extension_loaded('weft')) {
+// As `serve` does: the hooks are for coroutine mode; a sync worker's queries block.
+if (extension_loaded('weft') && $mode !== 'sync') {
     Weft\Hook\Hooks::enable();
 }
 $handler = require $root . '/var/fixtures/laravel-app/weft.php';
