@@ -168,11 +168,13 @@ ZEND_END_ARG_INFO()
 #define arginfo_class_Weft_Ext_StaticProperties_count arginfo_class_Weft_Ext_OutputStack_count
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_StaticProperties_snapshot, 0, 0, IS_ARRAY, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, previous, IS_ARRAY, 1, "null")
 ZEND_END_ARG_INFO()
 
 #define arginfo_class_Weft_Ext_StaticProperties_restore arginfo_class_Weft_Ext_StaticProperties_write
 
-#define arginfo_class_Weft_Ext_StaticProperties_keys arginfo_class_Weft_Ext_StaticProperties_snapshot
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_StaticProperties_keys, 0, 0, IS_ARRAY, 0)
+ZEND_END_ARG_INFO()
 
 #define arginfo_class_Weft_Ext_Inotify___construct arginfo_class_Weft_Ext_Epoll___construct
 

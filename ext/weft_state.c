@@ -227,15 +227,49 @@ ZEND_METHOD(Weft_Ext_StaticProperties, write)
 }
 
 /*
- * snapshot(): every property's value as a list, in the order of keys(): what a switch between two
+ * Whether $list is a whole list (snapshot() of this object) whose every element is the very value its
+ * property holds now: the same object or array, or an equal scalar.
+ */
+static bool weft_static_unchanged(const weft_static_properties *set, HashTable *list)
+{
+	if (!HT_IS_PACKED(list) || !HT_IS_WITHOUT_HOLES(list) || zend_hash_num_elements(list) != set->count) {
+		return false;
+	}
+	for (uint32_t i = 0; i < set->count; i++) {
+		zval *slot = weft_static_slot(&set->entries[i]);
+		ZVAL_DEREF(slot);
+		zval *kept = &list->arPacked[i];
+		if (Z_TYPE_P(slot) != Z_TYPE_P(kept)) {
+			return false;
+		}
+		if (Z_REFCOUNTED_P(slot) ? Z_COUNTED_P(slot) != Z_COUNTED_P(kept) : !zend_is_identical(slot, kept)) {
+			return false;
+		}
+	}
+	return true;
+}
+
+/*
+ * snapshot(?array $previous = null): every property's value as a list, in the order of keys(): what a switch between two
  * owners saves, without a key to hash per value (read() costs about a third more). A property not
- * initialized (a typed one without a default, not written yet) has no index.
+ * initialized (a typed one without a default, not written yet) has no index. $previous, the list this
+ * object made last time for the same owner, is returned again when nothing changed since (most switches:
+ * a request's coroutine resumed after a query runs to its next query without writing a followed static).
  */
 ZEND_METHOD(Weft_Ext_StaticProperties, snapshot)
 {
-	ZEND_PARSE_PARAMETERS_NONE();
+	HashTable *previous = NULL;
+	ZEND_PARSE_PARAMETERS_START(0, 1)
+		Z_PARAM_OPTIONAL
+		Z_PARAM_ARRAY_HT_OR_NULL(previous)
+	ZEND_PARSE_PARAMETERS_END();
 
 	weft_static_properties *set = weft_static_properties_from(Z_OBJ_P(ZEND_THIS));
+	if (previous != NULL && weft_static_unchanged(set, previous)) {
+		/* The same values as in the list given: that list again, nothing built or released. */
+		GC_TRY_ADDREF(previous);
+		RETURN_ARR(previous);
+	}
 	array_init_size(return_value, set->count);
 	if (set->count == 0) {
 		return;

@@ -97,7 +97,8 @@ final class StateSet
         }
         $current->values = $saved;
         if ($native !== null) {
-            $current->statics = $native->snapshot();
+            // What $current's coroutine did not change is not built again (its list from the last switch).
+            $current->statics = $native->snapshot($current->staticsOf === $native ? $current->statics : null);
             $current->staticsOf = $native;
             if ($this->statics !== null && $this->staticsOf !== $native) {
                 $this->name();

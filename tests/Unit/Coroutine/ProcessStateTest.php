@@ -256,6 +256,13 @@ final class ProcessStateTest extends CoroutineTestCase
             $other = $properties->snapshot();
             self::assertSame(['other', $object, 5], $other);
             self::assertTrue(array_is_list($other));
+            // Given the last list, the same list while nothing changed; a fresh one once something did.
+            self::assertSame($other, $properties->snapshot($other));
+            self::assertSame($other, $properties->snapshot(['other', $object]));
+            self::assertSame($other, $properties->snapshot($boot));
+            StaticFixture::$int = 6;
+            self::assertSame(['other', $object, 6], $properties->snapshot($other));
+            StaticFixture::$int = 5;
             $properties->restore($boot);
             self::assertSame('boot', StaticFixture::$public);
             self::assertNull(StaticFixture::hidden());
