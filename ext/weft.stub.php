@@ -397,6 +397,18 @@ namespace Weft\Ext {
 
         /** How many properties were resolved. */
         public function count(): int {}
+
+        /**
+         * Every property's value as a list, in the order of keys() (an uninitialized one has no index);
+         * $previous (an earlier snapshot()) itself when every value is still the one it holds.
+         */
+        public function snapshot(?array $previous = null): array {}
+
+        /** Writes back what snapshot() returned: each index it has. */
+        public function restore(array $values): void {}
+
+        /** @return list<string> the key of each property, in the order of snapshot(). */
+        public function keys(): array {}
     }
 
     final class InotifyException extends \RuntimeException

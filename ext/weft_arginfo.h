@@ -183,6 +183,15 @@ ZEND_END_ARG_INFO()
 
 #define arginfo_class_Weft_Ext_StaticProperties_count arginfo_class_Weft_Ext_OutputStack_count
 
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_StaticProperties_snapshot, 0, 0, IS_ARRAY, 0)
+	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, previous, IS_ARRAY, 1, "null")
+ZEND_END_ARG_INFO()
+
+#define arginfo_class_Weft_Ext_StaticProperties_restore arginfo_class_Weft_Ext_StaticProperties_write
+
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_StaticProperties_keys, 0, 0, IS_ARRAY, 0)
+ZEND_END_ARG_INFO()
+
 #define arginfo_class_Weft_Ext_Inotify___construct arginfo_class_Weft_Ext_Epoll___construct
 
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_class_Weft_Ext_Inotify_fd, 0, 0, IS_LONG, 1)
@@ -286,6 +295,9 @@ ZEND_METHOD(Weft_Ext_StaticProperties, __construct);
 ZEND_METHOD(Weft_Ext_StaticProperties, read);
 ZEND_METHOD(Weft_Ext_StaticProperties, write);
 ZEND_METHOD(Weft_Ext_StaticProperties, count);
+ZEND_METHOD(Weft_Ext_StaticProperties, snapshot);
+ZEND_METHOD(Weft_Ext_StaticProperties, restore);
+ZEND_METHOD(Weft_Ext_StaticProperties, keys);
 ZEND_METHOD(Weft_Ext_Inotify, __construct);
 ZEND_METHOD(Weft_Ext_Inotify, fd);
 ZEND_METHOD(Weft_Ext_Inotify, add);
@@ -364,6 +376,9 @@ static const zend_function_entry class_Weft_Ext_StaticProperties_methods[] = {
 	ZEND_ME(Weft_Ext_StaticProperties, read, arginfo_class_Weft_Ext_StaticProperties_read, ZEND_ACC_PUBLIC)
 	ZEND_ME(Weft_Ext_StaticProperties, write, arginfo_class_Weft_Ext_StaticProperties_write, ZEND_ACC_PUBLIC)
 	ZEND_ME(Weft_Ext_StaticProperties, count, arginfo_class_Weft_Ext_StaticProperties_count, ZEND_ACC_PUBLIC)
+	ZEND_ME(Weft_Ext_StaticProperties, snapshot, arginfo_class_Weft_Ext_StaticProperties_snapshot, ZEND_ACC_PUBLIC)
+	ZEND_ME(Weft_Ext_StaticProperties, restore, arginfo_class_Weft_Ext_StaticProperties_restore, ZEND_ACC_PUBLIC)
+	ZEND_ME(Weft_Ext_StaticProperties, keys, arginfo_class_Weft_Ext_StaticProperties_keys, ZEND_ACC_PUBLIC)
 	ZEND_FE_END
 };
 

@@ -486,9 +486,12 @@ final class Scheduler
     private function install(StateSet $state): void
     {
         $current = $this->installed;
-        $current?->save();
         $this->installed = $state;
-        $state->install($current);
+        if ($current === null) {
+            $state->install();
+        } else {
+            $state->replace($current);
+        }
     }
 
     /** The body of every pooled Fiber: run a coroutine, go back to the pool, wait for the next one. */

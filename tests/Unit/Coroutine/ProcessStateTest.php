@@ -237,6 +237,88 @@ final class ProcessStateTest extends CoroutineTestCase
         StaticFixture::reset();
     }
 
+    public function testTheExtensionSnapshotsAndRestoresByPosition(): void
+    {
+        if (!class_exists(\Weft\Ext\StaticProperties::class)) {
+            self::markTestSkipped('the weft extension is not loaded');
+        }
+        $properties = new \Weft\Ext\StaticProperties([
+            strtolower(StaticFixture::class) => ['p' => 'public', 'h' => 'hidden', 'i' => 'int'],
+            strtolower(UninitializedFixture::class) => ['n' => 'never'],
+        ]);
+        self::assertSame(['p', 'h', 'i', 'n'], $properties->keys());
+        try {
+            // Uninitialized: no index 3.
+            $boot = $properties->snapshot();
+            self::assertSame([0 => 'boot', 1 => null, 2 => 1], $boot);
+            $object = new \stdClass();
+            $properties->write(['p' => 'other', 'h' => $object, 'i' => 5]);
+            $other = $properties->snapshot();
+            self::assertSame(['other', $object, 5], $other);
+            self::assertTrue(array_is_list($other));
+            // Given the last list, the same list while nothing changed; a fresh one once something did.
+            self::assertSame($other, $properties->snapshot($other));
+            self::assertSame($other, $properties->snapshot(['other', $object]));
+            self::assertSame($other, $properties->snapshot($boot));
+            StaticFixture::$int = 6;
+            self::assertSame(['other', $object, 6], $properties->snapshot($other));
+            StaticFixture::$int = 5;
+            $properties->restore($boot);
+            self::assertSame('boot', StaticFixture::$public);
+            self::assertNull(StaticFixture::hidden());
+            self::assertSame(1, StaticFixture::$int);
+            $properties->restore($other);
+            self::assertSame($object, StaticFixture::hidden());
+            self::assertSame(5, StaticFixture::$int);
+            // Types are checked as write() checks them.
+            try {
+                $properties->restore([2 => 'not an int']);
+                self::fail('a value of the wrong type was restored');
+            } catch (\TypeError $e) {
+                self::assertStringContainsString('int', $e->getMessage());
+            }
+            self::assertSame(5, StaticFixture::$int);
+        } finally {
+            StaticFixture::reset();
+        }
+    }
+
+    public function testASwitchKeepsEachSetsValuesWhenTheFollowedSetGrowsInBetween(): void
+    {
+        // With the extension, a set keeps its static properties as the plan's list; a value followed
+        // after it was saved (a further instance's boot) rebuilds the plan, and the older list must still
+        // be installed by name.
+        ProcessState::followStatic(StaticFixture::class, 'int');
+        try {
+            StaticFixture::$int = 10;
+            StaticFixture::$public = 'a';
+            $a = StateSet::capture();
+            StaticFixture::$int = 20;
+            $b = StateSet::capture();
+            Scheduler::get()->bind($b);
+            ProcessState::followStatic(StaticFixture::class, 'public');
+            $b->put(StaticFixture::class . '::$public', 'b');
+            StaticFixture::$public = 'b';
+            Scheduler::get()->bind($a);
+            self::assertSame(10, StaticFixture::$int);
+            // $a was saved before $public was followed: left as it is.
+            self::assertSame('b', StaticFixture::$public);
+            StaticFixture::$public = 'a again';
+            Scheduler::get()->bind($b);
+            self::assertSame(20, StaticFixture::$int);
+            self::assertSame('b', StaticFixture::$public);
+            Scheduler::get()->bind($a);
+            self::assertSame(10, StaticFixture::$int);
+            self::assertSame('a again', StaticFixture::$public);
+            self::assertSame(20, $b->get(StaticFixture::class . '::$int'));
+        } finally {
+            Scheduler::get()->bind(null);
+            ProcessState::forget(StaticFixture::class . '::$int');
+            ProcessState::forget(StaticFixture::class . '::$public');
+            StaticFixture::reset();
+        }
+    }
+
     public function testTheSwitchIsTheSameWithAndWithoutTheExtension(): void
     {
         // Plain static properties go through the extension when it is loaded (ProcessState::plan()),
@@ -256,6 +338,12 @@ final class ProcessStateTest extends CoroutineTestCase
             StaticFixture::reset();
         }
     }
+}
+
+final class UninitializedFixture
+{
+    /** Never written by any test. */
+    public static string $never;
 }
 
 final class StaticFixture

@@ -1,0 +1,93 @@
+<?php
+
+// A Laravel `/sql3` request (three queries through the hooked PDO to MariaDB) through Weft's real bridge,
+// in one process, without HTTP: for callgrind, so that two runs that differ only in their request count
+// give the instructions of one steady-state request (boot and warm-up cancel out).
+//
+//   php -d extension=ext/modules/weft.so -d opcache.enable_cli=1 scripts/laravel-sql3-ir.php MODE REQUESTS [CONNS] [INSTANCES] [ROUTE]
+//
+// MODE sync: one request at a time, the hooks off (as a sync worker: its queries block); co: CONNS
+// requests at once (default 100) over a pool of INSTANCES (default 16), with InstancePool's admission,
+// as a coroutine worker. Prints the requests served. By hand:
+//
+//   for n in 200 700; do valgrind --tool=callgrind --callgrind-out-file=/tmp/cg.co.$n php -d extension=ext/modules/weft.so \
+//       -d opcache.enable_cli=1 scripts/laravel-sql3-ir.php co $n; done      # then (Ir(700) - Ir(200)) / 500
+//
+// Needs the fixtures (scripts/fixtures.sh) and MariaDB (scripts/services.sh); `bash scripts/laravel-sql3-ir.sh`
+// runs both modes.
+declare(strict_types=1);
+
+$root = dirname(__DIR__);
+require $root . '/vendor/autoload.php';
+// WEFT_SRC (a src/ folder of another build, e.g. from `git archive REV src`): Weft's classes from there,
+// to compare two builds with the same harness and app.
+$src = getenv('WEFT_SRC');
+if (is_string($src) && $src !== '') {
+    // The app's own autoloader maps Weft\ too and registers itself first: load it now, then go before it.
+    require $root . '/var/fixtures/laravel-app/vendor/autoload.php';
+    spl_autoload_register(static function (string $class) use ($src): void {
+        if (str_starts_with($class, 'Weft\\')) {
+            $file = $src . '/' . str_replace('\\', '/', substr($class, 5)) . '.php';
+            if (is_file($file)) {
+                require $file;
+            }
+        }
+    }, true, true);
+}
+
+$mode = $argv[1] ?? 'co';
+$total = (int) ($argv[2] ?? 200);
+$conns = $mode === 'sync' ? 1 : (int) ($argv[3] ?? 100);
+$instances = $mode === 'sync' ? 1 : (int) ($argv[4] ?? 16);
+$route = $argv[5] ?? '/sql3';
+const WARM_UP = 100;
+
+foreach ([
+    'WEFT_APP_INSTANCES' => (string) $instances, 'APP_ENV' => 'production', 'APP_DEBUG' => '0', 'WEFT_LEAK_WARNINGS' => '0',
+    'DB_CONNECTION' => 'mysql', 'DB_URL' => getenv('WEFT_SQL3_URL') ?: 'mysql://weft:weft@127.0.0.1:13306/weft',
+] as $name => $value) {
+    putenv("$name=$value");
+    $_SERVER[$name] = $_ENV[$name] = $value;
+}
+Weft\Loop\Loop::reset(extension_loaded('weft') ? 'epoll' : 'select');
+// As `serve` does: the hooks are for coroutine mode; a sync worker's queries block.
+if (extension_loaded('weft') && $mode !== 'sync') {
+    Weft\Hook\Hooks::enable();
+}
+$handler = require $root . '/var/fixtures/laravel-app/weft.php';
+
+$writer = new class () implements Weft\Http\Message\BodyWriter {
+    public int $bytes = 0;
+
+    public function write(string $chunk): void
+    {
+        $this->bytes += strlen($chunk);
+    }
+};
+
+$served = 0;
+$failed = 0;
+$run = static function (int $count) use ($handler, $writer, $conns, $route, &$served, &$failed): void {
+    $left = $count;
+    $group = [];
+    for ($c = 0; $c < $conns; $c++) {
+        $group[] = Weft\go(static function () use ($handler, $writer, $route, &$left, &$served, &$failed): void {
+            while ($left > 0) {
+                --$left;
+                $response = $handler(new Weft\Http\Message\Request('GET', $route, "\r\nHost: localhost"));
+                if ($response->isStreamed()) {
+                    ($response->producer())($writer);
+                }
+                $response->status() === 200 ? ++$served : ++$failed;
+            }
+        });
+    }
+    foreach ($group as $coroutine) {
+        $coroutine->join();
+    }
+};
+Weft\run(static function () use ($run, $total): void {
+    $run(WARM_UP);
+    $run($total);
+});
+fprintf(STDERR, "%s: %d requests served after %d of warm-up, %d failed, %d bytes\n", $mode, $served - WARM_UP, WARM_UP, $failed, $writer->bytes);
