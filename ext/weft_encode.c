@@ -29,18 +29,7 @@
 #include "zend_exceptions.h"
 #include "zend_interfaces.h"
 
-/* RFC 9110 tchar: the bytes of a field name. */
-static const unsigned char weft_encode_tchar[256] = {
-	['!'] = 1, ['#'] = 1, ['$'] = 1, ['%'] = 1, ['&'] = 1, ['\''] = 1, ['*'] = 1, ['+'] = 1, ['-'] = 1,
-	['.'] = 1, ['^'] = 1, ['_'] = 1, ['`'] = 1, ['|'] = 1, ['~'] = 1,
-	['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1, ['8'] = 1, ['9'] = 1,
-	['A'] = 1, ['B'] = 1, ['C'] = 1, ['D'] = 1, ['E'] = 1, ['F'] = 1, ['G'] = 1, ['H'] = 1, ['I'] = 1,
-	['J'] = 1, ['K'] = 1, ['L'] = 1, ['M'] = 1, ['N'] = 1, ['O'] = 1, ['P'] = 1, ['Q'] = 1, ['R'] = 1,
-	['S'] = 1, ['T'] = 1, ['U'] = 1, ['V'] = 1, ['W'] = 1, ['X'] = 1, ['Y'] = 1, ['Z'] = 1,
-	['a'] = 1, ['b'] = 1, ['c'] = 1, ['d'] = 1, ['e'] = 1, ['f'] = 1, ['g'] = 1, ['h'] = 1, ['i'] = 1,
-	['j'] = 1, ['k'] = 1, ['l'] = 1, ['m'] = 1, ['n'] = 1, ['o'] = 1, ['p'] = 1, ['q'] = 1, ['r'] = 1,
-	['s'] = 1, ['t'] = 1, ['u'] = 1, ['v'] = 1, ['w'] = 1, ['x'] = 1, ['y'] = 1, ['z'] = 1,
-};
+/* Field names are RFC 9110 tokens: weft_tchar (weft_http.c), the parser's own table. */
 
 /* HeaderField::VALUE refuses these: every control byte but tab, and DEL. */
 static zend_always_inline bool weft_encode_bad_value_byte(unsigned char c)
@@ -232,6 +221,19 @@ static zend_always_inline bool weft_encode_scalar(zval *value, size_t *length)
 	return false;
 }
 
+/* A field's name: its string key, or the digits of an integer key (PHP turns a name like "123" into one). */
+static zend_always_inline const char *weft_encode_field_name(zend_string *key, zend_ulong index, char buf[MAX_LENGTH_OF_LONG + 1], size_t *length)
+{
+	if (key != NULL) {
+		*length = ZSTR_LEN(key);
+		return ZSTR_VAL(key);
+	}
+	char *end = buf + MAX_LENGTH_OF_LONG;
+	const char *name = weft_encode_long(end, (zend_long) index);
+	*length = (size_t) (end - name);
+	return name;
+}
+
 static zend_always_inline char *weft_encode_put(char *out, const char *bytes, size_t length)
 {
 	memcpy(out, bytes, length);
@@ -319,16 +321,8 @@ PHP_FUNCTION(weft_encode_response)
 	zval *value;
 	char name_buf[MAX_LENGTH_OF_LONG + 1];
 	ZEND_HASH_FOREACH_KEY_VAL(headers, index, key, value) {
-		const char *name;
 		size_t name_length;
-		if (key != NULL) {
-			name = ZSTR_VAL(key);
-			name_length = ZSTR_LEN(key);
-		} else {
-			char *end = name_buf + sizeof(name_buf) - 1;
-			name = weft_encode_long(end, (zend_long) index);
-			name_length = (size_t) (end - name);
-		}
+		const char *name = weft_encode_field_name(key, index, name_buf, &name_length);
 		int managed = weft_encode_managed(name, name_length);
 		if (managed == WEFT_FIELD_REFUSED) {
 			RETURN_NULL();
@@ -356,7 +350,7 @@ PHP_FUNCTION(weft_encode_response)
 				RETURN_NULL();
 			}
 			for (size_t i = 0; i < name_length; i++) {
-				if (!weft_encode_tchar[(unsigned char) name[i]]) {
+				if (!weft_tchar[(unsigned char) name[i]]) {
 					RETURN_NULL();
 				}
 			}
@@ -403,16 +397,8 @@ PHP_FUNCTION(weft_encode_response)
 		out = weft_encode_put(out, "\r\n", 2);
 	}
 	ZEND_HASH_FOREACH_KEY_VAL(headers, index, key, value) {
-		const char *name;
 		size_t name_length;
-		if (key != NULL) {
-			name = ZSTR_VAL(key);
-			name_length = ZSTR_LEN(key);
-		} else {
-			char *end = name_buf + sizeof(name_buf) - 1;
-			name = weft_encode_long(end, (zend_long) index);
-			name_length = (size_t) (end - name);
-		}
+		const char *name = weft_encode_field_name(key, index, name_buf, &name_length);
 		if (name_length == 14 && weft_encode_managed(name, name_length) == WEFT_FIELD_LENGTH) {
 			continue;
 		}

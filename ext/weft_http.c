@@ -27,8 +27,8 @@
 #include "php_weft.h"
 #include "zend_exceptions.h"
 
-/* RFC 9110 tchar: the bytes of methods and field names. */
-static const unsigned char weft_tchar[256] = {
+/* RFC 9110 tchar: the bytes of methods and field names (the response encoder's too: php_weft.h). */
+const unsigned char weft_tchar[256] = {
 	['!'] = 1, ['#'] = 1, ['$'] = 1, ['%'] = 1, ['&'] = 1, ['\''] = 1, ['*'] = 1, ['+'] = 1, ['-'] = 1,
 	['.'] = 1, ['^'] = 1, ['_'] = 1, ['`'] = 1, ['|'] = 1, ['~'] = 1,
 	['0'] = 1, ['1'] = 1, ['2'] = 1, ['3'] = 1, ['4'] = 1, ['5'] = 1, ['6'] = 1, ['7'] = 1, ['8'] = 1, ['9'] = 1,
