@@ -4,7 +4,7 @@
 #   bash scripts/ext-memcheck.sh tests/Unit/Hook # any PHPUnit arguments
 # Exit code 1 when valgrind reports an invalid read/write, a use of uninitialised memory or an invalid
 # free (leaks are not counted: PHP keeps memory until exit on purpose), other than the noise of Fiber
-# stack switching (see below). The full report goes to var/memcheck.log. Zend's allocator is turned off (USE_ZEND_ALLOC=0) so that every
+# stack switching (see below). The full report goes to var/memcheck.log (or $WEFT_MEMCHECK_LOG). Zend's allocator is turned off (USE_ZEND_ALLOC=0) so that every
 # emalloc is visible to valgrind, and PCRE's JIT (whose vector reads valgrind misreports) is off.
 set -euo pipefail
 
@@ -15,7 +15,7 @@ SO="$(bash scripts/build-ext.sh)"
 bash scripts/services.sh start >/dev/null
 eval "$(bash scripts/services.sh env)"
 mkdir -p var
-LOG="$ROOT/var/memcheck.log"
+LOG="${WEFT_MEMCHECK_LOG:-$ROOT/var/memcheck.log}"
 args=("$@")
 if [ ${#args[@]} -eq 0 ]; then
     args=(tests/Unit/Hook tests/Integration/Hook/IdlePollTest.php tests/Unit/Loop/NativeDriverTest.php tests/Unit/Http/Parser/NativeHeadTest.php tests/Unit/Http/Parser/NativeRequestParserTest.php tests/Unit/Http/Parser/NativeRequestTest.php tests/Unit/Server/NativeConnTest.php tests/Unit/Http/Fuzz/EncoderOracleTest.php tests/Unit/Server/Watch tests/Unit/Coroutine/OutputBuffersTest.php tests/Unit/Coroutine/ProcessStateTest.php tests/Unit/Socket/Tls/NativeTlsTest.php)
