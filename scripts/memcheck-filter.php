@@ -79,10 +79,10 @@ function weft_memcheck_records(string $log): array
     return $records;
 }
 
-/** Whether a frame line is code of ours: a weft_*.c source line or a Weft method or function. */
+/** Whether a frame line is code of ours: a weft_*.c source line, a Weft method or function, weft.so. */
 function weft_memcheck_is_weft_frame(string $line): bool
 {
-    return (bool) preg_match('/^\s+(at|by) 0x[0-9A-Fa-f]+: (zim_Weft|zif_weft|weft_)|\(weft_[a-z_]*\.c:\d+\)/', $line);
+    return (bool) preg_match('/^\s+(at|by) 0x[0-9A-Fa-f]+: (zim_Weft|zif_weft|weft_)|\(weft_[a-z0-9_]*\.c:\d+\)|\(in \S*\/weft\.so\)/', $line);
 }
 
 /**
