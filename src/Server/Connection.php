@@ -8,6 +8,7 @@ use Weft\Coroutine\Coroutine;
 use Weft\Coroutine\Scheduler;
 use Weft\Loop\Driver;
 use Weft\Server\Internal\Deadlines;
+use Weft\Server\Internal\Expiring;
 use Weft\Socket\ConnectionClosed;
 use Weft\Socket\Errno;
 
@@ -25,7 +26,7 @@ use Weft\Socket\Errno;
  * closed. Timers (head, body, idle, send) follow the phase the Session reports; none runs while the
  * application does.
  */
-final class Connection
+final class Connection implements Expiring
 {
     /** Unsent output above which the connection stops reading and running pipelined requests. */
     public const HIGH_WATER = 1 << 20;
@@ -80,7 +81,6 @@ final class Connection
     private bool $stalled = false;
     /** Loop time since when unsent output has waited without a byte taken by the peer; 0.0: none waits. */
     private float $stalledSince = 0.0;
-    private readonly \Closure $expire;
     /**
      * The socket's I/O in C (Weft\Ext\Conn: read(2) on readiness straight into received(), send(2) in
      * flush(); for TLS, SSL_read() and SSL_write() on the SSL of a stream the extension set up) on the
@@ -147,7 +147,6 @@ final class Connection
             $this->fd = null;
             $this->readWatcher = $driver->onReadable($stream, $this->onReadable(...));
         }
-        $this->expire = $this->expired(...);
     }
 
     /**
@@ -558,7 +557,7 @@ final class Connection
     private function arm(int $kind, float $seconds): void
     {
         $this->armed = $kind;
-        $this->deadlines->arm($this->id, $seconds, $this->expire);
+        $this->deadlines->arm($this->id, $seconds, $this);
     }
 
     private function onReadable(): void
@@ -623,7 +622,8 @@ final class Connection
         $this->flush();
     }
 
-    private function expired(): void
+    /** @internal the armed deadline passed (Deadlines, which calls this object rather than a Closure of it) */
+    public function expired(): void
     {
         $kind = $this->armed;
         $this->armed = self::NONE;

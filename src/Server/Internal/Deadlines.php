@@ -22,7 +22,7 @@ final class Deadlines
     private array $slots = [];
     /** @var array<int, int> key => its slot */
     private array $slotOf = [];
-    /** @var array<int, \Closure(): void> */
+    /** @var array<int, (\Closure(): void)|Expiring> */
     private array $callbacks = [];
     private int $swept;
     private ?string $timer = null;
@@ -32,8 +32,11 @@ final class Deadlines
         $this->swept = (int) \floor($driver->now() / self::RESOLUTION);
     }
 
-    /** Arms (or moves) the deadline of $key to $seconds from now; $onExpire runs once when it passes. */
-    public function arm(int $key, float $seconds, \Closure $onExpire): void
+    /**
+     * Arms (or moves) the deadline of $key to $seconds from now; $onExpire runs once when it passes (an
+     * Expiring: its expired()).
+     */
+    public function arm(int $key, float $seconds, \Closure|Expiring $onExpire): void
     {
         // Never into a slot already swept (a callback re-arming during a sweep): it would never fire.
         // The loop's time of this tick: precise enough for 0.1 s slots, and no clock read per request.
@@ -89,7 +92,7 @@ final class Deadlines
                 }
                 $callback = $this->callbacks[$key];
                 unset($this->slotOf[$key], $this->callbacks[$key]);
-                $callback();
+                $callback instanceof Expiring ? $callback->expired() : $callback();
             }
         }
         $this->swept = \max($this->swept, $now);
