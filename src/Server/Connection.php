@@ -7,7 +7,6 @@ namespace Weft\Server;
 use Weft\Coroutine\Coroutine;
 use Weft\Coroutine\Scheduler;
 use Weft\Loop\Driver;
-use Weft\Server\Internal\Deadlines;
 use Weft\Server\Internal\Expiring;
 use Weft\Socket\ConnectionClosed;
 use Weft\Socket\Errno;
@@ -88,8 +87,6 @@ final class Connection implements Expiring
      * the extension, on the select loop, and with WEFT_NATIVE_HTTP=0.
      */
     private readonly ?\Weft\Ext\Conn $io;
-    /** Its descriptor, with $io. */
-    private readonly ?int $fd;
     /** Whether plain connections on the native loop use Weft\Ext\Conn; null until first asked. */
     private static ?bool $nativeIo = null;
     /**
@@ -104,7 +101,6 @@ final class Connection implements Expiring
      * @param resource $stream a non-blocking accepted socket
      * @param Dispatcher $dispatcher where the session hands its complete requests (Dispatcher::dispatch()):
      *        the request's one way to the application
-     * @param Deadlines $deadlines the worker's read, idle and send timers, one per connection (by $id)
      */
     public function __construct(
         public readonly int $id,
@@ -115,7 +111,6 @@ final class Connection implements Expiring
         private Timeouts $timeouts,
         private readonly OutputBudget $output,
         public readonly Dispatcher $dispatcher,
-        private readonly Deadlines $deadlines,
         ?\Weft\Socket\Tls\TlsSession $tls = null,
     ) {
         $this->tls = $tls;
@@ -140,11 +135,9 @@ final class Connection implements Expiring
         }
         if ($io !== null) {
             $this->io = $io;
-            $this->fd = $io->fd();
             $this->readWatcher = (string) $io->watcher();
         } else {
             $this->io = null;
-            $this->fd = null;
             $this->readWatcher = $driver->onReadable($stream, $this->onReadable(...));
         }
     }
@@ -181,8 +174,9 @@ final class Connection implements Expiring
         if ($this->tls !== null) {
             return null; // bytes written past OpenSSL would be garbage to the client
         }
-        if ($this->fd !== null) {
-            return $this->fd;
+        if ($this->io !== null) {
+            $fd = $this->io->fd();
+            return $fd >= 0 ? $fd : null; // closed: no number that may be another socket's by now
         }
         return \class_exists(\Weft\Ext\Epoll::class, false) ? \Weft\Ext\Epoll::descriptorOf($this->stream) : null;
     }
@@ -340,8 +334,8 @@ final class Connection implements Expiring
                 if ($this->writeWatcher === null) {
                     // With the native I/O, on the descriptor like its read watcher: one registration of it
                     // in the loop, never a second one for the same descriptor through its stream.
-                    $this->writeWatcher = $this->fd !== null
-                        ? $this->driver->onWritableFd($this->fd, $this->onWritable(...))
+                    $this->writeWatcher = $this->io !== null
+                        ? $this->driver->onWritableFd($this->io->fd(), $this->onWritable(...))
                         : $this->driver->onWritable($this->stream, $this->onWritable(...));
                 } else {
                     $this->driver->enable($this->writeWatcher);
@@ -444,7 +438,7 @@ final class Connection implements Expiring
             $this->driver->cancel($this->writeWatcher);
         }
         if ($this->armed !== self::NONE) {
-            $this->deadlines->disarm($this->id);
+            $this->owner->deadlines->disarm($this->id);
         }
         if (\is_resource($this->stream)) {
             \fclose($this->stream);
@@ -496,7 +490,7 @@ final class Connection implements Expiring
             case Session::MULTIPLEXING:
                 if ($this->armed !== self::NONE) {
                     $this->armed = self::NONE;
-                    $this->deadlines->disarm($this->id);
+                    $this->owner->deadlines->disarm($this->id);
                 }
                 return;
             case Session::HEAD:
@@ -557,7 +551,7 @@ final class Connection implements Expiring
     private function arm(int $kind, float $seconds): void
     {
         $this->armed = $kind;
-        $this->deadlines->arm($this->id, $seconds, $this);
+        $this->owner->deadlines->arm($this->id, $seconds, $this);
     }
 
     private function onReadable(): void
