@@ -59,7 +59,8 @@ final class Connection implements Expiring
      * small request. Off for good at the first stream they do not apply to.
      */
     private bool $tlsDirect;
-    private readonly string $readWatcher;
+    /** The PHP stream's read watcher; null with $io, which reads, pauses and cancels its own (no id string kept per connection). */
+    private readonly ?string $readWatcher;
     private ?string $writeWatcher = null;
     private bool $reading = true;
     private bool $writing = false;
@@ -135,7 +136,7 @@ final class Connection implements Expiring
         }
         if ($io !== null) {
             $this->io = $io;
-            $this->readWatcher = (string) $io->watcher();
+            $this->readWatcher = null;
         } else {
             $this->io = null;
             $this->readWatcher = $driver->onReadable($stream, $this->onReadable(...));
@@ -305,7 +306,13 @@ final class Connection implements Expiring
             if ($written === $left) {
                 // The budget counts memory: a piece is held whole until its last byte is out.
                 $output->held -= \strlen($piece);
-                \array_shift($this->out);
+                if ($this->outBytes === 0) {
+                    // The last piece: the shared empty array, not an emptied one of its own (an idle
+                    // connection held ~200 bytes of it), and no array_shift() for the usual answer.
+                    $this->out = [];
+                } else {
+                    \array_shift($this->out);
+                }
                 $this->outOffset = 0;
                 continue;
             }
