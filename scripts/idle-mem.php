@@ -7,6 +7,7 @@
 // the baseline is taken.
 //
 //   php -d extension=ext/modules/weft.so scripts/idle-mem.php [N] [LOOP]       (WEFT_NATIVE_HTTP=0: the PHP path)
+//   php scripts/idle-mem.php 400 select                                           (no extension: under 1024 descriptors)
 declare(strict_types=1);
 
 require dirname(__DIR__) . '/vendor/autoload.php';
@@ -24,8 +25,7 @@ $logger = new NullLogger();
 $connections = new Connections(new HttpProtocol($app, $logger), new Dispatcher($driver, $logger), $driver, $logger, 100000);
 $request = "GET / HTTP/1.1\r\nHost: localhost:8080\r\nUser-Agent: wrk\r\nAccept: */*\r\n\r\n";
 
-// Warm up: one connection through a whole request, so that every class and static is loaded before the baseline.
-$warm = static function (int $count) use ($connections, $driver, $request): array {
+$pairs = static function (int $count): array {
     $pairs = [];
     for ($i = 0; $i < $count; $i++) {
         $pairs[] = stream_socket_pair(STREAM_PF_UNIX, STREAM_SOCK_STREAM, STREAM_IPPROTO_IP);
@@ -36,6 +36,7 @@ $serve = static function (array $pairs) use ($connections, $driver, $request): v
     $answered = 0;
     foreach ($pairs as [$server, $client]) {
         stream_set_blocking($client, false);
+        // One literal for every peer: a real worker also holds each peer's own address string (~40 B).
         $connections->add($server, '127.0.0.1:5000');
         fwrite($client, $request);
     }
@@ -52,11 +53,13 @@ $serve = static function (array $pairs) use ($connections, $driver, $request): v
     }
     $driver->run();
 };
-$serve($warm(1));
-$pairs = $warm($n);
+// Warm up: one connection through a whole request, so that every class and static is loaded before the baseline.
+$serve($pairs(1));
+$pairs = $pairs($n);
 gc_collect_cycles();
 $before = memory_get_usage();
 $serve($pairs);
 gc_collect_cycles();
 $after = memory_get_usage();
-printf("%s %d idle connections: %d B each (native http %s)\n", $driver->name(), $n, intdiv($after - $before, $n), getenv('WEFT_NATIVE_HTTP') === '0' ? 'off' : 'on');
+$path = !class_exists(Weft\Ext\Conn::class, false) ? 'no extension' : (getenv('WEFT_NATIVE_HTTP') === '0' ? 'WEFT_NATIVE_HTTP=0' : 'extension');
+printf("%s %d idle connections: %d B each (%s)\n", $driver->name(), $n, intdiv($after - $before, $n), $path);
