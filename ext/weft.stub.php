@@ -57,13 +57,14 @@ namespace Weft\Ext {
     /**
      * A connection's socket I/O on the native loop (weft_conn.c): a read watcher whose C handler
      * reads at most 65536 bytes on readiness and calls $onData with them ('' at the end of stream, false on
-     * a read error); write() sends with send(2). The descriptor stays the caller's. Over TLS (secure()):
+     * a read error): a Closure, or an object's public method received(); write() sends with send(2). The descriptor stays the caller's. Over TLS (secure()):
      * SSL_read() and SSL_write() through the SSL of the caller's stream.
      */
     final class Conn
     {
         /** @param bool $own take a copy of the descriptor (dup()), closed with this object: the caller may close its stream at once */
-        public function __construct(Loop $loop, int $fd, \Closure $onData, bool $own = false) {}
+        /** @param object $onData a Closure, or an object whose public received() is called (no Closure per connection) */
+        public function __construct(Loop $loop, int $fd, object $onData, bool $own = false) {}
 
         /** The descriptor read and written (its copy with $own), -1 once closed. */
         public function fd(): int {}

@@ -166,7 +166,7 @@ static void weft_conn_free(zend_object *object)
 	zend_object_std_dtor(object);
 }
 
-/* The watcher's closure is the only reference the cycle collector cannot see through the loop: report it. */
+/* The watcher's callback (a Closure, or the object itself) is the only reference the cycle collector cannot see through the loop: report it. */
 static HashTable *weft_conn_get_gc(zend_object *object, zval **table, int *n)
 {
 	weft_conn *conn = weft_conn_from(object);
@@ -337,7 +337,7 @@ PHP_METHOD(Weft_Ext_Conn, __construct)
 	ZEND_PARSE_PARAMETERS_START(3, 4)
 		Z_PARAM_OBJECT(loop_object)
 		Z_PARAM_LONG(fd)
-		Z_PARAM_OBJECT_OF_CLASS(on_data, zend_ce_closure)
+		Z_PARAM_OBJECT(on_data)
 		Z_PARAM_OPTIONAL
 		Z_PARAM_BOOL(own)
 	ZEND_PARSE_PARAMETERS_END();
@@ -354,6 +354,18 @@ PHP_METHOD(Weft_Ext_Conn, __construct)
 	if (conn->io != NULL || conn->fd >= 0) {
 		zend_throw_error(NULL, "Weft\\Ext\\Conn is already constructed");
 		RETURN_THROWS();
+	}
+	/* A Closure is called as it is; any other object through its public method received(), found here
+	 * once per connection (one hash lookup): the object is its own callback, where a Closure bound to
+	 * its method cost every idle connection almost 400 bytes. */
+	zend_function *method = NULL;
+	if (Z_OBJCE_P(on_data) != zend_ce_closure) {
+		zend_class_entry *ce = Z_OBJCE_P(on_data);
+		method = zend_hash_str_find_ptr(&ce->function_table, "received", sizeof("received") - 1);
+		if (method == NULL || !(method->common.fn_flags & ZEND_ACC_PUBLIC) || (method->common.fn_flags & ZEND_ACC_STATIC)) {
+			zend_argument_type_error(3, "must be a Closure or an object with a public method received(), %s given", ZSTR_VAL(ce->name));
+			RETURN_THROWS();
+		}
 	}
 	int descriptor = (int) fd;
 	if (own) {
@@ -376,7 +388,14 @@ PHP_METHOD(Weft_Ext_Conn, __construct)
 	io->remote = NULL;
 	io->max_header_bytes = io->max_target_bytes = io->max_header_count = 0;
 	ZVAL_COPY(&io->on_data, on_data);
-	(void) zend_is_callable_ex(on_data, NULL, 0, NULL, &io->fcc, NULL);
+	if (method != NULL) {
+		io->fcc.function_handler = method;
+		io->fcc.object = Z_OBJ_P(on_data);
+		io->fcc.called_scope = Z_OBJCE_P(on_data);
+		io->fcc.calling_scope = Z_OBJCE_P(on_data);
+	} else {
+		(void) zend_is_callable_ex(on_data, NULL, 0, NULL, &io->fcc, NULL);
+	}
 	conn->fd = descriptor;
 	conn->owns = own;
 	conn->io = io;
@@ -575,7 +594,7 @@ PHP_METHOD(Weft_Ext_Conn, close)
 ZEND_BEGIN_ARG_INFO_EX(arginfo_weft_conn_construct, 0, 0, 3)
 	ZEND_ARG_OBJ_INFO(0, loop, Weft\\Ext\\Loop, 0)
 	ZEND_ARG_TYPE_INFO(0, fd, IS_LONG, 0)
-	ZEND_ARG_OBJ_INFO(0, onData, Closure, 0)
+	ZEND_ARG_TYPE_INFO(0, onData, IS_OBJECT, 0)
 	ZEND_ARG_TYPE_INFO_WITH_DEFAULT_VALUE(0, own, _IS_BOOL, 0, "false")
 ZEND_END_ARG_INFO()
 

@@ -50,12 +50,18 @@ final class RequestParser
     private ?HttpError $error = null;
     /** @var array{0: string, 1: string, 2: string}|null method, target, version of the request that failed, if its line was read */
     private ?array $failedLine = null;
-    /** Judges an incomplete head byte by byte, so that it fails at its first invalid byte. */
-    private readonly HeadScanner $scanner;
+    /**
+     * Judges an incomplete head byte by byte, so that it fails at its first invalid byte. Made when a head
+     * is first judged incomplete and dropped when that head is consumed: the usual head, complete in one
+     * read, never needs one, and an idle connection holds none.
+     */
+    private ?HeadScanner $scanner = null;
     /** How much of a head the scanner judges early: below every size limit, so that it never outranks one. */
     private readonly int $earlyBytes;
-    /** Whether the scanner holds state for the current head (reset only then: the hot path never uses it). */
+    /** Whether the scanner holds state for the current head (dropped only then: the hot path never uses it). */
     private bool $scanning = false;
+    /** @var array<int, string> the head pattern per header count limit: one string for all parsers, not one each */
+    private static array $headPatterns = [];
     /** Whether this parser offers complete heads to Weft\Ext\parseHead() first. */
     private readonly bool $native;
     /** Whether it offers them to Weft\Ext\parseRequest(), which answers the usual one with its Request. */
@@ -76,12 +82,11 @@ final class RequestParser
     public function __construct(?Limits $limits = null, private readonly ?string $remoteAddress = null, ?bool $native = null)
     {
         $this->limits = $limits ?? new Limits();
-        $this->scanner = new HeadScanner($this->limits);
         $this->earlyBytes = min($this->limits->maxHeaderBytes, $this->limits->maxTargetBytes);
         $this->native = $native === null ? self::nativeHead() : $native && \function_exists('Weft\Ext\parseHead');
         $this->nativeBuilds = $this->native && self::nativeRequest();
-        $this->headPattern = '/\G(' . HeaderBlock::TOKEN . '++) ([^\x00-\x20\x7f]++) HTTP\/(1\.[01])('
-            . Syntax::fields($this->limits->maxHeaderCount) . ')\r\n\r\n/';
+        $this->headPattern = self::$headPatterns[$this->limits->maxHeaderCount] ??= '/\G(' . HeaderBlock::TOKEN
+            . '++) ([^\x00-\x20\x7f]++) HTTP\/(1\.[01])(' . Syntax::fields($this->limits->maxHeaderCount) . ')\r\n\r\n/';
     }
 
     /**
@@ -221,6 +226,16 @@ final class RequestParser
     }
 
     /**
+     * Whether this parser holds nothing at all: no byte, no request under way, no error and no interim
+     * answer owed. Such a parser is interchangeable with a new one (HttpSession drops it while idle).
+     */
+    public function isEmpty(): bool
+    {
+        return $this->offset === \strlen($this->buffer) && $this->pending === null && $this->error === null
+            && !$this->continueDue && !$this->scanning;
+    }
+
+    /**
      * The current request's head is complete and its body is still arriving: a body only has to keep
      * moving (idle timeout), where a head must be complete within the header timeout.
      */
@@ -270,7 +285,7 @@ final class RequestParser
                 if ($head instanceof Request) {
                     // The head was the whole rest of the buffer (consumedTo() its end).
                     if ($this->scanning) {
-                        $this->scanner->reset();
+                        $this->scanner = null;
                         $this->scanning = false;
                     }
                     $this->buffer = '';
@@ -304,7 +319,7 @@ final class RequestParser
                 // The first invalid byte within the limits fails the head now; no size error can be
                 // certain that early, so the order of errors is the same however the bytes are split.
                 $this->scanning = true;
-                $error = $this->scanner->scan($buffer, $offset, min($length, $offset + $this->earlyBytes));
+                $error = ($this->scanner ??= new HeadScanner($this->limits))->scan($buffer, $offset, min($length, $offset + $this->earlyBytes));
                 if ($error !== null) {
                     throw $error;
                 }
@@ -318,7 +333,7 @@ final class RequestParser
         } catch (HttpError $tooLarge) {
             // As above: an invalid byte within the first bytes outranks a size limit.
             $this->scanning = true;
-            throw $this->scanner->scan($buffer, $offset, min($end + 4, $offset + $this->earlyBytes)) ?? $tooLarge;
+            throw ($this->scanner ??= new HeadScanner($this->limits))->scan($buffer, $offset, min($end + 4, $offset + $this->earlyBytes)) ?? $tooLarge;
         }
         if (preg_match($this->headPattern, $buffer, $m, 0, $offset) !== 1 || str_contains($m[4], "\0")) {
             throw $this->diagnose(substr($buffer, $offset, $end + 4 - $offset));
@@ -415,7 +430,7 @@ final class RequestParser
     private function consumedTo(int $offset): void
     {
         if ($this->scanning) {
-            $this->scanner->reset();
+            $this->scanner = null;
             $this->scanning = false;
         }
         if ($offset === \strlen($this->buffer)) {

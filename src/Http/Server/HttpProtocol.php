@@ -94,11 +94,12 @@ final class HttpProtocol implements Protocol
         }
         $host = self::host($connection->remoteAddress());
         $io = $connection->io();
-        if ($io !== null && RequestParser::buildsRequests()) {
+        $framed = $io !== null && RequestParser::buildsRequests();
+        if ($framed) {
             $limits = $this->options->limits;
             $io->frameRequests($limits->maxHeaderBytes, $limits->maxTargetBytes, $limits->maxHeaderCount, $limits->methodSet, $host);
         }
-        return new HttpSession($this, $connection, new RequestParser($this->options->limits, $host));
+        return new HttpSession($this, $connection, $host, $framed);
     }
 
     public function refusal(string $reason): string

@@ -79,13 +79,30 @@ final class HttpSession implements Session, Abandonable
     private string $early = '';
 
     private readonly Dispatcher $dispatcher;
+    /**
+     * Made when bytes must be parsed in PHP (parser()). With the extension framing requests (HttpProtocol::open())
+     * the usual request comes built with its read and never needs one, and a parser left empty after a
+     * request is dropped again: an idle connection holds none (it was a fifth of an idle connection's memory).
+     */
+    private ?RequestParser $parser = null;
 
+    /**
+     * @param string|null $host the peer's IP, stamped on every request the parser builds
+     * @param bool $framed whether the extension frames this connection's usual requests: then a parser
+     *        emptied by a request is dropped; otherwise (every request parsed in PHP) it is kept
+     */
     public function __construct(
         private readonly HttpProtocol $protocol,
         private readonly Connection $connection,
-        private readonly RequestParser $parser,
+        private readonly ?string $host,
+        private readonly bool $framed = false,
     ) {
         $this->dispatcher = $connection->dispatcher;
+    }
+
+    private function parser(): RequestParser
+    {
+        return $this->parser ??= new RequestParser($this->protocol->options->limits, $this->host);
     }
 
     /**
@@ -96,7 +113,7 @@ final class HttpSession implements Session, Abandonable
      */
     public function received(string $bytes, ?Request $parsed = null): void
     {
-        if ($this->fresh && $this->protocol->http2 !== null && !$this->parser->hasPartial()) {
+        if ($this->fresh && $this->protocol->http2 !== null && !$this->parser?->hasPartial()) {
             if ($this->early !== '') {
                 $parsed = null; // the start of a preface came before: what C parsed was not the whole head
             }
@@ -107,13 +124,13 @@ final class HttpSession implements Session, Abandonable
         }
         // Then pump() takes it at once (no output waits, so there is room), exactly where next() would have.
         if ($parsed !== null && !$this->busy && !$this->done && \strlen($bytes) < ReceiveBudget::REFUSE_FROM
-            && !$this->parser->hasPartial() && $this->connection->unsent() === 0) {
+            && !$this->parser?->hasPartial() && $this->connection->unsent() === 0) {
             $this->parsed = $parsed;
             $this->pump();
             $this->connection->flush();
             return;
         }
-        $this->parser->push($bytes);
+        ($this->parser ?? $this->parser())->push($bytes);
         if ($this->protocol->options->bodyMemory > 0 && $this->overBodyBudget()) {
             $this->refuseBody();
             return;
@@ -165,10 +182,10 @@ final class HttpSession implements Session, Abandonable
         if ($this->busy || $this->done) {
             return self::BUSY;
         }
-        if ($this->parser->inBody()) {
+        if ($this->parser?->inBody()) {
             return self::BODY;
         }
-        if ($this->parser->hasPartial()) {
+        if ($this->parser?->hasPartial()) {
             return self::HEAD;
         }
         // A fresh connection owes its first head within the header timeout; once the worker drains, it
@@ -178,12 +195,12 @@ final class HttpSession implements Session, Abandonable
 
     public function wantsInput(): bool
     {
-        return !$this->done && (!$this->busy || $this->parser->bufferedBytes() < self::READ_AHEAD);
+        return !$this->done && (!$this->busy || ($this->parser?->bufferedBytes() ?? 0) < self::READ_AHEAD);
     }
 
     public function timedOut(): ?string
     {
-        if (!$this->parser->hasPartial()) {
+        if (!$this->parser?->hasPartial()) {
             return null; // a connection that never sent anything is closed quietly
         }
         $this->done = true;
@@ -252,7 +269,7 @@ final class HttpSession implements Session, Abandonable
                     $request = $this->parsed;
                     $this->parsed = null;
                 } else {
-                    $request = $this->parser->next();
+                    $request = $this->parser?->next();
                 }
             } catch (HttpError $e) {
                 $this->done = true;
@@ -263,7 +280,10 @@ final class HttpSession implements Session, Abandonable
                 return;
             }
             if ($request === null) {
-                if ($this->parser->needsContinue()) {
+                if ($this->framed && $this->parser?->isEmpty()) {
+                    $this->parser = null; // the next usual request comes framed by the extension
+                }
+                if ($this->parser?->needsContinue()) {
                     $connection->write(ResponseEncoder::CONTINUE);
                 } elseif ($this->ended) {
                     $this->done = true;
@@ -402,13 +422,13 @@ final class HttpSession implements Session, Abandonable
      */
     private function overBodyBudget(): bool
     {
-        return $this->account() && !$this->busy && !$this->done && $this->parser->hasPartial();
+        return $this->account() && !$this->busy && !$this->done && $this->parser?->hasPartial();
     }
 
     /** @return bool whether the worker is over its budget with this connection holding enough to refuse */
     private function account(): bool
     {
-        $held = $this->parser->bufferedBytes() + $this->runningBody;
+        $held = ($this->parser?->bufferedBytes() ?? 0) + $this->runningBody;
         $over = $this->protocol->budget->update($this->held, $held);
         $this->held = $held;
         return $over;
@@ -480,7 +500,7 @@ final class HttpSession implements Session, Abandonable
         $this->release();
         $upgraded = $this->protocol->upgraded;
         $upgraded->charge($cost);
-        $response->upgrade()->switchProtocols($this->connection, $response, $this->parser->takeBuffered(), $this->protocol->options->upgrades + ['budget' => $this->protocol->budget, 'upgraded' => $upgraded]);
+        $response->upgrade()->switchProtocols($this->connection, $response, $this->parser?->takeBuffered() ?? '', $this->protocol->options->upgrades + ['budget' => $this->protocol->budget, 'upgraded' => $upgraded]);
         if ($this->ended && !$this->connection->isClosed()) {
             // The client ended its side while the application answered; the core, which read that end
             // already, will not report it again: the new protocol hears it now, rather than holding the

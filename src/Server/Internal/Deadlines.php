@@ -18,12 +18,13 @@ final class Deadlines
 {
     private const RESOLUTION = 0.1;
 
-    /** @var array<int, array<int, true>> slot => keys due in it */
+    /**
+     * @var array<int, array<int, (\Closure(): void)|Expiring>> slot => the keys due in it, each with what
+     *      runs when it passes (there rather than in a table of its own: one entry less per armed key)
+     */
     private array $slots = [];
     /** @var array<int, int> key => its slot */
     private array $slotOf = [];
-    /** @var array<int, \Closure(): void> */
-    private array $callbacks = [];
     private int $swept;
     private ?string $timer = null;
 
@@ -32,8 +33,11 @@ final class Deadlines
         $this->swept = (int) \floor($driver->now() / self::RESOLUTION);
     }
 
-    /** Arms (or moves) the deadline of $key to $seconds from now; $onExpire runs once when it passes. */
-    public function arm(int $key, float $seconds, \Closure $onExpire): void
+    /**
+     * Arms (or moves) the deadline of $key to $seconds from now; $onExpire runs once when it passes (an
+     * Expiring: its expired()).
+     */
+    public function arm(int $key, float $seconds, \Closure|Expiring $onExpire): void
     {
         // Never into a slot already swept (a callback re-arming during a sweep): it would never fire.
         // The loop's time of this tick: precise enough for 0.1 s slots, and no clock read per request.
@@ -43,10 +47,9 @@ final class Deadlines
             if ($old !== null) {
                 unset($this->slots[$old][$key]);
             }
-            $this->slots[$slot][$key] = true;
             $this->slotOf[$key] = $slot;
         }
-        $this->callbacks[$key] = $onExpire;
+        $this->slots[$slot][$key] = $onExpire;
         if ($this->timer === null) {
             $this->swept = \max($this->swept, (int) \floor($this->driver->now() / self::RESOLUTION));
             $this->timer = $this->driver->repeat(self::RESOLUTION, $this->sweep(...));
@@ -58,7 +61,7 @@ final class Deadlines
     {
         $slot = $this->slotOf[$key] ?? null;
         if ($slot !== null) {
-            unset($this->slots[$slot][$key], $this->slotOf[$key], $this->callbacks[$key]);
+            unset($this->slots[$slot][$key], $this->slotOf[$key]);
         }
     }
 
@@ -82,14 +85,14 @@ final class Deadlines
             }
             $due = $this->slots[$slot];
             unset($this->slots[$slot]);
-            foreach ($due as $key => $_) {
-                // A callback may have disarmed or moved a later key of this slot.
+            foreach ($due as $key => $callback) {
+                // A callback may have disarmed or moved a later key of this slot (never into this slot,
+                // swept already: what $due says of a key still in it is current).
                 if (($this->slotOf[$key] ?? null) !== $slot) {
                     continue;
                 }
-                $callback = $this->callbacks[$key];
-                unset($this->slotOf[$key], $this->callbacks[$key]);
-                $callback();
+                unset($this->slotOf[$key]);
+                $callback instanceof Expiring ? $callback->expired() : $callback();
             }
         }
         $this->swept = \max($this->swept, $now);

@@ -7,6 +7,7 @@ namespace Weft\Tests\Unit\Server;
 use PHPUnit\Framework\TestCase;
 use Weft\Loop\Loop;
 use Weft\Server\Internal\Deadlines;
+use Weft\Server\Internal\Expiring;
 
 use function Weft\run;
 use function Weft\sleep;
@@ -47,7 +48,41 @@ final class DeadlinesTest extends TestCase
         self::assertSame(['two', 'one', 'four'], $fired);
     }
 
-    public function testADeadlineArmedByAnExpiringOneStillFires(): void
+    public function testAnExpiringObjectIsCalledAndTheLatestCallbackOfASlotWins(): void
+    {
+        $fired = [];
+        run(static function () use (&$fired): void {
+            $deadlines = new Deadlines(Loop::get());
+            $object = new class ($fired) implements Expiring {
+                /** @param list<string> $fired */
+                public function __construct(private array &$fired)
+                {
+                }
+
+                public function expired(): void
+                {
+                    $this->fired[] = 'object';
+                }
+            };
+            $deadlines->arm(1, 0.05, static function () use (&$fired): void {
+                $fired[] = 'replaced';
+            });
+            $deadlines->arm(1, 0.05, $object); // the same slot, another callback: this one runs
+            // A key disarmed by an earlier one of the same slot does not fire.
+            $deadlines->arm(2, 0.05, static function () use ($deadlines, &$fired): void {
+                $fired[] = 'two';
+                $deadlines->disarm(3);
+            });
+            $deadlines->arm(3, 0.05, static function () use (&$fired): void {
+                $fired[] = 'three';
+            });
+            sleep(0.3);
+            self::assertSame(0, $deadlines->count());
+        });
+        self::assertSame(['object', 'two'], $fired);
+    }
+
+        public function testADeadlineArmedByAnExpiringOneStillFires(): void
     {
         $fired = 0;
         run(static function () use (&$fired): void {

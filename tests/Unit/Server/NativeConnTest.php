@@ -172,7 +172,64 @@ final class NativeConnTest extends TestCase
         \fclose($listener);
     }
 
-    public function testBadArgumentsAreRefused(): void
+    public function testAnObjectIsCalledThroughItsReceivedMethod(): void
+    {
+        $this->both(function (): void {
+            [$server, $client, $fd] = self::pair();
+            // Its own callback, holding its Conn: a cycle through the C watcher, which the collector finds too.
+            $reader = new class {
+                /** @var list<string|false> */
+                public array $got = [];
+                public ?Conn $conn = null;
+
+                public function received(string|false $data, ?object $request = null): void
+                {
+                    $this->got[] = $data;
+                    if ($data === '') {
+                        $this->conn?->close();
+                    }
+                }
+            };
+            $reader->conn = new Conn($this->loop, $fd, $reader);
+            \fwrite($client, 'hello');
+            \stream_socket_shutdown($client, \STREAM_SHUT_WR);
+            $this->loop->run();
+            self::assertSame(['hello', ''], $reader->got);
+            $other = new class {
+                public ?Conn $conn = null;
+
+                public function received(string|false $data): void
+                {
+                }
+            };
+            $other->conn = new Conn($this->loop, $fd, $other);
+            self::assertSame(1, $this->loop->watcherCount()['total']);
+            unset($other);
+            \gc_collect_cycles();
+            self::assertSame(0, $this->loop->watcherCount()['total']);
+        });
+    }
+
+    public function testAnObjectWithoutAPublicReceivedIsATypeError(): void
+    {
+        [$server, $client, $fd] = self::pair();
+        $hidden = new class {
+            private function received(string|false $data): void
+            {
+            }
+        };
+        foreach ([new \stdClass(), $hidden] as $object) {
+            try {
+                new Conn($this->loop, $fd, $object, true);
+                self::fail('no public received() on ' . $object::class);
+            } catch (\TypeError $e) {
+                self::assertStringContainsString('public method received()', $e->getMessage());
+            }
+        }
+        self::assertSame(0, $this->loop->watcherCount()['total'], 'nothing registered');
+    }
+
+        public function testBadArgumentsAreRefused(): void
     {
         [$server, $client, $fd] = self::pair();
         try {
