@@ -51,7 +51,7 @@ typedef struct weft_watcher {
 	bool referenced;
 	bool alive;                 /* in the loop's table: not cancelled, not done */
 	zend_ulong id;
-	zend_string *sid;           /* "w<id>", what PHP sees */
+	zend_string *sid;           /* "w<id>", what PHP sees; NULL for a C watcher (no PHP callback is handed it) */
 	zval callback;              /* the Closure; UNDEF for a C watcher */
 	zend_fcall_info_cache fcc;
 	void *handler;              /* C watcher: weft_loop_fd_handler or weft_loop_handler */
@@ -140,7 +140,9 @@ static void weft_watcher_release(weft_watcher *w)
 	}
 	zval_ptr_dtor(&w->callback);
 	zval_ptr_dtor(&w->stream);
-	zend_string_release(w->sid);
+	if (w->sid != NULL) {
+		zend_string_release(w->sid);
+	}
 	efree(w);
 }
 
@@ -153,7 +155,9 @@ static weft_watcher *weft_watcher_new(weft_loop *loop, uint8_t type, zval *callb
 	w->referenced = true;
 	w->alive = true;
 	w->id = loop->next_id++;
-	w->sid = zend_strpprintf(0, "w" ZEND_ULONG_FMT, w->id);
+	/* A C watcher's id string would be 32 bytes per connection that nothing reads: PHP names it by
+	 * number through its owner (Conn::watcher()), and weft_loop_find() parses the number. */
+	w->sid = callback != NULL ? zend_strpprintf(0, "w" ZEND_ULONG_FMT, w->id) : NULL;
 	ZVAL_UNDEF(&w->stream);
 	ZVAL_UNDEF(&w->callback);
 	if (callback != NULL) {
