@@ -51,7 +51,7 @@ void weft_http_rshutdown(void);
 /* RFC 9110 tchar, 1 for each byte a token (method, field name) may hold (weft_http.c). */
 extern const unsigned char weft_tchar[256];
 bool weft_http_frame_request(zend_string *bytes, zend_long max_header_bytes, zend_long max_target_bytes,
-	zend_long max_header_count, HashTable *methods, zend_string *remote, zval *out);
+	zend_long max_header_count, HashTable *methods, zend_string *remote, bool https, zval *out);
 /* weft_encode.c: Weft\Ext\encodeResponse(), the common Response's bytes */
 void weft_encode_rshutdown(void);
 

@@ -193,8 +193,10 @@ static void weft_conn_deliver(weft_conn_io *io, const char *bytes, ssize_t n)
 		ZVAL_STRINGL_FAST(arg, bytes, (size_t) n);
 		/* The usual read, one whole request head and nothing else: its Request goes with the bytes, for
 		 * the session to take instead of parsing them when nothing of an earlier request waits in it. */
+		/* Over TLS the Request says so (scheme "https"), as Request::overTls() would make it in PHP. */
 		if (Z_TYPE(io->methods) == IS_ARRAY && weft_http_frame_request(Z_STR_P(arg), io->max_header_bytes,
-				io->max_target_bytes, io->max_header_count, Z_ARRVAL(io->methods), io->remote, &args[1])) {
+				io->max_target_bytes, io->max_header_count, Z_ARRVAL(io->methods), io->remote,
+				io->owner != NULL && Z_TYPE(io->owner->tls) != IS_UNDEF, &args[1])) {
 			count = 2;
 		}
 	} else if (n == 0) {

@@ -47,16 +47,19 @@ static zend_string *weft_http_v11 = NULL;
 static zend_string *weft_http_get = NULL;
 static zend_string *weft_http_post = NULL;
 static zend_string *weft_http_head = NULL;
+/* The scheme of a Request read over TLS (weft_http_frame_request()). */
+static zend_string *weft_http_https = NULL;
 
 zend_result weft_http_minit(void)
 {
+	weft_http_https = zend_string_init_interned("https", 5, 1);
 	weft_http_v10 = zend_string_init_interned("1.0", 3, 1);
 	weft_http_v11 = zend_string_init_interned("1.1", 3, 1);
 	weft_http_get = zend_string_init_interned("GET", 3, 1);
 	weft_http_post = zend_string_init_interned("POST", 4, 1);
 	weft_http_head = zend_string_init_interned("HEAD", 4, 1);
 	return weft_http_v10 != NULL && weft_http_v11 != NULL && weft_http_get != NULL && weft_http_post != NULL
-		&& weft_http_head != NULL ? SUCCESS : FAILURE;
+		&& weft_http_head != NULL && weft_http_https != NULL ? SUCCESS : FAILURE;
 }
 
 static zend_always_inline bool weft_is_digit(unsigned char c)
@@ -440,6 +443,9 @@ enum { WEFT_RQ_METHOD, WEFT_RQ_TARGET, WEFT_RQ_BLOCK, WEFT_RQ_BODY, WEFT_RQ_VERS
 /* The class checked by checkRequestLayout() (NULL: none, or the check failed); reset at the request's end. */
 static zend_class_entry *weft_request_ce = NULL;
 static uint32_t weft_request_offsets[WEFT_REQUEST_PROPERTIES];
+/* Its $scheme ("http" by default, as every Request is built): a Request read over TLS gets "https" there,
+ * as Request::overTls() gives it in PHP. */
+static uint32_t weft_request_scheme_offset;
 
 void weft_http_rshutdown(void)
 {
@@ -472,7 +478,7 @@ static zend_always_inline bool weft_slots_identical(zval *a, zval *b)
 }
 
 /* NULL when the class can be built by weft_request_build(), else why not. */
-static const char *weft_request_check(zend_class_entry *ce, uint32_t *offsets)
+static const char *weft_request_check(zend_class_entry *ce, uint32_t *offsets, uint32_t *scheme_offset)
 {
 	static char reason[200];
 	if (ce->type != ZEND_USER_CLASS || ce->constructor == NULL || (ce->ce_flags & (ZEND_ACC_ABSTRACT | ZEND_ACC_INTERFACE | ZEND_ACC_TRAIT | ZEND_ACC_ENUM))) {
@@ -489,6 +495,16 @@ static const char *weft_request_check(zend_class_entry *ce, uint32_t *offsets)
 		}
 		offsets[i] = info->offset;
 	}
+	zend_property_info *scheme = zend_hash_str_find_ptr(&ce->properties_info, "scheme", sizeof("scheme") - 1);
+	if (scheme == NULL || scheme->ce != ce || (scheme->flags & ZEND_ACC_STATIC) || ZEND_TYPE_IS_COMPLEX(scheme->type)
+		|| ZEND_TYPE_PURE_MASK(scheme->type) != MAY_BE_STRING || !IS_VALID_PROPERTY_OFFSET(scheme->offset)) {
+		return "property $scheme is not a declared string instance property";
+	}
+	zval *scheme_default = &ce->default_properties_table[OBJ_PROP_TO_NUM(scheme->offset)];
+	if (Z_TYPE_P(scheme_default) != IS_STRING || !zend_string_equals_literal(Z_STR_P(scheme_default), "http")) {
+		return "property $scheme does not default to 'http'";
+	}
+	*scheme_offset = scheme->offset;
 	/* The constructor does nothing else: one built by it from distinct values equals one built here. */
 	static const char *const samples[WEFT_REQUEST_PROPERTIES] = {
 		"PATCH", "/check?layout=1", "\r\nHost: example.test", "the body", "1.0", "192.0.2.7", "\r\nX-Trailer: t",
@@ -540,12 +556,13 @@ PHP_FUNCTION(weft_check_request_layout)
 		}
 		RETURN_STR(zend_strpprintf(0, "class %s not found", ZSTR_VAL(name)));
 	}
-	uint32_t offsets[WEFT_REQUEST_PROPERTIES];
-	const char *problem = weft_request_check(ce, offsets);
+	uint32_t offsets[WEFT_REQUEST_PROPERTIES], scheme_offset = 0;
+	const char *problem = weft_request_check(ce, offsets, &scheme_offset);
 	if (problem != NULL) {
 		RETURN_STR(zend_strpprintf(0, "%s: %s", ZSTR_VAL(ce->name), problem));
 	}
 	memcpy(weft_request_offsets, offsets, sizeof(offsets));
+	weft_request_scheme_offset = scheme_offset;
 	weft_request_ce = ce;
 	RETURN_NULL();
 }
@@ -608,11 +625,11 @@ PHP_FUNCTION(weft_parse_request)
 
 /*
  * For weft_conn.c: the Request of a read that is exactly one complete head without framing fields (no
- * empty lines before it), built as parseRequest() builds it; false for anything else, or before
- * checkRequestLayout() accepted the class. Never throws.
+ * empty lines before it), built as parseRequest() builds it, with scheme "https" when it was read over TLS
+ * ($https); false for anything else, or before checkRequestLayout() accepted the class. Never throws.
  */
 bool weft_http_frame_request(zend_string *bytes, zend_long max_header_bytes, zend_long max_target_bytes,
-	zend_long max_header_count, HashTable *methods, zend_string *remote, zval *out)
+	zend_long max_header_count, HashTable *methods, zend_string *remote, bool https, zval *out)
 {
 	if (weft_request_ce == NULL || ZSTR_LEN(bytes) < 4 || ZSTR_VAL(bytes)[0] == '\r'
 		|| memcmp(ZSTR_VAL(bytes) + ZSTR_LEN(bytes) - 4, "\r\n\r\n", 4) != 0) {
@@ -633,5 +650,10 @@ bool weft_http_frame_request(zend_string *bytes, zend_long max_header_bytes, zen
 	values[WEFT_RQ_REMOTE] = remote == NULL ? NULL : zend_string_copy(remote);
 	values[WEFT_RQ_TRAILERS] = ZSTR_EMPTY_ALLOC();
 	weft_request_build(out, weft_request_ce, weft_request_offsets, values);
+	if (https) {
+		zval *scheme = OBJ_PROP(Z_OBJ_P(out), weft_request_scheme_offset);
+		zval_ptr_dtor(scheme); /* the default "http" */
+		ZVAL_INTERNED_STR(scheme, weft_http_https);
+	}
 	return true;
 }

@@ -291,7 +291,8 @@ final class HttpSession implements Session, Abandonable
                 }
                 return;
             }
-            if ($connection->tls !== null) {
+            if ($connection->tls !== null && $request->scheme() !== 'https') {
+                // (One the extension framed from a TLS read says "https" already: no copy of it.)
                 $request = $request->overTls();
             }
             if ($this->protocol->proxies !== null

@@ -353,7 +353,9 @@ final class NativeConnTlsTest extends TestCase
         \fwrite($client, $head);
         $relay(0, $relay(\strlen($head) + 24));
         $this->runUntil(static fn () => \count($got) > 0);
-        self::assertEquals([[$head, new Request('GET', '/tls', "\r\nHost: x", '', '1.1', '192.0.2.7')]], $got->getArrayCopy());
+        // Read over TLS: the Request says "https", exactly as overTls() makes it in PHP.
+        self::assertEquals([[$head, (new Request('GET', '/tls', "\r\nHost: x", '', '1.1', '192.0.2.7'))->overTls()]], $got->getArrayCopy());
+        self::assertSame('https', $got[0][1]->scheme());
         $conn->close();
         \fclose($server);
         \fclose($client);

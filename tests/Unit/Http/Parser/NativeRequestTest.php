@@ -124,6 +124,9 @@ final class NativeRequestTest extends TestCase
             self::assertStringContainsString('sets more than its seven', (string) \Weft\Ext\checkRequestLayout(NativeRequestDerived::class));
             self::assertStringContainsString('$remoteAddress is not a declared ?string', (string) \Weft\Ext\checkRequestLayout(NativeRequestWrongType::class));
             self::assertStringContainsString('threw', (string) \Weft\Ext\checkRequestLayout(NativeRequestThrows::class));
+            // $scheme: where a Request read over TLS says "https"; built as "http" like every other.
+            self::assertStringContainsString('$scheme is not a declared string', (string) \Weft\Ext\checkRequestLayout(NativeRequestNoScheme::class));
+            self::assertStringContainsString("\$scheme does not default to 'http'", (string) \Weft\Ext\checkRequestLayout(NativeRequestHttpsScheme::class));
             // After a failed check nothing is built: parseHead()'s answer.
             self::assertIsArray(self::parse("GET / HTTP/1.1\r\nHost: x\r\n\r\n"));
             self::assertNull(\Weft\Ext\checkRequestLayout(Request::class));
@@ -143,6 +146,7 @@ final class NativeRequestNoMethod
 final class NativeRequestDerived
 {
     private int $length = 0;
+    private string $scheme = 'http';
 
     public function __construct(
         private readonly string $method,
@@ -173,6 +177,8 @@ final class NativeRequestWrongType
 
 final class NativeRequestThrows
 {
+    private string $scheme = 'http';
+
     public function __construct(
         private readonly string $method,
         private readonly string $target,
@@ -183,5 +189,35 @@ final class NativeRequestThrows
         private readonly string $trailerBlock = '',
     ) {
         throw new \RuntimeException('no');
+    }
+}
+
+final class NativeRequestNoScheme
+{
+    public function __construct(
+        private readonly string $method,
+        private readonly string $target,
+        private readonly string $headerBlock = '',
+        private readonly string $body = '',
+        private readonly string $version = '1.1',
+        private ?string $remoteAddress = null,
+        private readonly string $trailerBlock = '',
+    ) {
+    }
+}
+
+final class NativeRequestHttpsScheme
+{
+    private string $scheme = 'https';
+
+    public function __construct(
+        private readonly string $method,
+        private readonly string $target,
+        private readonly string $headerBlock = '',
+        private readonly string $body = '',
+        private readonly string $version = '1.1',
+        private ?string $remoteAddress = null,
+        private readonly string $trailerBlock = '',
+    ) {
     }
 }
