@@ -7,8 +7,9 @@ namespace Weft\Http\Message;
 /**
  * The one rule for a response header field the application gives: its name a token, its value free of
  * CR, LF and the other control bytes (tab allowed). Every writer of a response head (the encoder, the
- * fpm SAPI emitter, the WebSocket 101) checks with this, and a field that fails is the application's
- * error: the response becomes a 500 with the reason logged, never a field silently left out.
+ * fpm SAPI emitter, the WebSocket 101) checks with this, and so does Response::trailerFields() for a
+ * trailer field; a field that fails is the application's error: the response becomes a 500 with the
+ * reason logged (or, for a trailer that came after the body, is cut), never a field silently left out.
  */
 final class HeaderField
 {
@@ -20,13 +21,14 @@ final class HeaderField
     /**
      * "Name: value", checked.
      *
+     * @param 'header'|'trailer' $kind what the field is, for the message
      * @throws \InvalidArgumentException naming the field, when it could break the head
      */
-    public static function line(string $name, string $value): string
+    public static function line(string $name, string $value, string $kind = 'header'): string
     {
         $line = $name . ': ' . $value;
         if (\preg_match(self::LINE, $line) !== 1) {
-            throw new \InvalidArgumentException(self::describe($name));
+            throw new \InvalidArgumentException(self::describe($name, $kind));
         }
         return $line;
     }
@@ -48,10 +50,11 @@ final class HeaderField
         return null;
     }
 
-    private static function describe(string $name): string
+    private static function describe(string $name, string $kind = 'header'): string
     {
         return \sprintf(
-            'Invalid response header "%s": names must be tokens, values free of CR, LF and other control bytes',
+            'Invalid response %s "%s": names must be tokens, values free of CR, LF and other control bytes',
+            $kind,
             \addcslashes($name, "\0..\37\177..\377"),
         );
     }

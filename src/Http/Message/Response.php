@@ -51,8 +51,6 @@ final class Response
         'range' => true, 'authorization' => true, 'proxy-authorization' => true, 'www-authenticate' => true,
         'proxy-authenticate' => true, 'set-cookie' => true, 'cookie' => true,
     ];
-    /** HeaderField's rule for one field, "name: value". */
-    private const TRAILER_LINE = '/\A' . HeaderBlock::TOKEN . '++: ' . HeaderField::VALUE . '\z/';
 
     /** @var array<array-key, string|int|float|list<string|int|float>> */
     private array $headers;
@@ -323,12 +321,7 @@ final class Response
             $name = (string) $name;
             foreach (\is_array($values) ? $values : [$values] as $value) {
                 $value = \is_scalar($value) ? (string) $value : '';
-                if (\preg_match(self::TRAILER_LINE, $name . ': ' . $value) !== 1) {
-                    throw new \InvalidArgumentException(\sprintf(
-                        'Invalid response trailer "%s": names must be tokens, values free of CR, LF and other control bytes',
-                        \addcslashes($name, "\0..\37\177..\377"),
-                    ));
-                }
+                HeaderField::line($name, $value, 'trailer');
                 if (isset(self::FORBIDDEN_TRAILERS[\strtolower($name)])) {
                     throw new \InvalidArgumentException("\"$name\" may not be a trailer: it frames, routes or describes the response before its content (RFC 9110 section 6.5.1)");
                 }
