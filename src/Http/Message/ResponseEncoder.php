@@ -148,6 +148,19 @@ final class ResponseEncoder
                 return $bytes;
             }
         }
+        return $this->encodeInPhp($response, $version, $keepAlive, $isHead, $date);
+    }
+
+    /**
+     * encode() without asking the extension: for a caller that asked it already (HttpSession::serve()
+     * tries encodeResponse() first, and a response it refused would only be refused again).
+     *
+     * @internal
+     * @throws \LogicException for a streamed response (use encodeHead() and the producer)
+     * @throws \InvalidArgumentException when a header name or value could break the head
+     */
+    public function encodeInPhp(Response $response, string $version, bool $keepAlive, bool $isHead, string $date): string
+    {
         if ($response->isStreamed()) {
             throw new \LogicException('A streamed response is written with encodeHead() and its producer');
         }

@@ -130,7 +130,7 @@ final class HttpSession implements Session, Abandonable
             $this->connection->flush();
             return;
         }
-        ($this->parser ?? $this->parser())->push($bytes);
+        $this->parser()->push($bytes);
         if ($this->protocol->options->bodyMemory > 0 && $this->overBodyBudget()) {
             $this->refuseBody();
             return;
@@ -541,7 +541,8 @@ final class HttpSession implements Session, Abandonable
                 $this->connection->write($encoder->encodeHead($response, $version, $keepAlive, $isHead, $this->protocol->date()));
                 $this->connection->write($body);
             } else {
-                $this->connection->write($encoder->encode($response, $version, $keepAlive, $isHead, $this->protocol->date()));
+                // serve() asked the extension already (it encodes the common response): PHP's encoder alone.
+                $this->connection->write($encoder->encodeInPhp($response, $version, $keepAlive, $isHead, $this->protocol->date()));
             }
         } catch (\InvalidArgumentException $e) {
             // A header that would break the head (CR/LF injection): never send it.
