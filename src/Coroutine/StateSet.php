@@ -43,17 +43,39 @@ final class StateSet
         return new self($this->values, $this->statics, $this->staticsOf);
     }
 
-    /** Writes this set's values into the process. Values followed since this set was saved are left as they are. */
+    /**
+     * Writes this set's values into the process. Values followed since this set was saved are left as
+     * they are. (A switch from another set in place is replace(), which also skips the values that set
+     * holds the same: kept apart from this, on the switch's hot path, rather than shared through a call.)
+     */
     public function install(): void
     {
         [, $writers, $others, $native] = ProcessState::plan();
-        $this->write($writers, $others, $native, null);
+        if ($this->statics !== null) {
+            if ($this->staticsOf === $native) {
+                $native->restore($this->statics);
+            } else {
+                $this->name();
+            }
+        }
+        $values = $this->values;
+        if ($native !== null && $this->statics === null) {
+            $native->write($values);
+        }
+        foreach ($writers as $write) {
+            $write($values);
+        }
+        foreach ($others as $name => [, $set]) {
+            if (\array_key_exists($name, $values)) {
+                $set($values[$name]);
+            }
+        }
     }
 
     /**
      * A switch between two owners: saves the process's values into $current (the set in place), then
-     * installs this one's (what $current->save() and install() do, with the plan fetched once, and a
-     * value that is not a static property written only when it differs from the one read back).
+     * installs this one's (what $current->save() and install() do, with the plan fetched once
+     * and each value that is not a static property compared as it is read back).
      */
     public function replace(self $current): void
     {
@@ -71,29 +93,14 @@ final class StateSet
             // What $current's coroutine did not change is not built again (its list from the last switch).
             $current->statics = $native->snapshot($current->staticsOf === $native ? $current->statics : null);
             $current->staticsOf = $native;
+            if ($this->statics !== null && $this->staticsOf !== $native) {
+                $this->name();
+            }
+            if ($this->statics !== null) {
+                $native->restore($this->statics);
+            }
         } else {
             $current->statics = $current->staticsOf = null;
-        }
-        $this->write($writers, $others, $native, $saved);
-    }
-
-    /**
-     * This set's values into the process, through the plan's writers. $now, when given, holds the values
-     * in the process now: one that is the same there is not written again (a setlocale(), a timezone
-     * that every set shares).
-     *
-     * @param list<\Closure(array<string, mixed>): void> $writers
-     * @param array<string, array{\Closure(): mixed, \Closure(mixed): void}> $others
-     * @param null|array<string, mixed> $now
-     */
-    private function write(array $writers, array $others, ?StaticProperties $native, ?array $now): void
-    {
-        if ($this->statics !== null) {
-            if ($this->staticsOf === $native) {
-                $native->restore($this->statics);
-            } else {
-                $this->name(); // made by an earlier plan: written by name below
-            }
         }
         $values = $this->values;
         if ($native !== null && $this->statics === null) {
@@ -103,15 +110,13 @@ final class StateSet
             $write($values);
         }
         foreach ($others as $name => [, $set]) {
-            if (!\array_key_exists($name, $values)) {
-                continue;
+            if (\array_key_exists($name, $values)) {
+                $value = $values[$name];
+                // Not for arrays: === would compare two equal arrays element by element.
+                if (\is_array($value) || $saved[$name] !== $value) {
+                    $set($value);
+                }
             }
-            $value = $values[$name];
-            // Not for arrays: === would compare two equal arrays element by element.
-            if ($now !== null && !\is_array($value) && \array_key_exists($name, $now) && $now[$name] === $value) {
-                continue;
-            }
-            $set($value);
         }
     }
 
