@@ -7,6 +7,7 @@ namespace Weft\Coroutine;
 /**
  * Mutual exclusion between coroutines, handed over in arrival order. Only the coroutine that holds the
  * lock may release it. Outside of any coroutine the holder is {main}, which waits like a coroutine.
+ * Misuse (re-locking, an unlock by another coroutine) throws SyncMisuse.
  */
 final class Mutex
 {
@@ -28,7 +29,7 @@ final class Mutex
             return;
         }
         if ($this->owner === $scheduler->self()) {
-            throw new \Error('Mutex is not reentrant: this coroutine already holds it');
+            throw SyncMisuse::mutexReentered();
         }
         $this->waiters->wait($timeout, 'Mutex lock');
         // unlock() handed the lock to us before waking us.
@@ -47,11 +48,11 @@ final class Mutex
     public function unlock(): void
     {
         if (!$this->locked) {
-            throw new \Error('Mutex is not locked');
+            throw SyncMisuse::mutexNotLocked();
         }
         $scheduler = Scheduler::get();
         if ($this->owner !== $scheduler->self()) {
-            throw new \Error('Only the coroutine that locked the mutex can unlock it');
+            throw SyncMisuse::mutexNotOwned();
         }
         $next = $this->waiters->shift();
         if ($next !== null) {

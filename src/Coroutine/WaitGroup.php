@@ -4,7 +4,10 @@ declare(strict_types=1);
 
 namespace Weft\Coroutine;
 
-/** Waits for a number of tasks: add() before starting each, done() when each ends, wait() for all. */
+/**
+ * Waits for a number of tasks: add() before starting each, done() when each ends, wait() for all. More
+ * done() than add() throws SyncMisuse and leaves the count as it was.
+ */
 final class WaitGroup
 {
     private int $count = 0;
@@ -20,7 +23,7 @@ final class WaitGroup
         $this->count += $delta;
         if ($this->count < 0) {
             $this->count -= $delta;
-            throw new \Error('WaitGroup counter cannot go below zero (more done() than add())');
+            throw SyncMisuse::waitGroupBelowZero($this->count, $delta);
         }
         if ($this->count === 0) {
             $this->wakeAll();
