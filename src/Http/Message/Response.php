@@ -266,7 +266,8 @@ final class Response
      *
      * Over HTTP/2 they are a HEADERS frame that ends the stream (names lower-cased); over HTTP/1.1 the
      * trailer section of a chunked body, so a response with trailers goes chunked there, a string body
-     * as one chunk, its Content-Length left out of the head. None is sent where none can go: HTTP/1.0,
+     * as one chunk, its Content-Length left out of the head (a streamed body is still held to the length
+     * it declared: more or less is cut as a failed trailer is). None is sent where none can go: HTTP/1.0,
      * a HEAD request, 1xx, 204 and 304, the fpm mode (PHP's SAPI writes no trailers).
      *
      * A trailer name must be a token and not one of FORBIDDEN_TRAILERS, a value free of CR, LF and the

@@ -68,6 +68,7 @@ final class HttpBodyWriter implements BodyWriter
      * body written as one chunk), which the encoder frames chunked; where no trailer section can go
      * (HTTP/1.0, 1xx, 204, 304, a string body the application chunked itself) they are dropped. Fixed
      * trailers are checked here, before the head: a bad one makes the answer a 500, as a bad header does.
+     * A streamed body's declared Content-Length leaves the head but is still enforced (DeclaredLength).
      */
     public static function forTrailers(Response $response, Request $request, ApplicationCall $call): Response
     {
@@ -86,7 +87,23 @@ final class HttpBodyWriter implements BodyWriter
         }
         $chunked = $response->withoutHeader('content-length');
         if ($chunked->isStreamed()) {
-            return $chunked;
+            $declared = $response->header('content-length');
+            if ($declared === null) {
+                return $chunked;
+            }
+            if (!\ctype_digit($declared)) {
+                $call->log($request, new \InvalidArgumentException('Content-Length must be a non-negative integer'), '{method} {target}: the response cannot be sent: {message}');
+                return $call->error();
+            }
+            // Chunked for its trailers, but still held to the length it declared (DeclaredLength).
+            $producer = $chunked->producer();
+            $length = (int) $declared;
+            $held = Response::stream(static function (BodyWriter $writer) use ($producer, $length): void {
+                $declared = new DeclaredLength($writer, $length);
+                $producer($declared);
+                $declared->end();
+            }, $status, $chunked->headers())->withTrailers($chunked->trailers() ?? []);
+            return $chunked->hasCustomReason() ? $held->withStatus($status, $chunked->reason()) : $held;
         }
         $body = $chunked->body();
         $streamed = Response::stream(static function (BodyWriter $writer) use ($body): void {

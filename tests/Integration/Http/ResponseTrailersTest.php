@@ -194,6 +194,37 @@ final class ResponseTrailersTest extends TestCase
         self::assertStringContainsString('GET /late-throw: the response\'s trailers failed, resetting its stream: no status to give', $log);
     }
 
+    public function testADeclaredLengthStillHoldsAStreamedBodyThatGoesChunkedForItsTrailers(): void
+    {
+        // Exactly the length it declared: a complete chunked answer with its trailers, and the
+        // connection goes on (the next request on it is answered).
+        $client = new RawHttp(self::$server->address());
+        $client->send("GET /declared-exact HTTP/1.1\r\nHost: x\r\n\r\nGET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n");
+        $raw = $client->rest();
+        [$first, $second] = \array_slice(\explode('HTTP/1.1 200 OK', $raw), 1);
+        self::assertStringNotContainsStringIgnoringCase('content-length', $first);
+        self::assertStringEndsWith("\r\n\r\n4\r\ntwel\r\n8\r\nve bytes\r\n0\r\nx-done: yes\r\n\r\n", $first);
+        self::assertStringEndsWith("\r\n\r\nno trailers", $second);
+
+        // More or less than declared: cut before the last chunk (the excess never sent), the reason logged.
+        foreach (['/declared-long' => "4\r\ntwel\r\n8\r\nve bytes\r\n", '/declared-short' => "4\r\ntwel\r\n2\r\nve\r\n"] as $path => $sent) {
+            $client = new RawHttp(self::$server->address());
+            $client->send("GET $path HTTP/1.1\r\nHost: x\r\n\r\n");
+            $raw = $client->rest(); // closed by the server
+            self::assertStringEndsWith("\r\n\r\n" . $sent, $raw, $path);
+            self::assertStringNotContainsString('x-done', $raw, $path);
+            $curl = Curl::run(['--http1.1', "http://" . self::$server->address() . $path]);
+            self::assertNotSame(0, $curl['code'], $path . ': curl must see the answer incomplete');
+        }
+        // A declared length that is no length: a 500, as without trailers.
+        $curl = Curl::run(['--http1.1', '-w', '%{http_code}', 'http://' . self::$server->address() . '/declared-bad']);
+        self::assertSame([0, "Internal Server Error\n500"], [$curl['code'], $curl['out']]);
+        $log = self::$server->output();
+        self::assertStringContainsString('GET /declared-long: the streamed response failed, closing the connection: the producer wrote more than the declared Content-Length of 12 bytes', $log);
+        self::assertStringContainsString('GET /declared-short: the streamed response failed, closing the connection: the producer wrote 6 of the declared Content-Length of 12 bytes', $log);
+        self::assertStringContainsString('GET /declared-bad: the response cannot be sent: Content-Length must be a non-negative integer', $log);
+    }
+
     /**
      * One stream's frames until it ends: [type, flags, payload], a HEADERS frame's payload decoded
      * when it is a trailer section (null for the response's head), RST_STREAM's raw.
