@@ -31,12 +31,23 @@ final class LineSession implements Session
     {
     }
 
-    public function received(string $bytes): void
+    /**
+     * @param list<array{string, string}>|null $lines $bytes already cut into [line, ending] pairs, the pairs
+     *        decode() gives for them (the extension, Conn::frameLines(), asked by LineProtocol::open()): a read
+     *        of whole lines within the limit. Taken when nothing waits before them; otherwise the bytes join
+     *        the buffer and are cut here as always.
+     */
+    public function received(string $bytes, ?array $lines = null): void
     {
-        $this->buffer .= $bytes;
         if ($this->busy) {
+            $this->buffer .= $bytes;
             $this->server->update(); // read ahead only so far behind a running line
             return;
+        }
+        if ($lines !== null && $this->buffer === '' && $this->lines === []) {
+            $this->lines = $lines;
+        } else {
+            $this->buffer .= $bytes;
         }
         $this->pump();
         $this->server->flush();
@@ -118,12 +129,15 @@ final class LineSession implements Session
                 return; // roomFreed() calls resume()
             }
             if ($this->lines === []) {
-                try {
-                    $this->lines = $this->protocol->codec->decode($this->buffer);
-                } catch (LineTooLong $e) {
-                    $server->write('ERROR ' . $e->getMessage() . "\r\n");
-                    $this->finish();
-                    return;
+                // An empty buffer holds no line (the usual case after the last line of a read): no decode() call.
+                if ($this->buffer !== '') {
+                    try {
+                        $this->lines = $this->protocol->codec->decode($this->buffer);
+                    } catch (LineTooLong $e) {
+                        $server->write('ERROR ' . $e->getMessage() . "\r\n");
+                        $this->finish();
+                        return;
+                    }
                 }
                 if ($this->lines === []) {
                     if ($this->ended || ($server->isDraining() && $this->buffer === '')) {

@@ -596,7 +596,7 @@ final class Connection implements Expiring
      *
      * @internal
      */
-    public function received(string|false $data, ?object $request = null): void
+    public function received(string|false $data, object|array|null $request = null): void
     {
         if ($data === false || $data === '') {
             $this->ended();
