@@ -125,9 +125,6 @@ final class LineSession implements Session
     {
         $server = $this->server;
         while (!$this->busy && !$this->done) {
-            if ($server->outOfRoom()) {
-                return; // roomFreed() calls resume()
-            }
             if ($this->lines === []) {
                 // An empty buffer holds no line (the usual case after the last line of a read): no decode() call.
                 if ($this->buffer !== '') {
@@ -145,6 +142,11 @@ final class LineSession implements Session
                     }
                     return;
                 }
+            }
+            // Asked only when a line is to run (not once more per read when the lines ran out): cut lines
+            // wait in $lines while there is no room.
+            if ($server->outOfRoom()) {
+                return; // roomFreed() calls resume()
             }
             $this->busy = true;
             if (!$server->dispatcher->dispatch($this, \array_shift($this->lines))) {
