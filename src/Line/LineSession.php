@@ -106,7 +106,9 @@ final class LineSession implements Session
         $peer = $this->peer ??= new Peer($this->server->id, $this->server, $ending);
         $reply = $this->protocol->reply($line, $peer);
         if ($reply !== null) {
-            $this->server->write($reply . $ending);
+            // The last line of a read goes out at once (usually the only one); lines that came together are
+            // answered with one write, queued and flushed after the last.
+            $this->lines === [] && $this->buffer === '' ? $this->server->writeLast($reply . $ending) : $this->server->write($reply . $ending);
         }
         if ($peer->isCloseRequested()) {
             $this->finish();

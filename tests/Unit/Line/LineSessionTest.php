@@ -220,6 +220,26 @@ final class LineSessionTest extends TestCase
     }
 
     #[DataProvider('paths')]
+    public function testAReplyToAPeerThatIsGoneEndsTheConnectionQuietly(string $path): void
+    {
+        $answered = 0;
+        $this->serve($path, static function (string $line) use (&$answered): string {
+            \Weft\sleep(0.03);
+            $answered++;
+            return $line;
+        });
+        $client = $this->open();
+        $other = $this->open();
+        \fwrite($client, "bye\n");
+        $this->turns(1);
+        \fclose($client); // gone while its line runs: the reply finds no one
+        $this->turns(20);
+        self::assertSame(1, $answered);
+        self::assertSame(1, $this->connections->count(), 'only the other connection is left');
+        self::assertSame("still\n", $this->exchange($other, "still\n", "\n"));
+    }
+
+    #[DataProvider('paths')]
     public function testAPeerThatDoesNotReadStopsItsOwnReadingAndGetsEverythingLater(string $path): void
     {
         $big = \str_repeat('x', 400_000);
