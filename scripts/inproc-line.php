@@ -12,7 +12,8 @@
 // CHECKOUT (default: this one) is the source tree to load Weft from (its classes, src/functions.php and
 // examples/echo-line.php), so two builds run the same work with the same harness: any build whose
 // LineProtocol, Connections and Dispatcher take (app, logger) / (protocol, dispatcher, driver, logger,
-// max) / (driver, logger), 69a4a1c or later. LOOP: epoll (the native loop) or select.
+// max) / (driver, logger), 69a4a1c or later. LOOP: epoll (the native loop) or select. FLOOR=1 replaces
+// the server by a bare read-and-echo callback on the same loop (the client's and the loop's share).
 declare(strict_types=1);
 
 $root = realpath($argv[1] ?? dirname(__DIR__)) ?: exit("No such checkout\n");
@@ -52,7 +53,18 @@ $wrong = 0;
 for ($i = 0; $i < $conns; $i++) {
     [$server, $client] = stream_socket_pair(STREAM_PF_UNIX, STREAM_SOCK_STREAM, STREAM_IPPROTO_IP);
     stream_set_blocking($client, false);
-    $connections->add($server, '127.0.0.1:5000');
+    if (getenv('FLOOR')) {
+        // What the loop, the kernel and the client cost alone: a bare read-and-echo callback as the server.
+        stream_set_blocking($server, false);
+        $driver->onReadable($server, static function () use ($server): void {
+            $data = fread($server, 65536);
+            if ($data !== '' && $data !== false) {
+                fwrite($server, $data);
+            }
+        });
+    } else {
+        $connections->add($server, '127.0.0.1:5000');
+    }
     $driver->onReadable($client, static function () use ($client, &$done, &$start, &$wrong, $total, $driver): void {
         $data = fread($client, 65536);
         if ($data === '' || $data === false) {
