@@ -16,5 +16,5 @@ if test "$PHP_WEFT" != "no"; then
   PHP_ADD_LIBRARY(crypto, 1, WEFT_SHARED_LIBADD)
   PHP_SUBST(WEFT_SHARED_LIBADD)
   AC_DEFINE(HAVE_WEFT, 1, [ Have the weft extension ])
-  PHP_NEW_EXTENSION(weft, weft.c weft_epoll.c weft_loop.c weft_hooks.c weft_hook_stream.c weft_hook_sleep.c weft_hook_exit.c weft_hook_dns.c weft_watchdog.c weft_deadline.c weft_curl.c weft_http.c weft_inotify.c weft_output.c weft_tls.c weft_state.c weft_conn.c weft_encode.c, $ext_shared,, [-DZEND_ENABLE_STATIC_TSRMLS_CACHE=1 -Werror -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare -Wno-missing-field-initializers])
+  PHP_NEW_EXTENSION(weft, weft.c weft_epoll.c weft_loop.c weft_hooks.c weft_hook_stream.c weft_hook_sleep.c weft_hook_exit.c weft_hook_dns.c weft_watchdog.c weft_deadline.c weft_curl.c weft_http.c weft_inotify.c weft_output.c weft_tls.c weft_state.c weft_conn.c weft_line.c weft_encode.c, $ext_shared,, [-DZEND_ENABLE_STATIC_TSRMLS_CACHE=1 -Werror -Wall -Wextra -Wno-unused-parameter -Wno-sign-compare -Wno-missing-field-initializers])
 fi

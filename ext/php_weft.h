@@ -99,6 +99,9 @@ zend_result weft_state_minit(const zend_function_entry *methods);
 
 /* weft_conn.c: Weft\Ext\Conn, a connection's socket I/O on the native loop (plain, or TLS through weft_tls.c) */
 zend_result weft_conn_minit(void);
+/* weft_line.c: the line protocol's framing for Conn::frameLines() */
+void weft_line_minit(void);
+bool weft_line_frame(zend_string *bytes, zend_long max_length, zval *lines);
 
 /* weft_inotify.c: Weft\Ext\Inotify, for serve --watch */
 zend_result weft_inotify_minit(const zend_function_entry *inotify_methods, const zend_function_entry *exception_methods);

@@ -90,6 +90,14 @@ namespace Weft\Ext {
         public function frameNothing(): void {}
 
         /**
+         * The line protocol (weft_line.c): from now on a read that is a whole number of lines, each at
+         * most $maxLength bytes without its ending ("\n", or "\r\n"), comes with its list of [line, ending]
+         * pairs as the callback's second argument, the pairs LineSplitter::split() gives; any other read
+         * (a line still arriving or too long) as bytes alone. Turns frameRequests() off; frameNothing() this.
+         */
+        public function frameLines(int $maxLength): void {}
+
+        /**
          * TLS: reads and writes go through the SSL of $stream from now on (an accepted stream the
          * extension set up, tlsAttach(), its handshake done, its socket this object's descriptor, not
          * $own). The stream keeps the SSL and the socket: close() this object, then the stream (PHP's close

@@ -75,6 +75,8 @@ typedef struct weft_conn_io {
 	zval methods;
 	zend_long max_header_bytes, max_target_bytes, max_header_count;
 	zend_string *remote;
+	/* frameLines(): the line protocol's limit (0: off); whole lines come cut, see weft_line.c */
+	zend_long line_max;
 } weft_conn_io;
 
 typedef struct weft_conn {
@@ -198,6 +200,8 @@ static void weft_conn_deliver(weft_conn_io *io, const char *bytes, ssize_t n)
 				io->max_target_bytes, io->max_header_count, Z_ARRVAL(io->methods), io->remote,
 				io->owner != NULL && Z_TYPE(io->owner->tls) != IS_UNDEF, &args[1])) {
 			count = 2;
+		} else if (io->line_max > 0 && weft_line_frame(Z_STR_P(arg), io->line_max, &args[1])) {
+			count = 2; /* the line protocol: a read of whole lines comes with them, cut */
 		}
 	} else if (n == 0) {
 		ZVAL_EMPTY_STRING(arg);
@@ -389,6 +393,7 @@ PHP_METHOD(Weft_Ext_Conn, __construct)
 	ZVAL_UNDEF(&io->methods);
 	io->remote = NULL;
 	io->max_header_bytes = io->max_target_bytes = io->max_header_count = 0;
+	io->line_max = 0;
 	ZVAL_COPY(&io->on_data, on_data);
 	if (method != NULL) {
 		io->fcc.function_handler = method;
@@ -508,6 +513,7 @@ PHP_METHOD(Weft_Ext_Conn, frameRequests)
 	io->max_header_bytes = max_header_bytes;
 	io->max_target_bytes = max_target_bytes;
 	io->max_header_count = max_header_count;
+	io->line_max = 0; /* one framing at a time */
 }
 
 /* Reads come as bytes alone again (a protocol switch). */
@@ -518,6 +524,30 @@ PHP_METHOD(Weft_Ext_Conn, frameNothing)
 	if (conn->io != NULL) {
 		zval_ptr_dtor(&conn->io->methods);
 		ZVAL_UNDEF(&conn->io->methods);
+		conn->io->line_max = 0;
+	}
+}
+
+/*
+ * The line protocol: from now on a read that is a whole number of lines, each at most $maxLength bytes
+ * without its ending, comes with its list of [line, ending] pairs as the callback's second argument
+ * (weft_line.c); any other read comes as bytes alone. Not with frameRequests() (which it turns off).
+ */
+PHP_METHOD(Weft_Ext_Conn, frameLines)
+{
+	zend_long max_length;
+	ZEND_PARSE_PARAMETERS_START(1, 1)
+		Z_PARAM_LONG(max_length)
+	ZEND_PARSE_PARAMETERS_END();
+	if (max_length < 1) {
+		zend_argument_value_error(1, "must be at least 1");
+		RETURN_THROWS();
+	}
+	WEFT_CONN_THIS();
+	if (conn->io != NULL) {
+		zval_ptr_dtor(&conn->io->methods);
+		ZVAL_UNDEF(&conn->io->methods);
+		conn->io->line_max = max_length;
 	}
 }
 
@@ -631,6 +661,10 @@ ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_weft_conn_frame_requests, 0, 5, 
 	ZEND_ARG_TYPE_INFO(0, remoteAddress, IS_STRING, 1)
 ZEND_END_ARG_INFO()
 
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_weft_conn_frame_lines, 0, 1, IS_VOID, 0)
+	ZEND_ARG_TYPE_INFO(0, maxLength, IS_LONG, 0)
+ZEND_END_ARG_INFO()
+
 static const zend_function_entry weft_conn_methods[] = {
 	PHP_ME(Weft_Ext_Conn, __construct, arginfo_weft_conn_construct, ZEND_ACC_PUBLIC)
 	PHP_ME(Weft_Ext_Conn, watcher, arginfo_weft_conn_watcher, ZEND_ACC_PUBLIC)
@@ -639,6 +673,7 @@ static const zend_function_entry weft_conn_methods[] = {
 	PHP_ME(Weft_Ext_Conn, close, arginfo_weft_conn_close, ZEND_ACC_PUBLIC)
 	PHP_ME(Weft_Ext_Conn, frameRequests, arginfo_weft_conn_frame_requests, ZEND_ACC_PUBLIC)
 	PHP_ME(Weft_Ext_Conn, frameNothing, arginfo_weft_conn_close, ZEND_ACC_PUBLIC)
+	PHP_ME(Weft_Ext_Conn, frameLines, arginfo_weft_conn_frame_lines, ZEND_ACC_PUBLIC)
 	PHP_ME(Weft_Ext_Conn, secure, arginfo_weft_conn_secure, ZEND_ACC_PUBLIC)
 	PHP_ME(Weft_Ext_Conn, read, arginfo_weft_conn_read, ZEND_ACC_PUBLIC)
 	PHP_FE_END
@@ -656,5 +691,6 @@ zend_result weft_conn_minit(void)
 	weft_conn_handlers.free_obj = weft_conn_free;
 	weft_conn_handlers.get_gc = weft_conn_get_gc;
 	weft_conn_handlers.clone_obj = NULL;
+	weft_line_minit();
 	return SUCCESS;
 }

@@ -18,7 +18,7 @@ mkdir -p var
 LOG="${WEFT_MEMCHECK_LOG:-$ROOT/var/memcheck.log}"
 args=("$@")
 if [ ${#args[@]} -eq 0 ]; then
-    args=(tests/Unit/Hook tests/Integration/Hook/IdlePollTest.php tests/Unit/Loop/NativeDriverTest.php tests/Unit/Http/Parser/NativeHeadTest.php tests/Unit/Http/Parser/NativeRequestParserTest.php tests/Unit/Http/Parser/NativeRequestTest.php tests/Unit/Server/NativeConnTest.php tests/Unit/Http/Fuzz/EncoderOracleTest.php tests/Unit/Server/Watch tests/Unit/Coroutine/OutputBuffersTest.php tests/Unit/Coroutine/ProcessStateTest.php tests/Unit/Socket/Tls/NativeTlsTest.php)
+    args=(tests/Unit/Hook tests/Integration/Hook/IdlePollTest.php tests/Unit/Loop/NativeDriverTest.php tests/Unit/Http/Parser/NativeHeadTest.php tests/Unit/Http/Parser/NativeRequestParserTest.php tests/Unit/Http/Parser/NativeRequestTest.php tests/Unit/Server/NativeConnTest.php tests/Unit/Server/NativeLineFramingTest.php tests/Unit/Http/Fuzz/EncoderOracleTest.php tests/Unit/Server/Watch tests/Unit/Coroutine/OutputBuffersTest.php tests/Unit/Coroutine/ProcessStateTest.php tests/Unit/Socket/Tls/NativeTlsTest.php)
 fi
 echo "ext-memcheck: valgrind php vendor/bin/phpunit ${args[*]} (slow: minutes), report in $LOG"
 status=0

@@ -143,6 +143,39 @@ final class Environment
         return $flags;
     }
 
+    /**
+     * The -d flags of the bench's own helpers (load clients), which run from this checkout (weftBin()):
+     * this checkout's extension, whichever build serves the row. With the server's (phpFlags()), a
+     * baseline row's client loaded the other build's extension under this build's classes, which do not fit.
+     *
+     * @return list<string>
+     */
+    public function clientPhpFlags(): array
+    {
+        $flags = [];
+        foreach (self::PHP_FLAGS as $flag) {
+            $flags[] = '-d';
+            $flags[] = $flag;
+        }
+        $extension = $this->root . '/ext/modules/weft.so';
+        if (\is_file($extension)) {
+            $flags[] = '-d';
+            $flags[] = "extension=$extension";
+        }
+        return $flags;
+    }
+
+    /** Whether the helpers (clientPhpFlags()) can run the epoll loop: the same client for every build. */
+    public function clientEpoll(): bool
+    {
+        $key = "client:{$this->root}";
+        if (!\array_key_exists($key, $this->epollProblems)) {
+            $extension = $this->root . '/ext/modules/weft.so';
+            $this->epollProblems[$key] = $this->probeEpoll($this->root, \is_file($extension) ? $extension : null);
+        }
+        return $this->epollProblems[$key] === null;
+    }
+
     /** Why the epoll loop cannot run here, or null when it can. */
     public function epollUnavailable(): ?string
     {
@@ -150,12 +183,11 @@ final class Environment
         if (\array_key_exists($root, $this->epollProblems)) {
             return $this->epollProblems[$root];
         }
-        return $this->epollProblems[$root] = $this->probeEpoll($root);
+        return $this->epollProblems[$root] = $this->probeEpoll($root, $this->extensionPath());
     }
 
-    private function probeEpoll(string $root): ?string
+    private function probeEpoll(string $root, ?string $extension): ?string
     {
-        $extension = $this->extensionPath();
         if ($extension === null) {
             return 'native extension not built (bash scripts/build-ext.sh)';
         }

@@ -38,6 +38,8 @@ final class LineProtocol implements Protocol
 
     public function open(Connection $connection): Session
     {
+        // With the extension's I/O, reads of whole lines come cut in C (LineSession::received()).
+        $connection->io()?->frameLines($this->codec->maxLength);
         return new LineSession($this, $connection);
     }
 

@@ -31,12 +31,23 @@ final class LineSession implements Session
     {
     }
 
-    public function received(string $bytes): void
+    /**
+     * @param list<array{string, string}>|null $lines $bytes already cut into [line, ending] pairs, the pairs
+     *        decode() gives for them (the extension, Conn::frameLines(), asked by LineProtocol::open()): a read
+     *        of whole lines within the limit. Taken when nothing waits before them; otherwise the bytes join
+     *        the buffer and are cut here as always.
+     */
+    public function received(string $bytes, ?array $lines = null): void
     {
-        $this->buffer .= $bytes;
         if ($this->busy) {
+            $this->buffer .= $bytes;
             $this->server->update(); // read ahead only so far behind a running line
             return;
+        }
+        if ($lines !== null && $this->buffer === '' && $this->lines === []) {
+            $this->lines = $lines;
+        } else {
+            $this->buffer .= $bytes;
         }
         $this->pump();
         $this->server->flush();
@@ -95,7 +106,9 @@ final class LineSession implements Session
         $peer = $this->peer ??= new Peer($this->server->id, $this->server, $ending);
         $reply = $this->protocol->reply($line, $peer);
         if ($reply !== null) {
-            $this->server->write($reply . $ending);
+            // The last line of a read goes out at once (usually the only one); lines that came together are
+            // answered with one write, queued and flushed after the last.
+            $this->lines === [] && $this->buffer === '' ? $this->server->writeLast($reply . $ending) : $this->server->write($reply . $ending);
         }
         if ($peer->isCloseRequested()) {
             $this->finish();
@@ -114,16 +127,16 @@ final class LineSession implements Session
     {
         $server = $this->server;
         while (!$this->busy && !$this->done) {
-            if ($server->outOfRoom()) {
-                return; // roomFreed() calls resume()
-            }
             if ($this->lines === []) {
-                try {
-                    $this->lines = $this->protocol->codec->decode($this->buffer);
-                } catch (LineTooLong $e) {
-                    $server->write('ERROR ' . $e->getMessage() . "\r\n");
-                    $this->finish();
-                    return;
+                // An empty buffer holds no line (the usual case after the last line of a read): no decode() call.
+                if ($this->buffer !== '') {
+                    try {
+                        $this->lines = $this->protocol->codec->decode($this->buffer);
+                    } catch (LineTooLong $e) {
+                        $server->write('ERROR ' . $e->getMessage() . "\r\n");
+                        $this->finish();
+                        return;
+                    }
                 }
                 if ($this->lines === []) {
                     if ($this->ended || ($server->isDraining() && $this->buffer === '')) {
@@ -131,6 +144,11 @@ final class LineSession implements Session
                     }
                     return;
                 }
+            }
+            // Asked only when a line is to run (not once more per read when the lines ran out): cut lines
+            // wait in $lines while there is no room.
+            if ($server->outOfRoom()) {
+                return; // roomFreed() calls resume()
             }
             $this->busy = true;
             if (!$server->dispatcher->dispatch($this, \array_shift($this->lines))) {

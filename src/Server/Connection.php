@@ -237,6 +237,29 @@ final class Connection implements Expiring
         return $this->stalledSince;
     }
 
+    /**
+     * write() for a producer whose bytes are the last it has for now (the line protocol's one reply to one
+     * line): with the extension's I/O and nothing queued, the socket takes them at once, usually whole,
+     * and nothing is queued at all; whatever it does not take is queued as by write(). The caller's
+     * flush() then finds nothing to send and only brings reading and timers in line.
+     */
+    public function writeLast(string $bytes): void
+    {
+        if ($this->out !== [] || $this->io === null || $this->closed || $bytes === '') {
+            $this->write($bytes);
+            return;
+        }
+        $written = $this->io->write($bytes);
+        if ($written === \strlen($bytes)) {
+            return;
+        }
+        if ($written < 0) {
+            $this->close(); // the peer is gone: as flush() would have found
+            return;
+        }
+        $this->write($written === 0 ? $bytes : \substr($bytes, $written));
+    }
+
     /** Queues bytes for the peer; flush() sends them. Nothing else ever writes to the socket. */
     public function write(string $bytes): void
     {
@@ -596,7 +619,7 @@ final class Connection implements Expiring
      *
      * @internal
      */
-    public function received(string|false $data, ?object $request = null): void
+    public function received(string|false $data, object|array|null $request = null): void
     {
         if ($data === false || $data === '') {
             $this->ended();

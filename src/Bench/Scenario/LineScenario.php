@@ -71,7 +71,7 @@ final class LineScenario extends AbstractScenario
 
     public function notes(Environment $env): array
     {
-        $split = $env->epollUnavailable() === null
+        $split = $env->clientEpoll()
             ? 'The many-pattern client runs as one process of 1000 clients on the epoll loop (select cannot watch descriptors ≥ 1024).'
             : \sprintf('The many-pattern client is split over %d processes of %d clients on the select loop (select cannot watch descriptors ≥ 1024, and the epoll loop is not available: %s).', \intdiv(self::MANY_CLIENTS, self::SELECT_CLIENTS_PER_PROCESS), self::SELECT_CLIENTS_PER_PROCESS, $env->epollUnavailable());
         return [
@@ -102,10 +102,10 @@ final class LineScenario extends AbstractScenario
             }
             $seconds = $this->settings->duration();
             $many = $row->param('pattern') === 'many';
-            $epoll = $env->epollUnavailable() === null;
+            $epoll = $env->clientEpoll(); // the client's loop: the same for a baseline row
             $processes = $many && !$epoll ? \intdiv(self::MANY_CLIENTS, self::SELECT_CLIENTS_PER_PROCESS) : 1;
             $clients = $many ? \intdiv(self::MANY_CLIENTS, $processes) : self::FEW_CLIENTS;
-            $command = [$env->php(), ...$env->phpFlags(), $env->weftBin(), 'bench', '_line-load', '--port', (string) $server->port, '--pattern', (string) $row->param('pattern'), '--clients', (string) $clients, '--duration', (string) $seconds];
+            $command = [$env->php(), ...$env->clientPhpFlags(), $env->weftBin(), 'bench', '_line-load', '--port', (string) $server->port, '--pattern', (string) $row->param('pattern'), '--clients', (string) $clients, '--duration', (string) $seconds];
             $run = Measurement::runAll($env, $server->pid(), \array_fill(0, $processes, $command), 'line-load', $seconds + 40, ['WEFT_LOOP' => $many && $epoll ? 'epoll' : ($many ? 'select' : 'auto')]);
             $this->record($row, $run['outputs'], $run['usage'], $processes, $clients);
         } finally {

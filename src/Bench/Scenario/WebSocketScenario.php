@@ -100,7 +100,7 @@ final class WebSocketScenario extends AbstractScenario
         try {
             $seconds = $this->settings->duration();
             $clients = (int) $row->param('connections');
-            $command = [$env->php(), ...$env->phpFlags(), $env->weftBin(), 'bench', $case === 'line' ? '_line-load' : '_ws-load', '--port', (string) $server->port,
+            $command = [$env->php(), ...$env->clientPhpFlags(), $env->weftBin(), 'bench', $case === 'line' ? '_line-load' : '_ws-load', '--port', (string) $server->port,
                 '--pattern', match ($case) { 'line' => 'many', 'ws-echo' => 'echo', default => 'broadcast' },
                 '--clients', (string) $clients, '--duration', (string) ($case === 'ws-broadcast' ? ($this->settings->quick ? 3 : 10) : $seconds)];
             $run = Measurement::runAll($env, $server->pid(), [$command], 'websocket-load', $seconds + 120, ['WEFT_LOOP' => 'epoll']);

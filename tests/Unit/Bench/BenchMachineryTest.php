@@ -140,6 +140,32 @@ final class BenchMachineryTest extends TestCase
         }
     }
 
+    /** A baseline row's server loads the baseline's extension; the load client (this checkout's bin/weft) this checkout's. */
+    public function testTheLoadClientsKeepThisCheckoutsExtensionWhileABaselineServes(): void
+    {
+        $root = \dirname(__DIR__, 3);
+        $other = \sys_get_temp_dir() . '/weft-bench-build-' . \getmypid();
+        $out = "$other-out";
+        \mkdir("$other/ext/modules", 0777, true);
+        \touch("$other/ext/modules/weft.so");
+        try {
+            $env = new Environment($root, $out, new Settings(), Tools::detect(), Machine::detect());
+            $env->useBuild(new \Weft\Bench\Build('other', $other, null));
+            self::assertContains("extension=$other/ext/modules/weft.so", $env->phpFlags(), 'the server: the build\'s');
+            $client = $env->clientPhpFlags();
+            self::assertNotContains("extension=$other/ext/modules/weft.so", $client);
+            self::assertSame(\is_file("$root/ext/modules/weft.so"), \in_array("extension=$root/ext/modules/weft.so", $client, true), 'the client: this checkout\'s');
+            self::assertSame(\array_slice($env->phpFlags(), 0, 6), \array_slice($client, 0, 6), 'the same JIT flags');
+        } finally {
+            @\unlink("$other/ext/modules/weft.so");
+            @\rmdir("$other/ext/modules");
+            @\rmdir("$other/ext");
+            @\rmdir($other);
+            @\rmdir("$out/logs");
+            @\rmdir($out);
+        }
+    }
+
     public function testAServerWhoseAppCannotLoadIsKnownDoomedFromItsLog(): void
     {
         $master = "2026-11-23T10:59:20.903+00:00 [master 4847] info: Weft listening on 127.0.0.1:41915: 1 coroutine worker(s)\n";
