@@ -90,6 +90,25 @@ final class Http2Session implements Session, Abandonable
     private readonly Http2Output $output;
     private readonly FloodGuard $floods;
     private readonly ?string $peer;
+    /**
+     * The last request head parsed, and the decoded fields it came from: the decoder returns the same
+     * array for a repeated block (h2load's, a browser's polling), and parse() is a function of the
+     * fields and the limits alone. Only heads without a refusal are kept.
+     *
+     * @var list<array{0: string, 1: string}>|null
+     */
+    private ?array $lastFields = null;
+    private ?RequestHead $lastHead = null;
+    /**
+     * The last response's header array and streaming, and its checked fields (RequestHead::headerFields()):
+     * a handler that answers with a literal array gives the same array every time.
+     *
+     * @var array<array-key, mixed>|null
+     */
+    private ?array $lastHeaders = null;
+    private bool $lastStreamed = false;
+    /** @var array{0: list<array{0: string, 1: string}>, 1: bool, 2: bool} */
+    private array $lastOwnFields = [[], false, false];
 
     public function __construct(
         private readonly Http2Protocol $protocol,
@@ -559,7 +578,15 @@ final class Http2Session implements Session, Abandonable
             $this->answer($stream, HttpError::headerTooLarge($this->http->options->limits->maxHeaderBytes)->toResponse());
             return;
         }
-        $head = RequestHead::parse($fields, $this->http->options->limits);
+        if ($fields === $this->lastFields) {
+            $head = $this->lastHead;
+        } else {
+            $head = RequestHead::parse($fields, $this->http->options->limits);
+            if ($head !== null && $head->refusal === null) {
+                $this->lastFields = $fields;
+                $this->lastHead = $head;
+            }
+        }
         if ($head === null) {
             $this->resetStream($stream, Frame::PROTOCOL_ERROR); // malformed (§8.1.1)
             return;
@@ -811,7 +838,13 @@ final class Http2Session implements Session, Abandonable
         $streamed = $response->isStreamed();
         $noBody = $isHead || $status === 204 || $status === 304;
         try {
-            $fields = RequestHead::responseFields($response, $this->http->date());
+            $headers = $response->headerFields();
+            if ($headers !== $this->lastHeaders || $streamed !== $this->lastStreamed) {
+                $this->lastOwnFields = RequestHead::headerFields($response);
+                $this->lastHeaders = $headers;
+                $this->lastStreamed = $streamed;
+            }
+            $fields = RequestHead::withStatusAndLength($response, $this->lastOwnFields, $this->http->date());
             if (!$noBody && \is_array($response->trailers())) {
                 $response->trailerFields(); // fixed trailers are checked while an honest 500 can still go out
             }
