@@ -861,6 +861,14 @@ final class Http2Session implements Session, Abandonable
         $body = $streamed || $noBody ? '' : $response->body();
         $trailers = !$noBody && $response->hasTrailers();
         $endNow = $noBody || (!$streamed && $body === '' && !$trailers);
+        if (!$endNow && !$streamed && !$trailers && !$stream->reset && !$this->connection->isClosed()) {
+            $this->output->respond($stream, $fields, $body);
+            if (!$this->receiving) {
+                $this->output->pump();
+                $this->connection->flush();
+            }
+            return true;
+        }
         $this->output->headers($stream, $fields, $endNow);
         if ($endNow) {
             $stream->localClosed = true;
