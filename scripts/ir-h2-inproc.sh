@@ -7,6 +7,8 @@
 #
 #   bash scripts/ir-h2-inproc.sh [N=10000] [CONNS=100] [STREAMS=10] [CHECKOUT=.]
 #   NOEXT=1 ...   pure PHP (no extension: the select loop); JIT=off ... opcache without the JIT
+#   The application is hello.php's answer with a fixed Date field (FIXED_DATE in inproc-h2.php): the
+#   server's own Date changes every second, and a callgrind run lasts minutes.
 #   KEEP=/tmp/h2  keeps the 2N run's callgrind file as /tmp/h2.out for callgrind_annotate
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -16,7 +18,7 @@ PHP=(php -d opcache.enable_cli=1 -d opcache.jit="${JIT:-tracing}" -d opcache.jit
 DIR=$(mktemp -d /tmp/weft-ir-h2.XXXXXX)
 trap 'rm -rf "$DIR"' EXIT
 run() {
-    WARM_UP=1 valgrind --tool=callgrind --smc-check=all --callgrind-out-file="$DIR/cg.$1" \
+    FIXED_DATE=1 WARM_UP=1 valgrind --tool=callgrind --smc-check=all --callgrind-out-file="$DIR/cg.$1" \
         "${PHP[@]}" "$ROOT/scripts/inproc-h2.php" "$CHECKOUT" "$CONNS" "$STREAMS" "$1" > "$DIR/out.$1" 2> "$DIR/err.$1" \
         || { cat "$DIR/err.$1" >&2; exit 1; }
     grep -m1 '^summary:' "$DIR/cg.$1" | awk '{print $2}'
