@@ -52,8 +52,8 @@ if (getenv('FIXED_DATE')) {
         => new Weft\Http\Message\Response(200, ['Content-Type' => 'text/plain', 'Date' => 'Fri, 27 Nov 2026 08:00:00 GMT'], 'Hello World');
 }
 $logger = new NullLogger();
-// A long --header-timeout: under callgrind the first SETTINGS acknowledgements may take longer than 10 s.
-$protocol = new HttpProtocol($app, $logger, new HttpOptions(headerTimeout: 600.0));
+// Long timeouts: under callgrind on a busy machine a connection may wait its turn longer than 60 s.
+$protocol = new HttpProtocol($app, $logger, new HttpOptions(headerTimeout: 3600.0, idleTimeout: 3600.0, sendTimeout: 3600.0, bodyTimeout: 3600.0));
 $protocol->http2 = new Http2Protocol($protocol);
 $connections = new Connections($protocol, new Dispatcher($driver, $logger), $driver, $logger, 100000);
 
