@@ -30,7 +30,9 @@ use Weft\Socket\ConnectionClosed;
  *
  * The shape is HttpSession's: a read's frames are all handled, every answer and control frame is queued
  * on the connection, and the connection writes once. Frames are string slices of the read buffer, never
- * objects. This class reads frames and keeps the streams' lifecycle; what goes out is Http2Output's:
+ * objects. What a client repeats is not redone: the decoder returns its kept fields for a header block
+ * that changes nothing (h2load's, a poller's), and the head parsed from them is kept here with them; a
+ * response's checked fields are kept for its header array; a small answer is one write (Http2Output::respond()). This class reads frames and keeps the streams' lifecycle; what goes out is Http2Output's:
  * DATA as far as both flow-control windows (the connection's and the stream's) admit, the rest waiting
  * in its stream until a WINDOW_UPDATE, a streamed producer with it. FloodGuard counts the floods.
  *
