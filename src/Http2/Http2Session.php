@@ -111,6 +111,16 @@ final class Http2Session implements Session, Abandonable
     private bool $lastStreamed = false;
     /** @var array{0: list<array{0: string, 1: string}>, 1: bool, 2: bool} */
     private array $lastOwnFields = [[], false, false];
+    /**
+     * The whole list made from them last (RequestHead::withStatusAndLength()), for the same status,
+     * Date and body length (-1: none sent): the same array again, which the encoder knows at a glance.
+     *
+     * @var list<array{0: string, 1: string}>
+     */
+    private array $lastResponseFields = [];
+    private int $lastStatus = 0;
+    private string $lastDate = '';
+    private int $lastLength = -2;
 
     public function __construct(
         private readonly Http2Protocol $protocol,
@@ -845,8 +855,18 @@ final class Http2Session implements Session, Abandonable
                 $this->lastOwnFields = RequestHead::headerFields($response);
                 $this->lastHeaders = $headers;
                 $this->lastStreamed = $streamed;
+                $this->lastLength = -2;
             }
-            $fields = RequestHead::withStatusAndLength($response, $this->lastOwnFields, $this->http->date());
+            $date = $this->http->date();
+            $length = $streamed || $response->hasTrailers() ? -1 : \strlen($response->body());
+            if ($length === $this->lastLength && $status === $this->lastStatus && $date === $this->lastDate) {
+                $fields = $this->lastResponseFields;
+            } else {
+                $fields = $this->lastResponseFields = RequestHead::withStatusAndLength($response, $this->lastOwnFields, $date);
+                $this->lastLength = $length;
+                $this->lastStatus = $status;
+                $this->lastDate = $date;
+            }
             if (!$noBody && \is_array($response->trailers())) {
                 $response->trailerFields(); // fixed trailers are checked while an honest 500 can still go out
             }
