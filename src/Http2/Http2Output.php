@@ -67,7 +67,40 @@ final class Http2Output
      */
     public function headers(Http2Stream $stream, array $fields, bool $end): void
     {
+        $this->headerBlock($stream, $this->encoder->encode($fields), $end);
+    }
+
+    /**
+     * A whole response with a string body: its HEADERS and one DATA frame that ends the stream, in one
+     * write, when both windows and the frame size admit the body and nothing of the stream waits; else
+     * the head now and the body queued (pump() sends it). The common answer (a small body) thus skips
+     * the queue, the pump and the stream's bookkeeping.
+     *
+     * @param list<array{0: string, 1: string}> $fields
+     */
+    public function respond(Http2Stream $stream, array $fields, string $body): void
+    {
+        $length = \strlen($body);
         $block = $this->encoder->encode($fields);
+        if ($length > $this->window || $length > $stream->sendWindow || \max($length, \strlen($block)) > $this->maxFrame
+            || isset($this->sending[$stream->id]) || $this->connection->outOfRoom()) {
+            $this->headerBlock($stream, $block, false);
+            $this->queue($stream, $body, true);
+            return;
+        }
+        $stream->headersSent = true;
+        $this->window -= $length;
+        $stream->sendWindow -= $length;
+        $stream->sent += $length;
+        $stream->localClosed = true;
+        $id = $stream->id;
+        $this->connection->write(\pack('CnCCN', 0, \strlen($block), Frame::HEADERS, Frame::END_HEADERS, $id) . $block
+            . \pack('CnCCN', $length >> 16, $length & 0xffff, Frame::DATA, Frame::END_STREAM, $id) . $body);
+        $this->lastProgress = Loop::get()->now();
+    }
+
+    private function headerBlock(Http2Stream $stream, string $block, bool $end): void
+    {
         $stream->headersSent = true;
         $flags = $end ? Frame::END_STREAM : 0;
         $max = $this->maxFrame;

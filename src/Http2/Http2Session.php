@@ -30,7 +30,9 @@ use Weft\Socket\ConnectionClosed;
  *
  * The shape is HttpSession's: a read's frames are all handled, every answer and control frame is queued
  * on the connection, and the connection writes once. Frames are string slices of the read buffer, never
- * objects. This class reads frames and keeps the streams' lifecycle; what goes out is Http2Output's:
+ * objects. What a client repeats is not redone: the decoder returns its kept fields for a header block
+ * that changes nothing (h2load's, a poller's), and the head parsed from them is kept here with them; a
+ * response's checked fields are kept for its header array; a small answer is one write (Http2Output::respond()). This class reads frames and keeps the streams' lifecycle; what goes out is Http2Output's:
  * DATA as far as both flow-control windows (the connection's and the stream's) admit, the rest waiting
  * in its stream until a WINDOW_UPDATE, a streamed producer with it. FloodGuard counts the floods.
  *
@@ -90,6 +92,35 @@ final class Http2Session implements Session, Abandonable
     private readonly Http2Output $output;
     private readonly FloodGuard $floods;
     private readonly ?string $peer;
+    /**
+     * The last request head parsed, and the decoded fields it came from: the decoder returns the same
+     * array for a repeated block (h2load's, a browser's polling), and parse() is a function of the
+     * fields and the limits alone. Only heads without a refusal are kept.
+     *
+     * @var list<array{0: string, 1: string}>|null
+     */
+    private ?array $lastFields = null;
+    private ?RequestHead $lastHead = null;
+    /**
+     * The last response's header array and streaming, and its checked fields (RequestHead::headerFields()):
+     * a handler that answers with a literal array gives the same array every time.
+     *
+     * @var array<array-key, mixed>|null
+     */
+    private ?array $lastHeaders = null;
+    private bool $lastStreamed = false;
+    /** @var array{0: list<array{0: string, 1: string}>, 1: bool, 2: bool} */
+    private array $lastOwnFields = [[], false, false];
+    /**
+     * The whole list made from them last (RequestHead::withStatusAndLength()), for the same status,
+     * Date and body length (-1: none sent): the same array again, which the encoder knows at a glance.
+     *
+     * @var list<array{0: string, 1: string}>
+     */
+    private array $lastResponseFields = [];
+    private int $lastStatus = 0;
+    private string $lastDate = '';
+    private int $lastLength = -2;
 
     public function __construct(
         private readonly Http2Protocol $protocol,
@@ -559,7 +590,15 @@ final class Http2Session implements Session, Abandonable
             $this->answer($stream, HttpError::headerTooLarge($this->http->options->limits->maxHeaderBytes)->toResponse());
             return;
         }
-        $head = RequestHead::parse($fields, $this->http->options->limits);
+        if ($fields === $this->lastFields) {
+            $head = $this->lastHead;
+        } else {
+            $head = RequestHead::parse($fields, $this->http->options->limits);
+            if ($head !== null && $head->refusal === null) {
+                $this->lastFields = $fields;
+                $this->lastHead = $head;
+            }
+        }
         if ($head === null) {
             $this->resetStream($stream, Frame::PROTOCOL_ERROR); // malformed (§8.1.1)
             return;
@@ -811,7 +850,23 @@ final class Http2Session implements Session, Abandonable
         $streamed = $response->isStreamed();
         $noBody = $isHead || $status === 204 || $status === 304;
         try {
-            $fields = RequestHead::responseFields($response, $this->http->date());
+            $headers = $response->headerFields();
+            if ($headers !== $this->lastHeaders || $streamed !== $this->lastStreamed) {
+                $this->lastOwnFields = RequestHead::headerFields($response);
+                $this->lastHeaders = $headers;
+                $this->lastStreamed = $streamed;
+                $this->lastLength = -2;
+            }
+            $date = $this->http->date();
+            $length = $streamed || $response->hasTrailers() ? -1 : \strlen($response->body());
+            if ($length === $this->lastLength && $status === $this->lastStatus && $date === $this->lastDate) {
+                $fields = $this->lastResponseFields;
+            } else {
+                $fields = $this->lastResponseFields = RequestHead::withStatusAndLength($response, $this->lastOwnFields, $date);
+                $this->lastLength = $length;
+                $this->lastStatus = $status;
+                $this->lastDate = $date;
+            }
             if (!$noBody && \is_array($response->trailers())) {
                 $response->trailerFields(); // fixed trailers are checked while an honest 500 can still go out
             }
@@ -828,6 +883,14 @@ final class Http2Session implements Session, Abandonable
         $body = $streamed || $noBody ? '' : $response->body();
         $trailers = !$noBody && $response->hasTrailers();
         $endNow = $noBody || (!$streamed && $body === '' && !$trailers);
+        if (!$endNow && !$streamed && !$trailers && !$stream->reset && !$this->connection->isClosed()) {
+            $this->output->respond($stream, $fields, $body);
+            if (!$this->receiving) {
+                $this->output->pump();
+                $this->connection->flush();
+            }
+            return true;
+        }
         $this->output->headers($stream, $fields, $endNow);
         if ($endNow) {
             $stream->localClosed = true;

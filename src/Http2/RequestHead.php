@@ -177,9 +177,23 @@ final class RequestHead
      */
     public static function responseFields(Response $response, string $date): array
     {
-        $status = $response->status();
+        return self::withStatusAndLength($response, self::headerFields($response), $date);
+    }
+
+    /**
+     * The response's own fields for HPACK, checked, without :status and what withStatusAndLength()
+     * adds: a function of its headerFields() and isStreamed() alone, so a session may keep the last
+     * result for the next response with the same header array (a handler's literal array is the same
+     * array every time).
+     *
+     * @return array{0: list<array{0: string, 1: string}>, 1: bool, 2: bool} the fields, whether they name
+     *         a Server and a Date
+     * @throws \InvalidArgumentException for a field HeaderField refuses (the same rule as HTTP/1.1)
+     */
+    public static function headerFields(Response $response): array
+    {
         $streamed = $response->isStreamed();
-        $fields = [[':status', (string) $status]];
+        $fields = [];
         $lines = '';
         $count = 0;
         $server = $ownDate = false;
@@ -208,13 +222,27 @@ final class RequestHead
         if ($lines !== '' && (\preg_match(self::RESPONSE_LINES, $lines) !== 1 || \substr_count($lines, "\n") !== $count)) {
             throw new \InvalidArgumentException((string) HeaderField::problem($response->headers()));
         }
-        if (!$server) {
+        return [$fields, $server, $ownDate];
+    }
+
+    /**
+     * The whole list from headerFields()' answer for this response: :status first, then its fields,
+     * Server and Date unless it has them, and a string body's length.
+     *
+     * @param array{0: list<array{0: string, 1: string}>, 1: bool, 2: bool} $own
+     * @return list<array{0: string, 1: string}>
+     */
+    public static function withStatusAndLength(Response $response, array $own, string $date): array
+    {
+        $status = $response->status();
+        $fields = [[':status', (string) $status], ...$own[0]];
+        if (!$own[1]) {
             $fields[] = ['server', 'weft'];
         }
-        if (!$ownDate) {
+        if (!$own[2]) {
             $fields[] = ['date', $date];
         }
-        if (!$streamed && $status !== 204 && $status !== 304 && !$response->hasTrailers()) {
+        if ($status !== 204 && $status !== 304 && !$response->isStreamed() && !$response->hasTrailers()) {
             $fields[] = ['content-length', (string) \strlen($response->body())];
         }
         return $fields;

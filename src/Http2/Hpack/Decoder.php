@@ -24,6 +24,13 @@ namespace Weft\Http2\Hpack;
  *
  * Names are returned as sent (HTTP/2 requires lowercase; the connection layer checks), and whether a
  * field was sent never-indexed is not reported: Weft ends the hop and never re-encodes a request.
+ *
+ * A client sends the same block again and again once its table holds the fields (h2load: every
+ * request after the first is five index octets). The last block that left the table as it was is kept
+ * with its fields and the table's generation (a counter every insertion, eviction and size update
+ * moves): the same bytes at the same generation decode to the same fields and change nothing, so they
+ * are returned as they are, the same array (a caller may compare it with === at no cost). A block that
+ * changes the table is never kept: decoding it again would change it again.
  */
 final class Decoder
 {
@@ -38,6 +45,12 @@ final class Decoder
     private int $size = 0;
     private int $capacity;
     private bool $failed = false;
+    /** Moves on every change of the dynamic table: what a kept block's fields depend on. */
+    private int $generation = 0;
+    private string $lastBlock = '';
+    private int $lastGeneration = -1;
+    /** @var list<array{0: string, 1: string}> */
+    private array $lastFields = [];
 
     /**
      * @param int $maxTableSize the SETTINGS_HEADER_TABLE_SIZE we advertise: a size update above it is a
@@ -66,12 +79,28 @@ final class Decoder
         if ($this->failed) {
             throw new CompressionError('HPACK: this decoder failed on an earlier block; its table is out of step, the connection must end');
         }
+        if ($block === $this->lastBlock && $this->generation === $this->lastGeneration) {
+            return $this->lastFields;
+        }
+        $generation = $this->generation;
         try {
-            return $this->decodeBlock($block);
+            $fields = $this->decodeBlock($block);
         } catch (CompressionError $e) {
             $this->failed = true;
             throw $e;
         }
+        if ($this->generation === $generation) {
+            $this->lastBlock = $block;
+            $this->lastGeneration = $generation;
+            $this->lastFields = $fields;
+        }
+        return $fields;
+    }
+
+    /** Moves whenever the dynamic table changes (an insertion, an eviction, a size update). */
+    public function generation(): int
+    {
+        return $this->generation;
     }
 
     /** @return list<array{0: string, 1: string}> */
@@ -112,6 +141,7 @@ final class Decoder
                     throw new CompressionError("HPACK: a dynamic table size update to $size, above the {$this->maxTableSize} we allow");
                 }
                 $this->capacity = $size;
+                $this->generation++;
                 $this->evictDownTo($size);
                 continue;
             } else {
@@ -222,6 +252,7 @@ final class Decoder
     private function insert(array $field): void
     {
         $size = \strlen($field[0]) + \strlen($field[1]) + 32;
+        $this->generation++;
         if ($size > $this->capacity) {
             // §4.4: an entry larger than the table empties it and is not added; not an error.
             $this->evictDownTo(0);

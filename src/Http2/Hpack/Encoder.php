@@ -22,6 +22,12 @@ namespace Weft\Http2\Hpack;
  * The dynamic table never exceeds MAX_TABLE_SIZE (4096, HTTP/2's initial value, as nghttp2 does by
  * default) even when the peer allows more: past that the gain is small and the state per connection is
  * not. Names must be lowercase (HTTP/2); they are not checked here.
+ *
+ * A server answers the same head again and again (a status, a content type, its Server and Date, a
+ * length). The last block whose encoding left the table as it was is kept with its fields and the
+ * table's generation (moved by every insertion, eviction and size change): the same fields at the same
+ * generation encode to the same octets and change nothing, so those are returned. A block that inserts
+ * is never kept: encoding it again would insert again, or no longer (and then index what it inserted).
  */
 final class Encoder
 {
@@ -52,6 +58,12 @@ final class Encoder
     private int $capacity;
     /** The smallest size the table had since the last block, to be signalled before the final one (§4.2). */
     private ?int $pendingMin = null;
+    /** Moves on every change of the dynamic table: what a kept block depends on. */
+    private int $generation = 0;
+    /** @var array<array{0: string, 1: string}>|null */
+    private ?array $lastFields = null;
+    private int $lastGeneration = -1;
+    private string $lastBlock = '';
 
     /** @param int $maxTableSize the peer's SETTINGS_HEADER_TABLE_SIZE when the encoder is made */
     public function __construct(int $maxTableSize = 4096)
@@ -69,6 +81,7 @@ final class Encoder
             throw new \InvalidArgumentException("HPACK: a table size cannot be negative ($size)");
         }
         $this->capacity = \min($size, self::MAX_TABLE_SIZE);
+        $this->generation++;
         $this->evictDownTo($this->capacity);
         $this->pendingMin = \min($this->pendingMin ?? $this->capacity, $this->capacity);
     }
@@ -79,7 +92,13 @@ final class Encoder
      */
     public function encode(iterable $headers): string
     {
+        if ($headers === $this->lastFields && $this->generation === $this->lastGeneration) {
+            return $this->lastBlock;
+        }
+        $generation = $this->generation;
         $out = '';
+        // A block that signals a size update is not kept either: the update is said once.
+        $keep = $this->pendingMin === null && \is_array($headers);
         if ($this->pendingMin !== null) {
             // §4.2: a shrink then a growth between two blocks is signalled as both, the smallest first.
             if ($this->pendingMin < $this->capacity) {
@@ -112,7 +131,18 @@ final class Encoder
             $out .= $this->literal(0x40, 0x3f, $name, $value);
             $this->insert($name, $value, $key, $size);
         }
+        if ($keep && $this->generation === $generation) {
+            $this->lastFields = $headers;
+            $this->lastGeneration = $generation;
+            $this->lastBlock = $out;
+        }
         return $out;
+    }
+
+    /** Moves whenever the dynamic table changes (an insertion, an eviction, a size change). */
+    public function generation(): int
+    {
+        return $this->generation;
     }
 
     /** The dynamic table's size as RFC 7541 §4.1 counts it. */
@@ -165,6 +195,7 @@ final class Encoder
 
     private function insert(string $name, string $value, string $key, int $size): void
     {
+        $this->generation++;
         $this->evictDownTo($this->capacity - $size);
         $seq = $this->inserted++;
         $this->entries[$seq] = [$name, $value, $size];

@@ -213,6 +213,32 @@ final class Http2LimitsTest extends TestCase
         self::assertGreaterThanOrEqual(0.9, \microtime(true) - $started);
     }
 
+    /**
+     * The same header block, byte for byte, is another request once the dynamic table has moved: the
+     * decoder's kept block (and the session's head parsed from it) must not outlive the table it was
+     * decoded with.
+     */
+    public function testARepeatedHeaderBlockFollowsTheDynamicTable(): void
+    {
+        $client = self::client();
+        $host = static function (int $stream, string $block) use ($client): ?string {
+            $client->send(RawHttp2::frame(Frame::HEADERS, Frame::END_HEADERS | Frame::END_STREAM, $stream, $block));
+            $answer = $client->response($stream);
+            self::assertSame(200, $answer['status'], "stream $stream");
+            return \json_decode($answer['body'], true)['host'];
+        };
+        // GET, http, then :path /echo and :authority a, both inserted: 62 is the authority, 63 the path.
+        self::assertSame('a', $host(1, "\x82\x86\x44\x05/echo\x41\x01a"));
+        $indexed = "\x82\x86\xbe\xbf"; // all indexed: the table stays as it is
+        self::assertSame('a', $host(3, $indexed));
+        self::assertSame('a', $host(5, $indexed));
+        // Two insertions: 62 is now :authority b, 63 :path /echo (64 and 65 the older pair).
+        self::assertSame('b', $host(7, "\x82\x86\x44\x05/echo\x41\x01b"));
+        self::assertSame('b', $host(9, $indexed), 'the same octets, another table');
+        self::assertSame('b', $host(11, $indexed));
+        $client->close();
+    }
+
     public function testStreamsRunSideBySide(): void
     {
         // A stream in the application does not hold the connection: the next one is read and answered

@@ -261,6 +261,68 @@ final class DecoderTest extends TestCase
         self::assertSame([['b', $value]], $decoder->decode("\xbe"));
     }
 
+    /**
+     * The kept block (the last one that left the table as it was) is the same fields only while the
+     * table is: an index into the dynamic table names another field once an insertion moved it.
+     */
+    public function testAKeptBlockFollowsTheTable(): void
+    {
+        $decoder = new Decoder(4096, 65536);
+        $decoder->decode(self::bytes('400178' . '0131')); // x: 1, inserted (index 62)
+        $generation = $decoder->generation();
+        self::assertSame([['x', '1']], $decoder->decode("\xbe"));
+        self::assertSame([['x', '1']], $decoder->decode("\xbe"), 'again: kept');
+        self::assertSame($generation, $decoder->generation(), 'an indexed block changes nothing');
+        $decoder->decode(self::bytes('400179' . '0132')); // y: 2, now index 62
+        self::assertNotSame($generation, $decoder->generation());
+        self::assertSame([['y', '2']], $decoder->decode("\xbe"), 'the same octets, another table: decoded again');
+        self::assertSame([['x', '1']], $decoder->decode("\xbf"));
+    }
+
+    /** A block that inserts is decoded (and inserts) every time it comes, never kept. */
+    public function testABlockThatInsertsIsNotKept(): void
+    {
+        $decoder = new Decoder(4096, 65536);
+        $block = self::bytes('400178' . '0131');
+        self::assertSame([['x', '1']], $decoder->decode($block));
+        self::assertSame([['x', '1']], $decoder->decode($block));
+        self::assertSame([['x', '1'], ['x', '1']], $decoder->tableEntries());
+        self::assertSame(2 * 34, $decoder->tableSize());
+        // A size update is a change too: the same block after it evicts and inserts again.
+        $decoder->decode(self::bytes('20'));
+        self::assertSame([], $decoder->tableEntries());
+        self::assertSame([], $decoder->decode(self::bytes('20')));
+    }
+
+    /**
+     * The decoder against the same decoder with the kept block forgotten before every decode (the oracle),
+     * on an encoder's blocks: repeated sets (kept), sets that insert and evict, size updates.
+     */
+    public function testKeptBlocksDecodeAsDecodingAgainWould(): void
+    {
+        \mt_srand(7541);
+        $sets = [
+            [[':method', 'GET'], [':path', '/'], [':scheme', 'http'], [':authority', '127.0.0.1:8080'], ['user-agent', 'h2load nghttp2/1.52.0']],
+            [[':method', 'GET'], [':path', '/a'], [':scheme', 'https'], [':authority', 'example.com'], ['cookie', \str_repeat('c', 30)]],
+            [[':method', 'POST'], [':path', '/'], ['x-big', \str_repeat('b', 3000)]],
+        ];
+        $encoder = new \Weft\Http2\Hpack\Encoder();
+        $decoder = new Decoder(4096, 1 << 20);
+        $oracle = new Decoder(4096, 1 << 20);
+        $forget = new \ReflectionProperty(Decoder::class, 'lastGeneration');
+        for ($block = 0; $block < 300; $block++) {
+            if ($block % 31 === 30) {
+                $encoder->setMaxTableSize([0, 100, 4096][\mt_rand(0, 2)]);
+            }
+            $headers = $sets[\mt_rand(0, 1) === 0 ? \mt_rand(0, 2) : 0];
+            $bytes = $encoder->encode($headers);
+            $forget->setValue($oracle, -1);
+            self::assertSame($oracle->decode($bytes), $fields = $decoder->decode($bytes), "block $block");
+            self::assertSame($headers, $fields, "block $block: the fields sent");
+            self::assertSame($oracle->tableEntries(), $decoder->tableEntries(), "block $block: the tables");
+        }
+    }
+
     private static function bytes(string $hex): string
     {
         return (string) \hex2bin($hex);

@@ -123,6 +123,56 @@ final class EncoderTest extends TestCase
         }
     }
 
+    /**
+     * The kept block (the last one that left the table as it was) against the same encoder with the
+     * kept block forgotten before every encode (the plain encoding: the oracle). Header sets repeat,
+     * often back to back, through insertions, evictions and size changes; every block must be the
+     * plain encoding's octets, decode to its fields, and leave both tables alike.
+     */
+    public function testAKeptBlockIsWhatEncodingAgainGives(): void
+    {
+        \mt_srand(9113);
+        $sets = [
+            [[':status', '200'], ['content-type', 'text/plain'], ['server', 'weft'], ['date', 'Fri, 27 Nov 2026 08:00:00 GMT'], ['content-length', '11']],
+            [[':status', '200'], ['content-type', 'text/plain'], ['server', 'weft'], ['date', 'Fri, 27 Nov 2026 08:00:01 GMT'], ['content-length', '11']],
+            [[':status', '404'], ['content-type', 'text/html'], ['x-long', \str_repeat('v', 2500)]],
+            [[':status', '200'], ['set-cookie', 'a=1'], ['x-id', '7']],
+            [],
+        ];
+        $encoder = new Encoder();
+        $oracle = new Encoder();
+        $forget = new \ReflectionProperty(Encoder::class, 'lastGeneration');
+        $decoder = new Decoder(4096, 1 << 20);
+        $kept = 0;
+        for ($block = 0; $block < 400; $block++) {
+            if ($block % 23 === 22) {
+                $size = [0, 64, 256, 4096][\mt_rand(0, 3)];
+                $encoder->setMaxTableSize($size);
+                $oracle->setMaxTableSize($size);
+            }
+            $headers = $sets[\mt_rand(0, 1) === 0 ? \mt_rand(0, 4) : 0];
+            $kept += $encoder->generation() === $forget->getValue($encoder) && $headers === $sets[0] ? 1 : 0;
+            $forget->setValue($oracle, -1);
+            $expected = $oracle->encode($headers);
+            $actual = $encoder->encode($headers);
+            self::assertSame(\bin2hex($expected), \bin2hex($actual), "block $block");
+            self::assertSame($headers, $decoder->decode($actual), "block $block decodes");
+            self::assertSame($oracle->tableSize(), $encoder->tableSize(), "block $block: the tables");
+            self::assertSame($decoder->tableSize(), $encoder->tableSize(), "block $block: the peer's table");
+        }
+        self::assertGreaterThan(50, $kept, 'the kept block was used');
+    }
+
+    public function testABlockThatSignalsASizeUpdateIsNotKept(): void
+    {
+        $encoder = new Encoder();
+        $fields = [[':status', '200']];
+        $encoder->setMaxTableSize(256);
+        self::assertSame("\x3f\xe1\x01\x88", $encoder->encode($fields));
+        self::assertSame("\x88", $encoder->encode($fields), 'the update is said once');
+        self::assertSame("\x88", $encoder->encode($fields));
+    }
+
     private static function randomBytes(int $length, bool $printable): string
     {
         $out = '';
