@@ -105,6 +105,12 @@ namespace Weft\Ext {
          * this: turned back on, it reads what OpenSSL holds and the kernel no longer reports.
          */
         public function read(bool $on): void {}
+
+        /**
+         * The loop's time (its now()) of the last read handed over with bytes; 0.0 before the first and
+         * once closed: where Connection's lazy idle deadline counts from.
+         */
+        public function readAt(): float {}
     }
 
     /**

@@ -127,7 +127,11 @@ final class HttpSession implements Session, Abandonable
             && !$this->parser?->hasPartial() && $this->connection->unsent() === 0) {
             $this->parsed = $parsed;
             $this->pump();
-            $this->connection->flush();
+            if ($this->busy || $this->done || $this->parser !== null) {
+                $this->connection->flush();
+            } else {
+                $this->connection->flushIdle(); // answered, nothing buffered, not fresh: phase() is IDLE
+            }
             return;
         }
         $this->parser()->push($bytes);
@@ -310,6 +314,9 @@ final class HttpSession implements Session, Abandonable
                 if (!$this->dispatcher->dispatch($this, $request)) {
                     return; // it waits: resume() when it is answered
                 }
+                if ($this->parser === null && !$this->ended) {
+                    return; // answered, and nothing is buffered behind it (the extension framed it alone)
+                }
             } catch (TooManyCoroutines $e) {
                 $this->protocol->logger->error('{method} {target}: refused: {message}', [
                     'method' => $request->method(), 'target' => $request->target(), 'message' => $e->getMessage(),
@@ -384,7 +391,9 @@ final class HttpSession implements Session, Abandonable
                     $this->status = $response->status();
                     $this->sent = \strlen($response->body());
                 }
-                $connection->write($bytes);
+                // No parser: the extension framed this request alone from its read and nothing is
+                // buffered behind it, so its answer ends the batch and goes out at once.
+                $this->parser === null ? $connection->send($bytes) : $connection->write($bytes);
             } else {
                 $keepAlive = !$this->done && !$connection->isDraining() && $encoder->keepAlive($request, $response);
                 $keepAlive = $response->isStreamed()
