@@ -266,6 +266,9 @@ static int weft_encode_managed(const char *name, size_t length)
 	}
 }
 
+static void weft_encode_into(zval *return_value, zend_object *response, zend_string *version, bool keep_alive,
+	bool is_head, zend_string *date, zend_string *server_field, zend_long max_body);
+
 PHP_FUNCTION(weft_encode_response)
 {
 	zend_object *response;
@@ -282,7 +285,61 @@ PHP_FUNCTION(weft_encode_response)
 		Z_PARAM_STR(server_field)
 		Z_PARAM_LONG(max_body)
 	ZEND_PARSE_PARAMETERS_END();
+	weft_encode_into(return_value, response, version, keep_alive, is_head, date, server_field, max_body);
+}
 
+/*
+ * encodeResponse() for the answer to $request, which decides keep-alive itself and reads the version from
+ * the request: with no Connection field, a request keeps the connection unless it is HTTP/1.0
+ * (Request::keepAlive()'s rule for that case), and only if $mayKeepAlive. $keepAlive is set to the
+ * decision. False, and $keepAlive untouched, when the request is not of the class checkRequestLayout()
+ * accepted or holds a Connection field: PHP decides then (Request::keepAlive()) and calls encodeResponse().
+ * It saves the server's hot path two PHP calls and Request::keepAlive()'s case-insensitive search of the
+ * header block for every request.
+ */
+PHP_FUNCTION(weft_encode_answer)
+{
+	zend_object *response, *request;
+	zend_string *date, *server_field;
+	bool may_keep_alive, is_head;
+	zend_long max_body;
+	zval *keep_alive_ref;
+
+	ZEND_PARSE_PARAMETERS_START(8, 8)
+		Z_PARAM_OBJ(response)
+		Z_PARAM_OBJ(request)
+		Z_PARAM_BOOL(may_keep_alive)
+		Z_PARAM_BOOL(is_head)
+		Z_PARAM_STR(date)
+		Z_PARAM_STR(server_field)
+		Z_PARAM_LONG(max_body)
+		Z_PARAM_ZVAL(keep_alive_ref)
+	ZEND_PARSE_PARAMETERS_END();
+
+	zend_string *version, *block;
+	if (!weft_http_request_fields(request, &version, &block)) {
+		RETURN_FALSE;
+	}
+	/* "\r\nConnection:" anywhere in the block, in any case: each field starts after a CRLF. */
+	const char *p = ZSTR_VAL(block), *end = p + ZSTR_LEN(block);
+	while (end - p >= 13) {
+		const char *crlf = memchr(p, '\r', (size_t) (end - p) - 12);
+		if (crlf == NULL) {
+			break;
+		}
+		if (crlf[1] == '\n' && crlf[12] == ':' && zend_binary_strncasecmp(crlf + 2, 10, "connection", 10, 10) == 0) {
+			RETURN_FALSE;
+		}
+		p = crlf + 1;
+	}
+	bool keep_alive = may_keep_alive && !zend_string_equals_literal(version, "1.0");
+	ZEND_TRY_ASSIGN_REF_BOOL(keep_alive_ref, keep_alive);
+	weft_encode_into(return_value, response, version, keep_alive, is_head, date, server_field, max_body);
+}
+
+static void weft_encode_into(zval *return_value, zend_object *response, zend_string *version, bool keep_alive,
+	bool is_head, zend_string *date, zend_string *server_field, zend_long max_body)
+{
 	if (response->ce != weft_response_ce || weft_response_ce == NULL || is_head) {
 		RETURN_NULL();
 	}

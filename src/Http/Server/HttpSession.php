@@ -348,9 +348,15 @@ final class HttpSession implements Session, Abandonable
         // The common response is encoded by the extension, into what encode() would return (null: not
         // common). It has no Connection field, is not streamed, switches no protocol and has a final
         // status, so the request alone decides keep-alive and none of the checks below applies to it.
-        $bytes = $encoder->native
-            ? \Weft\Ext\encodeResponse($response, $request->version(), $keepAlive = !$this->done && !$connection->isDraining() && $request->keepAlive(), $isHead, $this->protocol->date(), $encoder->serverField, self::SEPARATE_BODY)
-            : null;
+        $bytes = null;
+        if ($encoder->native) {
+            // The extension reads the request's version and decides keep-alive from its fields too (false: a
+            // Connection field, which Request::keepAlive() reads here).
+            $bytes = \Weft\Ext\encodeAnswer($response, $request, !$this->done && !$connection->isDraining(), $isHead, $this->protocol->date(), $encoder->serverField, self::SEPARATE_BODY, $keepAlive);
+            if ($bytes === false) {
+                $bytes = \Weft\Ext\encodeResponse($response, $request->version(), $keepAlive = !$this->done && !$connection->isDraining() && $request->keepAlive(), $isHead, $this->protocol->date(), $encoder->serverField, self::SEPARATE_BODY);
+            }
+        }
         if ($bytes === null) {
             $upgrade = $response->upgrade();
             if ($upgrade !== null && ($invalid = HeaderField::problem($response->headers()) ?? ($upgrade instanceof ProtocolSwitch ? null : 'no connection can be handed to ' . $upgrade::class . ', which is no ProtocolSwitch')) !== null) {
