@@ -265,7 +265,8 @@ final class HttpSession implements Session, Abandonable
     {
         $connection = $this->connection;
         while (!$this->busy && !$this->done) {
-            if ($connection->outOfRoom()) {
+            // (A request the extension framed is taken only while no output waits: room, without asking.)
+            if ($this->parsed === null && $connection->outOfRoom()) {
                 return;
             }
             try {
