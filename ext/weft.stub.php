@@ -52,8 +52,9 @@ namespace Weft\Ext {
      * request without a Connection field (kept unless HTTP/1.0), and only if $mayKeepAlive; $keepAlive is
      * set to that decision. False (and $keepAlive untouched) for a request of another class than the one
      * checkRequestLayout() accepted, or with a Connection field: PHP decides and calls encodeResponse().
+     * A null $date is now's, formatted by the extension once a second as ResponseEncoder::httpDate(time()).
      */
-    function encodeAnswer(object $response, object $request, bool $mayKeepAlive, bool $isHead, string $date, string $serverField, int $maxBody, &$keepAlive): string|false|null {}
+    function encodeAnswer(object $response, object $request, bool $mayKeepAlive, bool $isHead, ?string $date, string $serverField, int $maxBody, &$keepAlive): string|false|null {}
 
     /**
      * Checks that encodeResponse() can read $class's objects (final, exactly its seven properties as declared,

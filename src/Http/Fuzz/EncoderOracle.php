@@ -74,6 +74,16 @@ final class EncoderOracle
             }
             $expected = $mayKeepAlive && $request->keepAlive();
             $bytes = \Weft\Ext\encodeResponse($response, $version, $expected, $isHead, $date, $serverField, \PHP_INT_MAX);
+            // No date given: the extension's own clock, formatted as ResponseEncoder::httpDate() (a second
+            // may pass between the two calls: either second's answer is right).
+            $before = \time();
+            $undated = \Weft\Ext\encodeAnswer($response, $request, $mayKeepAlive, $isHead, null, $serverField, \PHP_INT_MAX, $keepAlive);
+            $after = \time();
+            $dated = static fn (int $second): ?string => \Weft\Ext\encodeResponse($response, $version, $expected, $isHead, ResponseEncoder::httpDate($second), $serverField, \PHP_INT_MAX);
+            if ($undated !== $dated($before) && $undated !== $dated($after)) {
+                throw new FuzzFailure(\sprintf('encodeAnswer() without a date answers %s where PHP dates it %s',
+                    \json_encode($undated, \JSON_INVALID_UTF8_SUBSTITUTE), \json_encode($dated($after), \JSON_INVALID_UTF8_SUBSTITUTE)));
+            }
             if ($hasField || $keepAlive !== $expected || $answer !== $bytes) {
                 throw new FuzzFailure(\sprintf('encodeAnswer() answers %s (keep-alive %s) where encodeResponse() with Request::keepAlive() answers %s (%s), block %s',
                     \json_encode($answer, \JSON_INVALID_UTF8_SUBSTITUTE), \var_export($keepAlive, true),

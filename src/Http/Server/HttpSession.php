@@ -352,8 +352,8 @@ final class HttpSession implements Session, Abandonable
         $bytes = null;
         if ($encoder->native) {
             // The extension reads the request's version and decides keep-alive from its fields too (false: a
-            // Connection field, which Request::keepAlive() reads here).
-            $bytes = \Weft\Ext\encodeAnswer($response, $request, !$this->done && !$connection->isDraining(), $isHead, $this->protocol->date(), $encoder->serverField, self::SEPARATE_BODY, $keepAlive);
+            // Connection field, which Request::keepAlive() reads here), and dates the answer itself (null).
+            $bytes = \Weft\Ext\encodeAnswer($response, $request, !$this->done && !$connection->isDraining(), $isHead, null, $encoder->serverField, self::SEPARATE_BODY, $keepAlive);
             if ($bytes === false) {
                 $bytes = \Weft\Ext\encodeResponse($response, $request->version(), $keepAlive = !$this->done && !$connection->isDraining() && $request->keepAlive(), $isHead, $this->protocol->date(), $encoder->serverField, self::SEPARATE_BODY);
             }
