@@ -52,6 +52,8 @@ void weft_http_rshutdown(void);
 extern const unsigned char weft_tchar[256];
 bool weft_http_frame_request(zend_string *bytes, zend_long max_header_bytes, zend_long max_target_bytes,
 	zend_long max_header_count, HashTable *methods, zend_string *remote, bool https, zval *out);
+/* A Request of the class checkRequestLayout() accepted: its version and header block (borrowed); false for any other object. */
+bool weft_http_request_fields(zend_object *request, zend_string **version, zend_string **block);
 /* weft_encode.c: Weft\Ext\encodeResponse(), the common Response's bytes */
 void weft_encode_rshutdown(void);
 

@@ -48,6 +48,15 @@ namespace Weft\Ext {
     function encodeResponse(object $response, string $version, bool $keepAlive, bool $isHead, string $date, string $serverField, int $maxBody): ?string {}
 
     /**
+     * encodeResponse() for the answer to $request, deciding keep-alive as Request::keepAlive() does for a
+     * request without a Connection field (kept unless HTTP/1.0), and only if $mayKeepAlive; $keepAlive is
+     * set to that decision. False (and $keepAlive untouched) for a request of another class than the one
+     * checkRequestLayout() accepted, or with a Connection field: PHP decides and calls encodeResponse().
+     * A null $date is now's, formatted by the extension once a second as ResponseEncoder::httpDate(time()).
+     */
+    function encodeAnswer(object $response, object $request, bool $mayKeepAlive, bool $isHead, ?string $date, string $serverField, int $maxBody, &$keepAlive): string|false|null {}
+
+    /**
      * Checks that encodeResponse() can read $class's objects (final, exactly its seven properties as declared,
      * a REASONS array, accessors that answer what the properties hold): null when it can, otherwise why
      * not (encodeResponse() then answers null for every response).
@@ -113,6 +122,12 @@ namespace Weft\Ext {
          * this: turned back on, it reads what OpenSSL holds and the kernel no longer reports.
          */
         public function read(bool $on): void {}
+
+        /**
+         * The loop's time (its now()) of the last read handed over with bytes; 0.0 before the first and
+         * once closed: where Connection's lazy idle deadline counts from.
+         */
+        public function readAt(): float {}
     }
 
     /**

@@ -38,6 +38,17 @@ ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_Weft_Ext_encodeResponse, 0, 7, I
 	ZEND_ARG_TYPE_INFO(0, maxBody, IS_LONG, 0)
 ZEND_END_ARG_INFO()
 
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_MASK_EX(arginfo_Weft_Ext_encodeAnswer, 0, 8, MAY_BE_STRING|MAY_BE_FALSE|MAY_BE_NULL)
+	ZEND_ARG_TYPE_INFO(0, response, IS_OBJECT, 0)
+	ZEND_ARG_TYPE_INFO(0, request, IS_OBJECT, 0)
+	ZEND_ARG_TYPE_INFO(0, mayKeepAlive, _IS_BOOL, 0)
+	ZEND_ARG_TYPE_INFO(0, isHead, _IS_BOOL, 0)
+	ZEND_ARG_TYPE_INFO(0, date, IS_STRING, 1)
+	ZEND_ARG_TYPE_INFO(0, serverField, IS_STRING, 0)
+	ZEND_ARG_TYPE_INFO(0, maxBody, IS_LONG, 0)
+	ZEND_ARG_INFO(1, keepAlive)
+ZEND_END_ARG_INFO()
+
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_Weft_Ext_checkResponseLayout, 0, 1, IS_STRING, 1)
 	ZEND_ARG_TYPE_INFO(0, class, IS_STRING, 0)
 ZEND_END_ARG_INFO()
@@ -159,6 +170,7 @@ ZEND_FUNCTION(weft_parse_head);
 ZEND_FUNCTION(weft_parse_request);
 ZEND_FUNCTION(weft_check_request_layout);
 ZEND_FUNCTION(weft_encode_response);
+ZEND_FUNCTION(weft_encode_answer);
 ZEND_FUNCTION(weft_check_response_layout);
 ZEND_BEGIN_ARG_WITH_RETURN_OBJ_INFO_EX(arginfo_class_Weft_Ext_OutputStack_detach, 0, 1, Weft\\Ext\\OutputStack, 1)
 	ZEND_ARG_TYPE_INFO(0, base, IS_LONG, 0)
@@ -311,6 +323,7 @@ static const zend_function_entry ext_functions[] = {
 	ZEND_NS_NAMED_FE("Weft\\Ext", parseRequest, ZEND_FN(weft_parse_request), arginfo_Weft_Ext_parseRequest)
 	ZEND_NS_NAMED_FE("Weft\\Ext", checkRequestLayout, ZEND_FN(weft_check_request_layout), arginfo_Weft_Ext_checkRequestLayout)
 	ZEND_NS_NAMED_FE("Weft\\Ext", encodeResponse, ZEND_FN(weft_encode_response), arginfo_Weft_Ext_encodeResponse)
+	ZEND_NS_NAMED_FE("Weft\\Ext", encodeAnswer, ZEND_FN(weft_encode_answer), arginfo_Weft_Ext_encodeAnswer)
 	ZEND_NS_NAMED_FE("Weft\\Ext", checkResponseLayout, ZEND_FN(weft_check_response_layout), arginfo_Weft_Ext_checkResponseLayout)
 	ZEND_NS_NAMED_FE("Weft\\Ext", tlsTicketKeys, ZEND_FN(weft_tls_ticket_keys), arginfo_Weft_Ext_tlsTicketKeys)
 	ZEND_NS_NAMED_FE("Weft\\Ext", tlsShareTickets, ZEND_FN(weft_tls_share_tickets), arginfo_Weft_Ext_tlsShareTickets)

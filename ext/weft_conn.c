@@ -68,6 +68,8 @@ typedef struct weft_conn_io {
 	bool reading;
 	/* TLS: a read left something for later while reading was off: read() looks again when it is back on */
 	bool again;
+	/* The loop's time (ns) of the last read handed to the callback with bytes (0: none yet): readAt(). */
+	uint64_t read_ns;
 	zval on_data;
 	zend_fcall_info_cache fcc;
 	struct weft_conn *owner; /* NULL once the object is freed first */
@@ -192,6 +194,7 @@ static void weft_conn_deliver(weft_conn_io *io, const char *bytes, ssize_t n)
 	zval *arg = &args[0];
 	uint32_t count = 1;
 	if (n > 0) {
+		io->read_ns = weft_loop_now_ns(io->loop);
 		ZVAL_STRINGL_FAST(arg, bytes, (size_t) n);
 		/* The usual read, one whole request head and nothing else: its Request goes with the bytes, for
 		 * the session to take instead of parsing them when nothing of an earlier request waits in it. */
@@ -390,6 +393,7 @@ PHP_METHOD(Weft_Ext_Conn, __construct)
 	io->defer_id = io->retry_id = 0;
 	io->reading = true;
 	io->again = false;
+	io->read_ns = 0;
 	ZVAL_UNDEF(&io->methods);
 	io->remote = NULL;
 	io->max_header_bytes = io->max_target_bytes = io->max_header_count = 0;
@@ -516,6 +520,18 @@ PHP_METHOD(Weft_Ext_Conn, frameRequests)
 	io->line_max = 0; /* one framing at a time */
 }
 
+/*
+ * The loop's time (its now(), in seconds) of the last read handed to the callback with bytes, 0.0 before
+ * the first (and once closed): where a lazy idle deadline counts from, kept here at no cost per read
+ * rather than by a call back into the loop from PHP for every request.
+ */
+PHP_METHOD(Weft_Ext_Conn, readAt)
+{
+	ZEND_PARSE_PARAMETERS_NONE();
+	WEFT_CONN_THIS();
+	RETURN_DOUBLE(conn->io == NULL ? 0.0 : (double) conn->io->read_ns / 1e9);
+}
+
 /* Reads come as bytes alone again (a protocol switch). */
 PHP_METHOD(Weft_Ext_Conn, frameNothing)
 {
@@ -633,6 +649,9 @@ ZEND_END_ARG_INFO()
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_weft_conn_fd, 0, 0, IS_LONG, 0)
 ZEND_END_ARG_INFO()
 
+ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_weft_conn_read_at, 0, 0, IS_DOUBLE, 0)
+ZEND_END_ARG_INFO()
+
 ZEND_BEGIN_ARG_WITH_RETURN_TYPE_INFO_EX(arginfo_weft_conn_watcher, 0, 0, IS_STRING, 1)
 ZEND_END_ARG_INFO()
 
@@ -676,6 +695,7 @@ static const zend_function_entry weft_conn_methods[] = {
 	PHP_ME(Weft_Ext_Conn, frameLines, arginfo_weft_conn_frame_lines, ZEND_ACC_PUBLIC)
 	PHP_ME(Weft_Ext_Conn, secure, arginfo_weft_conn_secure, ZEND_ACC_PUBLIC)
 	PHP_ME(Weft_Ext_Conn, read, arginfo_weft_conn_read, ZEND_ACC_PUBLIC)
+	PHP_ME(Weft_Ext_Conn, readAt, arginfo_weft_conn_read_at, ZEND_ACC_PUBLIC)
 	PHP_FE_END
 };
 

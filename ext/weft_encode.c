@@ -29,6 +29,9 @@
 #include "zend_exceptions.h"
 #include "zend_interfaces.h"
 
+#include <sys/time.h>
+#include <time.h>
+
 /* Field names are RFC 9110 tokens: weft_tchar (weft_http.c), the parser's own table. */
 
 /* HeaderField::VALUE refuses these: every control byte but tab, and DEL. */
@@ -266,6 +269,9 @@ static int weft_encode_managed(const char *name, size_t length)
 	}
 }
 
+static void weft_encode_into(zval *return_value, zend_object *response, zend_string *version, bool keep_alive,
+	bool is_head, const char *date, size_t date_length, zend_string *server_field, zend_long max_body);
+
 PHP_FUNCTION(weft_encode_response)
 {
 	zend_object *response;
@@ -282,7 +288,105 @@ PHP_FUNCTION(weft_encode_response)
 		Z_PARAM_STR(server_field)
 		Z_PARAM_LONG(max_body)
 	ZEND_PARSE_PARAMETERS_END();
+	weft_encode_into(return_value, response, version, keep_alive, is_head, ZSTR_VAL(date), ZSTR_LEN(date), server_field, max_body);
+}
 
+/*
+ * The Date field's value for now, as ResponseEncoder::httpDate(time()) gives it ("Fri, 27 Nov 2026 09:05:00
+ * GMT"), formatted once a second: what encodeAnswer() uses when PHP passes no date, saving the server's
+ * hot path a PHP call and a time() call per request.
+ */
+static const char *weft_encode_now(size_t *length)
+{
+	static time_t second = (time_t) -1;
+	static char value[64];
+	static size_t value_length = 0;
+	/* gettimeofday(), as PHP's time() reads it: time(NULL) reads the kernel's coarse clock, which lags it by
+	 * up to a tick, so the two would disagree for a few milliseconds after each second. */
+	struct timeval tv;
+	gettimeofday(&tv, NULL);
+	time_t now = tv.tv_sec;
+	if (now != second) {
+		static const char days[7][4] = { "Sun", "Mon", "Tue", "Wed", "Thu", "Fri", "Sat" };
+		static const char months[12][4] = { "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec" };
+		struct tm tm;
+		if (gmtime_r(&now, &tm) == NULL) {
+			*length = 0;
+			return NULL;
+		}
+		int n = snprintf(value, sizeof(value), "%s, %02d %s %04d %02d:%02d:%02d GMT", days[tm.tm_wday], tm.tm_mday,
+			months[tm.tm_mon], tm.tm_year + 1900, tm.tm_hour, tm.tm_min, tm.tm_sec);
+		if (n <= 0 || (size_t) n >= sizeof(value)) {
+			*length = 0;
+			return NULL;
+		}
+		value_length = (size_t) n;
+		second = now;
+	}
+	*length = value_length;
+	return value;
+}
+
+/*
+ * encodeResponse() for the answer to $request, which decides keep-alive itself and reads the version from
+ * the request: with no Connection field, a request keeps the connection unless it is HTTP/1.0
+ * (Request::keepAlive()'s rule for that case), and only if $mayKeepAlive. $keepAlive is set to the
+ * decision. False, and $keepAlive untouched, when the request is not of the class checkRequestLayout()
+ * accepted or holds a Connection field: PHP decides then (Request::keepAlive()) and calls encodeResponse().
+ * It saves the server's hot path two PHP calls and Request::keepAlive()'s case-insensitive search of the
+ * header block for every request.
+ */
+PHP_FUNCTION(weft_encode_answer)
+{
+	zend_object *response, *request;
+	zend_string *date = NULL, *server_field;
+	bool may_keep_alive, is_head;
+	zend_long max_body;
+	zval *keep_alive_ref;
+
+	ZEND_PARSE_PARAMETERS_START(8, 8)
+		Z_PARAM_OBJ(response)
+		Z_PARAM_OBJ(request)
+		Z_PARAM_BOOL(may_keep_alive)
+		Z_PARAM_BOOL(is_head)
+		Z_PARAM_STR_OR_NULL(date)
+		Z_PARAM_STR(server_field)
+		Z_PARAM_LONG(max_body)
+		Z_PARAM_ZVAL(keep_alive_ref)
+	ZEND_PARSE_PARAMETERS_END();
+
+	zend_string *version, *block;
+	if (!weft_http_request_fields(request, &version, &block)) {
+		RETURN_FALSE;
+	}
+	/* "\r\nConnection:" anywhere in the block, in any case: each field starts after a CRLF. */
+	const char *p = ZSTR_VAL(block), *end = p + ZSTR_LEN(block);
+	while (end - p >= 13) {
+		const char *crlf = memchr(p, '\r', (size_t) (end - p) - 12);
+		if (crlf == NULL) {
+			break;
+		}
+		if (crlf[1] == '\n' && crlf[12] == ':' && zend_binary_strncasecmp(crlf + 2, 10, "connection", 10, 10) == 0) {
+			RETURN_FALSE;
+		}
+		p = crlf + 1;
+	}
+	size_t date_length;
+	const char *date_value = date != NULL ? ZSTR_VAL(date) : weft_encode_now(&date_length);
+	if (date_value == NULL) {
+		RETURN_FALSE; /* no clock: PHP's encoder dates it */
+	}
+	if (date != NULL) {
+		date_length = ZSTR_LEN(date);
+	}
+	bool keep_alive = may_keep_alive && !zend_string_equals_literal(version, "1.0");
+	ZEND_TRY_ASSIGN_REF_BOOL(keep_alive_ref, keep_alive);
+	weft_encode_into(return_value, response, version, keep_alive, is_head, date_value, date_length, server_field, max_body);
+}
+
+static void weft_encode_into(zval *return_value, zend_object *response, zend_string *version, bool keep_alive,
+	bool is_head, const char *date, size_t date_length, zend_string *server_field, zend_long max_body)
+{
 	if (response->ce != weft_response_ce || weft_response_ce == NULL || is_head) {
 		RETURN_NULL();
 	}
@@ -374,7 +478,7 @@ PHP_FUNCTION(weft_encode_response)
 	size_t connection_length = keep_alive ? sizeof(connection_keep) - 1 : sizeof(connection_close) - 1;
 	size_t total = sizeof("HTTP/1.1 ") - 1 + status_digits + 1 + ZSTR_LEN(reason) + 2
 		+ (own_server ? 0 : ZSTR_LEN(server_field))
-		+ (own_date ? 0 : sizeof("Date: ") - 1 + ZSTR_LEN(date) + 2)
+		+ (own_date ? 0 : sizeof("Date: ") - 1 + date_length + 2)
 		+ fields
 		+ sizeof("Content-Length: ") - 1 + length_digits + 2
 		+ connection_length
@@ -393,7 +497,7 @@ PHP_FUNCTION(weft_encode_response)
 	}
 	if (!own_date) {
 		out = weft_encode_put(out, "Date: ", sizeof("Date: ") - 1);
-		out = weft_encode_put(out, ZSTR_VAL(date), ZSTR_LEN(date));
+		out = weft_encode_put(out, date, date_length);
 		out = weft_encode_put(out, "\r\n", 2);
 	}
 	ZEND_HASH_FOREACH_KEY_VAL(headers, index, key, value) {

@@ -447,6 +447,21 @@ static uint32_t weft_request_offsets[WEFT_REQUEST_PROPERTIES];
  * as Request::overTls() gives it in PHP. */
 static uint32_t weft_request_scheme_offset;
 
+bool weft_http_request_fields(zend_object *request, zend_string **version, zend_string **block)
+{
+	if (weft_request_ce == NULL || request->ce != weft_request_ce) {
+		return false;
+	}
+	zval *v = OBJ_PROP(request, weft_request_offsets[WEFT_RQ_VERSION]);
+	zval *b = OBJ_PROP(request, weft_request_offsets[WEFT_RQ_BLOCK]);
+	if (Z_TYPE_P(v) != IS_STRING || Z_TYPE_P(b) != IS_STRING) {
+		return false; /* not initialized (a constructor that failed): PHP's accessors say what happens */
+	}
+	*version = Z_STR_P(v);
+	*block = Z_STR_P(b);
+	return true;
+}
+
 void weft_http_rshutdown(void)
 {
 	weft_request_ce = NULL; /* a class of this request; the next one checks its own */

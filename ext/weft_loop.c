@@ -1578,6 +1578,11 @@ zend_ulong weft_loop_add_timer(weft_loop *loop, double seconds, bool repeat, wef
 	return w->id + 1;
 }
 
+uint64_t weft_loop_now_ns(const weft_loop *loop)
+{
+	return loop->now_ns;
+}
+
 zend_ulong weft_loop_add_defer(weft_loop *loop, weft_loop_handler handler, void *data, weft_loop_release release)
 {
 	weft_watcher *w = weft_loop_c_watcher(loop, W_DEFER, (void *) handler, data, release);

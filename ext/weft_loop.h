@@ -47,6 +47,8 @@ zend_ulong weft_loop_add_fd(weft_loop *loop, int fd, uint32_t direction, weft_lo
 zend_ulong weft_loop_add_timer(weft_loop *loop, double seconds, bool repeat, weft_loop_handler handler, void *data, weft_loop_release release);
 /* A deferred call: runs once, before the loop waits for I/O again. */
 zend_ulong weft_loop_add_defer(weft_loop *loop, weft_loop_handler handler, void *data, weft_loop_release release);
+/* The loop's time of this tick in nanoseconds (what its PHP now() returns, in seconds). */
+uint64_t weft_loop_now_ns(const weft_loop *loop);
 
 /* By id, for C and PHP watchers alike. Return false for an unknown id (cancel: no-op), never throw,
  * except enable() of an fd watcher whose descriptor epoll refuses (false with an exception). */

@@ -11,6 +11,9 @@
 // CHECKOUT (default: this one) is the source tree to load Weft from, so two builds can be compared with
 // the same harness (any build with the connection core, cd320e4 or later). APP=sleep (an examples/ name) changes the application; FLOOR=1 replaces the server by
 // a bare read-and-answer callback on the same loop (what the loop, the kernel and the client cost alone).
+// EXTERNAL=1 hands the server ends to scripts/canned-responder.py, a process of its own (not counted by a
+// callgrind of this one): what remains is the in-process client and the loop's share for it, the part of
+// every figure of this harness that is not the server's.
 declare(strict_types=1);
 
 $root = realpath($argv[1] ?? dirname(__DIR__)) ?: exit("No such checkout\n");
@@ -56,10 +59,13 @@ $request = static fn (int $i): string => $varied
 
 $done = 0;
 $start = null;
+$external = [];
 for ($i = 0; $i < $conns; $i++) {
     [$server, $client] = stream_socket_pair(STREAM_PF_UNIX, STREAM_SOCK_STREAM, STREAM_IPPROTO_IP);
     stream_set_blocking($client, false);
-    if (getenv('FLOOR')) {
+    if (getenv('EXTERNAL')) {
+        $external[3 + $i] = $server;
+    } elseif (getenv('FLOOR')) {
         stream_set_blocking($server, false);
         $driver->onReadable($server, static function () use ($server): void {
             $data = fread($server, 65536);
@@ -85,6 +91,12 @@ for ($i = 0; $i < $conns; $i++) {
         fwrite($client, $request($done));
     });
     fwrite($client, $request($i));
+}
+if ($external !== []) {
+    $responder = proc_open(['python3', __DIR__ . '/canned-responder.py', (string) $conns], $external + [0 => ['file', '/dev/null', 'r']], $pipes);
+    foreach ($external as $server) {
+        fclose($server); // the responder's now: the harness keeps only the client ends
+    }
 }
 $driver->run();
 $end = getrusage();

@@ -95,6 +95,8 @@ final class Connection implements Expiring
      * there, lazily: the deadline stays where it is and, when it comes, is pushed back by the time that
      * passed since (nginx does the same with its lazy timer updates). A request answered at once thus
      * costs no timer operation at all, where re-arming on every read was a fifth of the core's own work.
+     * With the native I/O, Weft\Ext\Conn keeps the last read's time itself (readAt()): only update()
+     * writes this then, when it arms the idle deadline.
      */
     private float $activeAt = 0.0;
 
@@ -277,6 +279,46 @@ final class Connection implements Expiring
         $this->outBytes += $length;
         $this->sinceTurn += $length;
         $this->output->held += $length;
+    }
+
+    /**
+     * The answer of a request the extension framed alone from its read (nothing parsed behind it, so no
+     * pipelined batch to join into one write): sent at once with the native I/O when nothing waits before
+     * it; what the socket does not take is queued as by write(), and the caller's flush() goes on with it.
+     */
+    public function send(string $bytes): void
+    {
+        $io = $this->io;
+        if ($io === null || $this->out !== [] || $this->closed) {
+            $this->write($bytes);
+            return;
+        }
+        $written = $io->write($bytes);
+        $length = \strlen($bytes);
+        if ($written === $length) {
+            return;
+        }
+        if ($written < 0) {
+            $this->close(); // the peer is gone, as flush() would have found
+            return;
+        }
+        $this->out = [$bytes];
+        $this->outOffset = $written;
+        $this->outBytes = $length - $written;
+        $this->sinceTurn += $length - $written;
+        $this->output->held += $length; // held whole until its last byte is out, as flush() counts it
+    }
+
+    /**
+     * flush() for a session that is idle and wants input (its request answered at once): nothing to send
+     * or re-evaluate when all is out, reading is on and the idle deadline is armed, as after most requests
+     * on a keep-alive connection (update() would find exactly that); otherwise flush().
+     */
+    public function flushIdle(): void
+    {
+        if ($this->out !== [] || $this->armed !== Session::IDLE || !$this->reading || $this->closeWhenFlushed) {
+            $this->flush();
+        }
     }
 
     /** Sends what the socket takes now; the rest goes out from the writable callback. */
@@ -625,11 +667,8 @@ final class Connection implements Expiring
             $this->ended();
             return;
         }
-        if ($this->armed === Session::IDLE) {
-            // Activity: the idle deadline stays armed; expired() counts from here (see $activeAt), and
-            // update() replaces it if the connection leaves the idle phase.
-            $this->activeAt = $this->driver->now();
-        }
+        // Activity: Conn keeps the loop time of this read (readAt()), where expired() counts the idle
+        // deadline from; no call back into the loop for it here, on every request.
         // The session ends every call with flush() or update(), which re-evaluates reading and timers.
         $this->session->received($data, $request);
     }
@@ -658,7 +697,10 @@ final class Connection implements Expiring
             return;
         }
         if ($kind === Session::IDLE) {
-            $left = $this->activeAt + $this->idleLimit() - $this->driver->now();
+            // With the native I/O the last read's time is Conn's (received() does not write $activeAt);
+            // a read before the deadline was armed is older than update()'s $activeAt, so max() is right.
+            $activeAt = $this->io !== null ? \max($this->activeAt, $this->io->readAt()) : $this->activeAt;
+            $left = $activeAt + $this->idleLimit() - $this->driver->now();
             if ($left > 0.0) {
                 $this->arm($kind, $left); // active since it was armed: the timer restarts from then
                 return;

@@ -6,6 +6,7 @@ namespace Weft\Http\Fuzz;
 
 use Random\Engine\Mt19937;
 use Random\Randomizer;
+use Weft\Http\Message\Request;
 use Weft\Http\Message\Response;
 use Weft\Http\Message\ResponseEncoder;
 
@@ -42,7 +43,53 @@ final class EncoderOracle
             throw new FuzzFailure(\sprintf('encodeResponse() answers %s where PHP answers %s',
                 \json_encode($direct, \JSON_INVALID_UTF8_SUBSTITUTE), \json_encode($php, \JSON_INVALID_UTF8_SUBSTITUTE)));
         }
+        $this->checkAnswer($response, $version, $keepAlive, $isHead, $date, $encoder->serverField);
         return $direct !== null;
+    }
+
+    /**
+     * Weft\Ext\encodeAnswer(), which reads the version from the request and decides keep-alive itself: for
+     * requests without a Connection field (and with names that only look like it), exactly
+     * encodeResponse() with Request::keepAlive()'s decision; false only for one with a Connection field.
+     *
+     * @throws FuzzFailure when they disagree
+     */
+    private function checkAnswer(Response $response, string $version, bool $mayKeepAlive, bool $isHead, string $date, string $serverField): void
+    {
+        if (!\function_exists('Weft\Ext\encodeAnswer') || \Weft\Ext\checkRequestLayout(Request::class) !== null) {
+            return;
+        }
+        $blocks = ["\r\nHost: x", "\r\nHost: x\r\nConnection: close", "\r\nCONNECTION: keep-alive\r\nHost: x",
+            "\r\nX-Connection: close", "\r\nConnectionx: close", "\r\nHost: connection:close", ''];
+        foreach ($blocks as $block) {
+            $request = new Request($isHead ? 'HEAD' : 'GET', '/', $block, '', $version);
+            $keepAlive = null;
+            $answer = \Weft\Ext\encodeAnswer($response, $request, $mayKeepAlive, $isHead, $date, $serverField, \PHP_INT_MAX, $keepAlive);
+            $hasField = $request->header('connection') !== null;
+            if ($answer === false) {
+                if (!$hasField || $keepAlive !== null) {
+                    throw new FuzzFailure(\sprintf('encodeAnswer() left to PHP a request without a Connection field: %s', \json_encode($block)));
+                }
+                continue;
+            }
+            $expected = $mayKeepAlive && $request->keepAlive();
+            $bytes = \Weft\Ext\encodeResponse($response, $version, $expected, $isHead, $date, $serverField, \PHP_INT_MAX);
+            // No date given: the extension's own clock, formatted as ResponseEncoder::httpDate() (a second
+            // may pass between the two calls: either second's answer is right).
+            $before = \time();
+            $undated = \Weft\Ext\encodeAnswer($response, $request, $mayKeepAlive, $isHead, null, $serverField, \PHP_INT_MAX, $keepAlive);
+            $after = \time();
+            $dated = static fn (int $second): ?string => \Weft\Ext\encodeResponse($response, $version, $expected, $isHead, ResponseEncoder::httpDate($second), $serverField, \PHP_INT_MAX);
+            if ($undated !== $dated($before) && $undated !== $dated($after)) {
+                throw new FuzzFailure(\sprintf('encodeAnswer() without a date answers %s where PHP dates it %s',
+                    \json_encode($undated, \JSON_INVALID_UTF8_SUBSTITUTE), \json_encode($dated($after), \JSON_INVALID_UTF8_SUBSTITUTE)));
+            }
+            if ($hasField || $keepAlive !== $expected || $answer !== $bytes) {
+                throw new FuzzFailure(\sprintf('encodeAnswer() answers %s (keep-alive %s) where encodeResponse() with Request::keepAlive() answers %s (%s), block %s',
+                    \json_encode($answer, \JSON_INVALID_UTF8_SUBSTITUTE), \var_export($keepAlive, true),
+                    \json_encode($bytes, \JSON_INVALID_UTF8_SUBSTITUTE), \var_export($expected, true), \json_encode($block)));
+            }
+        }
     }
 
     /**

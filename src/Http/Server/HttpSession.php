@@ -127,7 +127,11 @@ final class HttpSession implements Session, Abandonable
             && !$this->parser?->hasPartial() && $this->connection->unsent() === 0) {
             $this->parsed = $parsed;
             $this->pump();
-            $this->connection->flush();
+            if ($this->busy || $this->done || $this->parser !== null) {
+                $this->connection->flush();
+            } else {
+                $this->connection->flushIdle(); // answered, nothing buffered, not fresh: phase() is IDLE
+            }
             return;
         }
         $this->parser()->push($bytes);
@@ -261,7 +265,8 @@ final class HttpSession implements Session, Abandonable
     {
         $connection = $this->connection;
         while (!$this->busy && !$this->done) {
-            if ($connection->outOfRoom()) {
+            // (A request the extension framed is taken only while no output waits: room, without asking.)
+            if ($this->parsed === null && $connection->outOfRoom()) {
                 return;
             }
             try {
@@ -310,6 +315,9 @@ final class HttpSession implements Session, Abandonable
                 if (!$this->dispatcher->dispatch($this, $request)) {
                     return; // it waits: resume() when it is answered
                 }
+                if ($this->parser === null && !$this->ended) {
+                    return; // answered, and nothing is buffered behind it (the extension framed it alone)
+                }
             } catch (TooManyCoroutines $e) {
                 $this->protocol->logger->error('{method} {target}: refused: {message}', [
                     'method' => $request->method(), 'target' => $request->target(), 'message' => $e->getMessage(),
@@ -341,9 +349,15 @@ final class HttpSession implements Session, Abandonable
         // The common response is encoded by the extension, into what encode() would return (null: not
         // common). It has no Connection field, is not streamed, switches no protocol and has a final
         // status, so the request alone decides keep-alive and none of the checks below applies to it.
-        $bytes = $encoder->native
-            ? \Weft\Ext\encodeResponse($response, $request->version(), $keepAlive = !$this->done && !$connection->isDraining() && $request->keepAlive(), $isHead, $this->protocol->date(), $encoder->serverField, self::SEPARATE_BODY)
-            : null;
+        $bytes = null;
+        if ($encoder->native) {
+            // The extension reads the request's version and decides keep-alive from its fields too (false: a
+            // Connection field, which Request::keepAlive() reads here), and dates the answer itself (null).
+            $bytes = \Weft\Ext\encodeAnswer($response, $request, !$this->done && !$connection->isDraining(), $isHead, null, $encoder->serverField, self::SEPARATE_BODY, $keepAlive);
+            if ($bytes === false) {
+                $bytes = \Weft\Ext\encodeResponse($response, $request->version(), $keepAlive = !$this->done && !$connection->isDraining() && $request->keepAlive(), $isHead, $this->protocol->date(), $encoder->serverField, self::SEPARATE_BODY);
+            }
+        }
         if ($bytes === null) {
             $upgrade = $response->upgrade();
             if ($upgrade !== null && ($invalid = HeaderField::problem($response->headers()) ?? ($upgrade instanceof ProtocolSwitch ? null : 'no connection can be handed to ' . $upgrade::class . ', which is no ProtocolSwitch')) !== null) {
@@ -384,7 +398,9 @@ final class HttpSession implements Session, Abandonable
                     $this->status = $response->status();
                     $this->sent = \strlen($response->body());
                 }
-                $connection->write($bytes);
+                // No parser: the extension framed this request alone from its read and nothing is
+                // buffered behind it, so its answer ends the batch and goes out at once.
+                $this->parser === null ? $connection->send($bytes) : $connection->write($bytes);
             } else {
                 $keepAlive = !$this->done && !$connection->isDraining() && $encoder->keepAlive($request, $response);
                 $keepAlive = $response->isStreamed()

@@ -82,6 +82,36 @@ final class NativeConnTest extends TestCase
         });
     }
 
+    public function testReadAtIsTheLoopTimeOfTheLastReadWithBytes(): void
+    {
+        $this->both(function (): void {
+            [$server, $client, $fd] = self::pair();
+            $seen = [];
+            $conn = null;
+            $conn = new Conn($this->loop, $fd, function (string|false $data) use (&$seen, &$conn, $client): void {
+                $seen[] = [$data, $conn->readAt(), $this->loop->now()];
+                if ($data === 'one') {
+                    // The next read comes at a later tick of the loop.
+                    $this->loop->delay(0.02, static function () use ($client): void {
+                        \fwrite($client, 'two');
+                    });
+                } elseif ($data === 'two') {
+                    \stream_socket_shutdown($client, \STREAM_SHUT_WR);
+                } else {
+                    $conn->close();
+                }
+            });
+            self::assertSame(0.0, $conn->readAt(), 'no read yet');
+            \fwrite($client, 'one');
+            $this->loop->run();
+            self::assertSame(['one', 'two', ''], \array_column($seen, 0));
+            self::assertSame($seen[0][2], $seen[0][1], 'the loop time of the read that brought "one"');
+            self::assertSame($seen[1][2], $seen[1][1]);
+            self::assertGreaterThan($seen[0][1], $seen[1][1], 'later');
+            self::assertSame(0.0, $conn->readAt(), 'closed');
+        });
+    }
+
     public function testAReadTakesAtMost64KiB(): void
     {
         [$server, $client, $fd] = self::pair();
