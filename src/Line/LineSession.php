@@ -108,7 +108,7 @@ final class LineSession implements Session
         if ($reply !== null) {
             // The last line of a read goes out at once (usually the only one); lines that came together are
             // answered with one write, queued and flushed after the last.
-            $this->lines === [] && $this->buffer === '' ? $this->server->writeLast($reply . $ending) : $this->server->write($reply . $ending);
+            $this->lines === [] && $this->buffer === '' ? $this->server->send($reply . $ending) : $this->server->write($reply . $ending);
         }
         if ($peer->isCloseRequested()) {
             $this->finish();

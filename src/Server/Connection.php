@@ -239,29 +239,6 @@ final class Connection implements Expiring
         return $this->stalledSince;
     }
 
-    /**
-     * write() for a producer whose bytes are the last it has for now (the line protocol's one reply to one
-     * line): with the extension's I/O and nothing queued, the socket takes them at once, usually whole,
-     * and nothing is queued at all; whatever it does not take is queued as by write(). The caller's
-     * flush() then finds nothing to send and only brings reading and timers in line.
-     */
-    public function writeLast(string $bytes): void
-    {
-        if ($this->out !== [] || $this->io === null || $this->closed || $bytes === '') {
-            $this->write($bytes);
-            return;
-        }
-        $written = $this->io->write($bytes);
-        if ($written === \strlen($bytes)) {
-            return;
-        }
-        if ($written < 0) {
-            $this->close(); // the peer is gone: as flush() would have found
-            return;
-        }
-        $this->write($written === 0 ? $bytes : \substr($bytes, $written));
-    }
-
     /** Queues bytes for the peer; flush() sends them. Nothing else ever writes to the socket. */
     public function write(string $bytes): void
     {
@@ -282,9 +259,11 @@ final class Connection implements Expiring
     }
 
     /**
-     * The answer of a request the extension framed alone from its read (nothing parsed behind it, so no
-     * pipelined batch to join into one write): sent at once with the native I/O when nothing waits before
-     * it; what the socket does not take is queued as by write(), and the caller's flush() goes on with it.
+     * write() for bytes that are the last their producer has for now: the answer of a request the
+     * extension framed alone from its read (nothing parsed behind it, so no pipelined batch to join into
+     * one write), the line protocol's reply to a read's last line. Sent at once with the native I/O when
+     * nothing waits before them, usually whole, so nothing is queued at all; what the socket does not take
+     * is queued as by write(), and the caller's flush() goes on with it.
      */
     public function send(string $bytes): void
     {
