@@ -97,7 +97,8 @@ final class FrameworkScenario extends HttpScenario implements Adaptive
             . '"MB/inst." what each further instance added to it. Production settings (APP_ENV=prod/production, no debug, no leak warnings). '
             . '`/sql3` is judged in two steps: the selection rows (each sync worker count, each pool size) choose each mode\'s best '
             . 'configuration by req/s, then those two run side by side ("paired" rows: both servers up, alternating rounds of 1 s, '
-            . 'as many as the row\'s seconds, at least 3) and the verdict is the median of the rounds\' coroutine/sync ratios, with '
+            . 'as many as the row\'s seconds, at least 3, each followed by one request that waits out what wrk left in flight) and the '
+            . 'verdict is the median of the rounds\' coroutine/sync ratios, with '
             . 'each side\'s CPU per request: the best of several noisy rows of one mode against one row of the other would favour '
             . 'the mode with more rows.';
     }
@@ -239,7 +240,8 @@ final class FrameworkScenario extends HttpScenario implements Adaptive
             'The coroutine hello rows of one app, worker count and concurrency that differ only in the pool size run with both servers up, '
             . 'in rounds of 1 s that alternate between them (as many rounds as the row\'s seconds): the target between them is 5 %, less '
             . 'than the drift of a shared machine over a minute. Their requests and CPU add up over the rounds; their latency percentiles '
-            . 'are the median of the rounds\'.',
+            . 'are the median of the rounds\'. After each round one request to the same server waits until it has served what wrk '
+            . 'left in flight, so that the next round does not start behind that backlog. The `/sql3` paired rows are measured the same way.',
         ];
     }
 
@@ -399,6 +401,16 @@ final class FrameworkScenario extends HttpScenario implements Adaptive
                     } catch (\RuntimeException $e) {
                         $rows[$i]->fail('load failed: ' . $e->getMessage());
                         $measured[$i] = false;
+                        continue;
+                    }
+                    // wrk cut the round's connections off with their requests in flight, which the server
+                    // still serves (a second or two of /sql3 at c=300 on a loaded machine): one request
+                    // answered after them means they are done, so the next round (often this server's
+                    // again, the order alternating) measures its own requests and CPU, not the backlog.
+                    try {
+                        Probe::get('127.0.0.1', $servers[$i]->port, self::ROUTES[(string) $rows[$i]->param('route')], 15.0);
+                    } catch (\RuntimeException) {
+                        // The next round finds out whether the server still answers.
                     }
                 }
             }
