@@ -38,15 +38,21 @@ final class Request
      *
      * @param string $headerBlock validated header section in HeaderBlock form ("\r\nName: value"...)
      * @param string $trailerBlock chunked trailer section, same form
+     *
+     * Its properties are private and never written after this (the with*() methods change clones), but
+     * not declared readonly: the tracing JIT cannot compile an assignment to a readonly property and
+     * leaves the trace there, and the side exit, taken for every request the PHP parser builds, ends up
+     * blacklisted (the rest of the constructor, of the parser's call and of HttpSession::pump() then ran
+     * in the interpreter: ~1,000 instructions a request, callgrind, pure PHP).
      */
     public function __construct(
-        private readonly string $method,
-        private readonly string $target,
-        private readonly string $headerBlock = '',
-        private readonly string $body = '',
-        private readonly string $version = '1.1',
+        private string $method,
+        private string $target,
+        private string $headerBlock = '',
+        private string $body = '',
+        private string $version = '1.1',
         private ?string $remoteAddress = null,
-        private readonly string $trailerBlock = '',
+        private string $trailerBlock = '',
     ) {
     }
 

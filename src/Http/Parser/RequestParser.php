@@ -150,11 +150,14 @@ final class RequestParser
     }
 
     /**
-     * The next complete request, or null when more bytes are needed.
+     * The next complete request, or null when more bytes are needed. No declared return type (nor on
+     * nextHead()): a class type is checked on every return through zend_check_user_type_slow, twice a
+     * request on the pure-PHP path.
      *
+     * @return ?Request
      * @throws HttpError on invalid input; the same error again on every later call
      */
-    public function next(): ?Request
+    public function next()
     {
         if ($this->error !== null) {
             throw $this->error;
@@ -260,7 +263,8 @@ final class RequestParser
         return $rest;
     }
 
-    private function nextHead(): ?Request
+    /** @return ?Request */
+    private function nextHead()
     {
         $buffer = $this->buffer;
         $offset = $this->offset;
