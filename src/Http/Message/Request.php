@@ -32,6 +32,9 @@ final class Request
     private bool $forwarded = false;
     private ?string $peerAddress = null;
     private string $scheme = 'http';
+    /** The header block keepAlive() looked at last ("\0": none, never a block), and its Connection field. */
+    private static string $connectionBlock = "\0";
+    private static ?string $connectionValue = null;
 
     /**
      * The parser's constructor. Outside the parser use Request::create(), which validates.
@@ -180,8 +183,18 @@ final class Request
     public function keepAlive(): bool
     {
         // Runs for every request the server answers, so the common shapes ("keep-alive", "close",
-        // no field at all) are decided here without the general list parsing.
-        $connection = HeaderBlock::get($this->headerBlock, 'connection');
+        // no field at all) are decided here without the general list parsing. A client sends the same
+        // field lines request after request (and the PHP parser then hands the very same string): the
+        // Connection field of the last block looked at is kept, sparing the search (a lower-cased copy
+        // of the block) for the next one.
+        $block = $this->headerBlock;
+        if ($block === self::$connectionBlock) {
+            $connection = self::$connectionValue;
+        } else {
+            $connection = HeaderBlock::get($block, 'connection');
+            self::$connectionBlock = $block;
+            self::$connectionValue = $connection;
+        }
         if ($connection === null) {
             return $this->version !== '1.0';
         }
