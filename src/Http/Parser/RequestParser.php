@@ -173,6 +173,9 @@ final class RequestParser
         if ($this->error !== null) {
             throw $this->error;
         }
+        if ($this->pending === null && $this->offset === \strlen($this->buffer)) {
+            return null; // nothing buffered: the usual call after a batch's last request
+        }
         try {
             return $this->pending === null ? $this->nextHead() : $this->nextBody();
         } catch (HttpError $e) {
@@ -343,12 +346,15 @@ final class RequestParser
             $this->scanFrom = max($offset, $length - 3);
             return null;
         }
-        try {
-            Syntax::checkHead($buffer, $offset, $end, $this->limits, true);
-        } catch (HttpError $tooLarge) {
-            // As above: an invalid byte within the first bytes outranks a size limit.
-            $this->scanning = true;
-            throw ($this->scanner ??= new HeadScanner($this->limits))->scan($buffer, $offset, min($end + 4, $offset + $this->earlyBytes)) ?? $tooLarge;
+        // A complete head within both size limits passes checkHead() untouched: asked only beyond them.
+        if ($end + 4 - $offset > $this->earlyBytes) {
+            try {
+                Syntax::checkHead($buffer, $offset, $end, $this->limits, true);
+            } catch (HttpError $tooLarge) {
+                // As above: an invalid byte within the first bytes outranks a size limit.
+                $this->scanning = true;
+                throw ($this->scanner ??= new HeadScanner($this->limits))->scan($buffer, $offset, min($end + 4, $offset + $this->earlyBytes)) ?? $tooLarge;
+            }
         }
         if (self::$acceptedUnder === $this->limits->maxHeaderCount && ($request = $this->sameFields($buffer, $offset, $end)) !== null) {
             return $request;
