@@ -128,9 +128,8 @@ final class StreamSelectDriver extends AbstractDriver
             return;
         }
         $this->undispatched = $result;
-        // invokeStream() inlined: two events a request (its read, and the client's or the next read), and
-        // the call with its class-typed argument (zend_check_user_type_slow) cost more than the callback's own
-        // dispatch.
+        // invokeStream() inlined: at least one event a request, and the call with its class-typed argument
+        // (checked through zend_check_user_type_slow) cost more than calling the callback itself.
         foreach ($read as $id => $_) {
             --$this->undispatched;
             foreach ($this->readWatchers[$id] ?? [] as $watcher) {
