@@ -16,18 +16,7 @@
 // the server by a bare read-and-echo callback on the same loop (the client's and the loop's share).
 declare(strict_types=1);
 
-$root = realpath($argv[1] ?? dirname(__DIR__)) ?: exit("No such checkout\n");
-require $root . '/src/functions.php';
-$GLOBALS['__composer_autoload_files']['696a92e5a3cafefadf0520da48967f50'] = true;
-require dirname(__DIR__) . '/vendor/autoload.php';
-spl_autoload_register(static function (string $class) use ($root): void {
-    if (str_starts_with($class, 'Weft\\') && !str_starts_with($class, 'Weft\\Tests\\')) {
-        $file = $root . '/src/' . str_replace('\\', '/', substr($class, 5)) . '.php';
-        if (is_file($file)) {
-            require $file;
-        }
-    }
-}, true, true);
+$root = (require __DIR__ . '/checkout.php')($argv[1] ?? null);
 
 use Psr\Log\NullLogger;
 use Weft\Line\LineProtocol;

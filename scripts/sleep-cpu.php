@@ -8,17 +8,8 @@
 //       -d opcache.jit_buffer_size=64M scripts/sleep-cpu.php [CHECKOUT] [ROUNDS]
 declare(strict_types=1);
 
-$root = realpath($argv[1] ?? dirname(__DIR__)) ?: exit("No such checkout\n");
+$root = (require __DIR__ . '/checkout.php')($argv[1] ?? null);
 $rounds = (int) ($argv[2] ?? 100);
-spl_autoload_register(static function (string $class) use ($root): void {
-    if (str_starts_with($class, 'Weft\\')) {
-        $file = $root . '/src/' . str_replace('\\', '/', substr($class, 5)) . '.php';
-        if (is_file($file)) {
-            require $file;
-        }
-    }
-});
-require $root . '/src/functions.php';
 
 Weft\Loop\Loop::reset('epoll');
 $coroutines = 1000;
