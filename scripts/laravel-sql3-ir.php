@@ -55,6 +55,15 @@ if (extension_loaded('weft') && $mode !== 'sync') {
     Weft\Hook\Hooks::enable();
 }
 $handler = require $root . '/var/fixtures/laravel-app/weft.php';
+// WEFT_SQL3_SWITCHES=1: also count the switches of the followed state (a followed value whose getter
+// counts: a switch reads every value once). It adds a closure call to each switch: leave it off under callgrind.
+$switches = 0;
+if (getenv('WEFT_SQL3_SWITCHES') === '1') {
+    Weft\Coroutine\ProcessState::follow('weft.sql3-ir.switches', static function () use (&$switches): int {
+        return ++$switches;
+    }, static function (mixed $value): void {
+    });
+}
 
 $writer = new class () implements Weft\Http\Message\BodyWriter {
     public int $bytes = 0;
@@ -91,3 +100,6 @@ Weft\run(static function () use ($run, $total): void {
     $run($total);
 });
 fprintf(STDERR, "%s: %d requests served after %d of warm-up, %d failed, %d bytes\n", $mode, $served - WARM_UP, WARM_UP, $failed, $writer->bytes);
+if (getenv('WEFT_SQL3_SWITCHES') === '1') {
+    fprintf(STDERR, "%s: %.2f switches a request (warm-up included)\n", $mode, $switches / max(1, $served));
+}

@@ -15,6 +15,9 @@ use Weft\Bench\Process\Service;
  */
 final class Environment
 {
+    /** The longest path a Unix socket can be bound to (sun_path holds 108 bytes, its NUL included). */
+    private const MAX_SOCKET_PATH = 107;
+
     /** The resident server processes run with opcache and the tracing JIT on. */
     public const PHP_FLAGS = ['opcache.enable_cli=1', 'opcache.jit=tracing', 'opcache.jit_buffer_size=64M'];
     public const SERVER_CPU = '0';
@@ -239,6 +242,12 @@ final class Environment
     {
         $base = $this->logBase($name);
         $pidFile = "$base.pid";
+        if (\strlen("$pidFile.sock") > self::MAX_SOCKET_PATH) {
+            // The control socket is PIDFILE.sock, and a Unix socket's path has at most 107 bytes: a long
+            // --out path or row label would keep the server from starting. Such a pid file goes to the
+            // temp directory, named after the row's log files.
+            $pidFile = \sys_get_temp_dir() . '/weft-bench-' . \substr(\md5($base), 0, 12) . '.pid';
+        }
         $command = [
             ...$this->serverPrefix(), $this->php(), ...$this->phpFlags(), $this->serverWeft(), 'serve', $app,
             // A short grace: once the load is over, nothing in flight is worth waiting for.

@@ -15,6 +15,14 @@ use Weft\Coroutine\StateSet;
  */
 final class Instance
 {
+    /**
+     * Whether a request holds it (InstancePool::acquire() to release()). A coroutine whose request gave
+     * its instance back is unbound from the instance's state: until it takes one again (a keep-alive
+     * connection reading its next request, a request waiting for admission) it runs no framework code,
+     * and a resume of it costs no switch of the followed state.
+     */
+    public bool $lent = false;
+
     /** @param T $framework */
     public function __construct(
         public readonly object $framework,
@@ -38,7 +46,8 @@ final class Instance
         try {
             return $task();
         } finally {
-            $scheduler->bind($previous);
+            // The task gave the instance back (the end of a request): the caller stays unbound (see $lent).
+            $scheduler->bind($previous === $this->state && !$this->lent ? null : $previous);
         }
     }
 }

@@ -135,6 +135,7 @@ final class InstancePool
             $this->admitIfIdle();
             throw $e;
         }
+        $instance->lent = true;
         $this->scheduler->bind($instance->state);
         return $instance;
     }
@@ -142,6 +143,13 @@ final class InstancePool
     /** @param Instance<T> $instance */
     public function release(Instance $instance): void
     {
+        $instance->lent = false;
+        // The releasing coroutine leaves the framework: unbound, its next resumes (the connection's next
+        // read, an admission wait) switch nothing; the values in place stay the instance's until another
+        // bound coroutine runs, which saves them into the instance's set as any switch does.
+        if ($this->scheduler->self()->state === $instance->state) {
+            $this->scheduler->bind(null);
+        }
         --$this->inFlight;
         $this->pool->release($instance);
         $this->admitIfIdle();

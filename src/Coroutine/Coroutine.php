@@ -52,13 +52,17 @@ final class Coroutine
      * @param ?\Fiber $fiber the pooled Fiber it runs on (untyped, as the property)
      *
      * $task and $parentContext are declared `object`, not by class (see the properties above): a class
-     * type is checked through zend_check_user_type_slow.
+     * type is checked through zend_check_user_type_slow. $id and $parentContext are never written after
+     * this but are not declared readonly: the tracing JIT leaves its trace at an assignment to a readonly
+     * property, and that exit, taken for every coroutine, ends up blacklisted (the constructor and the
+     * rest of Scheduler::spawn() up to the Fiber's switch then ran in the interpreter).
      */
     public function __construct(
-        public readonly int $id,
+        /** Never changes (not declared readonly: see above). */
+        public int $id,
         private ?object $task,
         private array $args,
-        private readonly object $parentContext,
+        private object $parentContext,
         $fiber = null,
     ) {
         $this->fiber = $fiber;

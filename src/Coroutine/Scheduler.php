@@ -178,7 +178,8 @@ final class Scheduler
         if ($coroutine === null) {
             return $this->awaitMain($onCancel);
         }
-        if ($this->onIdle !== [] && !$this->hasQueued()) {
+        // hasQueued(), inlined: every wait of a worker with admission waiting passes here.
+        if ($this->onIdle !== [] && $this->ready === [] && $this->batchLeft === 0 && !$this->driver->owesWork()) {
             $this->idle();
         }
         $coroutine->suspending($onCancel);
@@ -285,7 +286,14 @@ final class Scheduler
         }
         if ($this->current === null && !$this->runScheduled) {
             if ($last) {
-                $this->switchTo($coroutine, $fiber, $value, null);
+                // switchTo(), inlined (nothing runs here: $current is null before and after): the wake-up
+                // of every wait the loop ends, a hooked query's included.
+                if ($coroutine->state !== null && $coroutine->state !== $this->installed) {
+                    $this->install($coroutine->state);
+                }
+                $this->current = $coroutine;
+                $fiber->resume($value);
+                $this->current = null;
                 return;
             }
             ++$this->nested;

@@ -92,7 +92,7 @@ final class TimeLimit
         if ($this->timer === null || $this->firesAt > $deadline) {
             $this->arm($seconds, $deadline);
         }
-        $this->waiter = $scheduler->self();
+        $this->waiter = $scheduler->current ?? $scheduler->self();
         try {
             $value = $scheduler->await($onCancel);
         } catch (\Throwable $e) {

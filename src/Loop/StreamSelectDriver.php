@@ -92,24 +92,29 @@ final class StreamSelectDriver extends AbstractDriver
         $read = $this->readStreams;
         $write = $this->writeStreams;
         $except = null;
-        // A closed resource in the set would make select fail for every stream: drop it and say which.
-        foreach ([$read, $write] as $set) {
-            foreach ($set as $id => $stream) {
+        $seconds = $timeout === null ? null : (int) $timeout;
+        $micro = $timeout === null ? 0 : (int) (($timeout - $seconds) * 1e6);
+        try {
+            if ($this->tlsUnread && $read !== []) {
+                // A TLS connection the extension set up reads ahead: whole records may sit in OpenSSL,
+                // taken from the socket already. Decrypted now, select's cast moves them into PHP's read
+                // buffer, where select sees them (and returns at once).
+                \Weft\Ext\tlsUnread($read);
+            }
+            $result = @\stream_select($read, $write, $except, $seconds, $micro);
+        } catch (\TypeError|\ValueError $e) {
+            // A closed resource in the set ("not a valid stream resource", then "No stream arrays were
+            // passed" when it was the only one) fails select for every stream:
+            // drop it and say which. Looked for only then, not before every wait (a walk over all the
+            // watched streams each turn).
+            foreach ($this->readStreams + $this->writeStreams as $id => $stream) {
                 if (!\is_resource($stream)) {
                     $this->dropClosed($id);
                     return;
                 }
             }
+            throw $e;
         }
-        if ($this->tlsUnread && $read !== []) {
-            // A TLS connection the extension set up reads ahead: whole records may sit in OpenSSL,
-            // taken from the socket already. Decrypted now, select's cast moves them into PHP's read
-            // buffer, where select sees them (and returns at once).
-            \Weft\Ext\tlsUnread($read);
-        }
-        $seconds = $timeout === null ? null : (int) $timeout;
-        $micro = $timeout === null ? 0 : (int) (($timeout - $seconds) * 1e6);
-        $result = @\stream_select($read, $write, $except, $seconds, $micro);
         if ($result === false) {
             $error = \error_get_last();
             \error_clear_last();
@@ -123,16 +128,30 @@ final class StreamSelectDriver extends AbstractDriver
             return;
         }
         $this->undispatched = $result;
+        // invokeStream() inlined: at least one event a request, and the call with its class-typed argument
+        // (checked through zend_check_user_type_slow) cost more than calling the callback itself.
         foreach ($read as $id => $_) {
             --$this->undispatched;
             foreach ($this->readWatchers[$id] ?? [] as $watcher) {
-                $this->invokeStream($watcher);
+                if ($watcher->enabled) {
+                    try {
+                        ($watcher->callback)($watcher->id, $watcher->stream);
+                    } catch (\Throwable $e) {
+                        $this->handleError($e);
+                    }
+                }
             }
         }
         foreach ($write as $id => $_) {
             --$this->undispatched;
             foreach ($this->writeWatchers[$id] ?? [] as $watcher) {
-                $this->invokeStream($watcher);
+                if ($watcher->enabled) {
+                    try {
+                        ($watcher->callback)($watcher->id, $watcher->stream);
+                    } catch (\Throwable $e) {
+                        $this->handleError($e);
+                    }
+                }
             }
         }
         $this->undispatched = 0;

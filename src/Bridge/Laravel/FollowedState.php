@@ -61,9 +61,23 @@ final class FollowedState
         }
         // Carbon's locale is process-wide (App::setLocale() sets it through the LocaleUpdated event).
         if (class_exists(\Carbon\Carbon::class)) {
+            // Read at every switch: Carbon 3 keeps its translator on its factory, read there directly, three
+            // frames fewer than Carbon::getLocale() (through getLocaleAwareTranslator() and getTranslator());
+            // any other version, or a factory that does not answer as Carbon does, is read the long way.
+            $get = static fn (): string => \Carbon\Carbon::getLocale();
+            if (\method_exists(\Carbon\FactoryImmutable::class, 'getInstance') && \method_exists(\Carbon\Factory::class, 'getTranslator')) {
+                $direct = static fn (): string => \Carbon\FactoryImmutable::getInstance()->getTranslator()->getLocale();
+                try {
+                    if ($direct() === $get()) {
+                        $get = $direct;
+                    }
+                } catch (\Throwable) {
+                    // not Carbon 3's shape: the long way
+                }
+            }
             ProcessState::follow(
                 'Carbon\Carbon::locale',
-                static fn (): string => \Carbon\Carbon::getLocale(),
+                $get,
                 static function (mixed $locale): void {
                     if (\is_string($locale) && \Carbon\Carbon::getLocale() !== $locale) {
                         \Carbon\Carbon::setLocale($locale);

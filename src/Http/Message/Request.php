@@ -32,21 +32,30 @@ final class Request
     private bool $forwarded = false;
     private ?string $peerAddress = null;
     private string $scheme = 'http';
+    /** The header block keepAlive() looked at last ("\0": none, never a block), and its Connection field. */
+    private static string $connectionBlock = "\0";
+    private static ?string $connectionValue = null;
 
     /**
      * The parser's constructor. Outside the parser use Request::create(), which validates.
      *
      * @param string $headerBlock validated header section in HeaderBlock form ("\r\nName: value"...)
      * @param string $trailerBlock chunked trailer section, same form
+     *
+     * Its properties are private and never written after this (the with*() methods change clones), but
+     * not declared readonly: the tracing JIT cannot compile an assignment to a readonly property and
+     * leaves the trace there, and the side exit, taken for every request the PHP parser builds, ends up
+     * blacklisted (the rest of the constructor, of the parser's call and of HttpSession::pump() then ran
+     * in the interpreter: ~1,000 instructions a request, callgrind, pure PHP).
      */
     public function __construct(
-        private readonly string $method,
-        private readonly string $target,
-        private readonly string $headerBlock = '',
-        private readonly string $body = '',
-        private readonly string $version = '1.1',
+        private string $method,
+        private string $target,
+        private string $headerBlock = '',
+        private string $body = '',
+        private string $version = '1.1',
         private ?string $remoteAddress = null,
-        private readonly string $trailerBlock = '',
+        private string $trailerBlock = '',
     ) {
     }
 
@@ -174,8 +183,18 @@ final class Request
     public function keepAlive(): bool
     {
         // Runs for every request the server answers, so the common shapes ("keep-alive", "close",
-        // no field at all) are decided here without the general list parsing.
-        $connection = HeaderBlock::get($this->headerBlock, 'connection');
+        // no field at all) are decided here without the general list parsing. A client sends the same
+        // field lines request after request (and the PHP parser then hands the very same string): the
+        // Connection field of the last block looked at is kept, sparing the search (a lower-cased copy
+        // of the block) for the next one.
+        $block = $this->headerBlock;
+        if ($block === self::$connectionBlock) {
+            $connection = self::$connectionValue;
+        } else {
+            $connection = HeaderBlock::get($block, 'connection');
+            self::$connectionBlock = $block;
+            self::$connectionValue = $connection;
+        }
         if ($connection === null) {
             return $this->version !== '1.0';
         }

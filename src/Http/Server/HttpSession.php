@@ -528,7 +528,12 @@ final class HttpSession implements Session, Abandonable
         return ErrorResponse::unavailable('this server holds all the WebSocket connections it can');
     }
 
-    private function send(Request $request, Response $response, bool $keepAlive, bool $isHead): bool
+    /**
+     * @param Request $request
+     * @param Response $response untyped both: this runs for every request on the pure-PHP path, where a
+     *        class-typed argument is checked through zend_check_user_type_slow each call
+     */
+    private function send($request, $response, bool $keepAlive, bool $isHead): bool
     {
         $encoder = $this->protocol->encoder;
         $version = $request->version();

@@ -320,7 +320,8 @@ abstract class AbstractDriver implements Driver
         }
     }
 
-    private function handleError(\Throwable $e): void
+    /** A callback threw: the error handler's, else run() rethrows it. For backends that call stream callbacks inline. */
+    final protected function handleError(\Throwable $e): void
     {
         if ($this->errorHandler !== null) {
             try {

@@ -83,7 +83,7 @@ final class FrameworkScenarioTest extends TestCase
         $seen = [];
         foreach ($rows as $row) {
             $p = $row['params'];
-            $name = "{$p['app']} {$p['route']} {$p['mode']} " . ($p['instances'] ?? '-');
+            $name = "{$p['app']} {$p['route']} {$p['mode']} " . ($p['instances'] ?? '-') . (isset($p['phase']) ? " {$p['phase']}" : '');
             // Each row answered its check request (the body of /sleep, five rows from /sql3) before the load.
             self::assertSame('ok', $row['status'], $name . ': ' . $row['reason']);
             self::assertGreaterThan(0, $row['metrics']['rps'], $name);
@@ -101,9 +101,15 @@ final class FrameworkScenarioTest extends TestCase
         }
         sort($seen);
         self::assertSame([
-            'laravel sleep coroutine 2', 'laravel sleep sync -', 'laravel sql3 coroutine 2', 'laravel sql3 sync -',
-            'symfony sleep coroutine 2', 'symfony sleep sync -', 'symfony sql3 coroutine 2', 'symfony sql3 sync -',
+            'laravel sleep coroutine 2', 'laravel sleep sync -', 'laravel sql3 coroutine 2', 'laravel sql3 coroutine 2 paired', 'laravel sql3 sync -', 'laravel sql3 sync - paired',
+            'symfony sleep coroutine 2', 'symfony sleep sync -', 'symfony sql3 coroutine 2', 'symfony sql3 coroutine 2 paired', 'symfony sql3 sync -', 'symfony sql3 sync - paired',
         ], $seen);
+        // The selection's chosen configurations ran again side by side, in alternating rounds (at least 3).
+        foreach ($rows as $row) {
+            if (($row['params']['phase'] ?? null) === 'paired') {
+                self::assertGreaterThanOrEqual(3, \count($row['metrics']['round_rps']), json_encode($row['params']));
+            }
+        }
 
         // Every target of the run is judged from the figures (pass or fail is the machine's business),
         // unless a row it rests on was too short to judge (a short run on a loaded machine), which the
@@ -121,7 +127,7 @@ final class FrameworkScenarioTest extends TestCase
         $report = (string) file_get_contents("$this->out/report.md");
         self::assertStringContainsString('| inst. |', $report);
         self::assertStringContainsString('MB/inst.', $report);
-        self::assertMatchesRegularExpression('/laravel \/sql3: c=4: coroutine \(1 worker, 2 instances\) [\d,.]+ req\/s against the best sync \(1 worker\)/', $report);
+        self::assertMatchesRegularExpression('/laravel \/sql3: c=4: the selection chose coroutine \(1 worker, 2 instances, [\d,.]+ req\/s\) and sync \(1 worker, [\d,.]+ req\/s\); side by side, coroutine at [\d.]+x sync \(median of \d+ rounds\)/', $report);
     }
 
     public function testBenchAppSizesThePoolOfAFixtureApp(): void

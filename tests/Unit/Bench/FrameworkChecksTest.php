@@ -5,17 +5,21 @@ declare(strict_types=1);
 namespace Weft\Tests\Unit\Bench;
 
 use PHPUnit\Framework\TestCase;
+use Weft\Bench\Environment;
+use Weft\Bench\Machine;
 use Weft\Bench\Row;
 use Weft\Bench\Scenario\FrameworkScenario;
 use Weft\Bench\Settings;
+use Weft\Bench\Tools;
 
 /** The framework scenario's targets (issue 22) judged from synthetic figures: the verdicts follow the numbers. */
 final class FrameworkChecksTest extends TestCase
 {
     /** @param array<string, mixed> $metrics */
-    private static function row(string $route, string $mode, int $workers, ?int $instances, int $c, array $metrics): Row
+    private static function row(string $route, string $mode, int $workers, ?int $instances, int $c, array $metrics, ?string $phase = null): Row
     {
-        $row = new Row('framework', ['app' => 'laravel', 'route' => $route, 'mode' => $mode, 'workers' => $workers, 'instances' => $instances, 'concurrency' => $c]);
+        $params = ['app' => 'laravel', 'route' => $route, 'mode' => $mode, 'workers' => $workers, 'instances' => $instances, 'concurrency' => $c];
+        $row = new Row('framework', $phase === null ? $params : $params + ['phase' => $phase]);
         $row->metrics = $metrics + ['errors' => ['connect' => 0, 'read' => 0, 'write' => 0, 'timeout' => 0, 'non2xx' => 0]];
         $row->status = Row::OK;
         return $row;
@@ -86,8 +90,80 @@ final class FrameworkChecksTest extends TestCase
     {
         $findings = \implode(' ', \array_filter((new FrameworkScenario(new Settings(apps: ['laravel'])))->findings(self::rows())));
         self::assertStringContainsString('laravel /sleep (50 ms on MariaDB; a request at a time allows 20 req/s a worker): sync w=1 19.5 req/s', $findings);
-        self::assertStringContainsString('laravel /sql3: c=100: coroutine (1 worker, 64 instances) 650 req/s against the best sync (8 workers) 600 (1.08x)', $findings);
+        self::assertStringContainsString('laravel /sql3: c=100: the selection chose coroutine (1 worker, 64 instances, 650 req/s) and sync (8 workers, 600 req/s); not measured side by side', $findings);
         self::assertStringContainsString('laravel, memory per framework instance (worker RSS growth / further instances): sleep coroutine w=1 50 inst. c=50: 0.5 MB each', $findings);
+    }
+
+    /**
+     * @param list<float> $sync the sync row's rounds (req/s)
+     * @param list<float> $co the coroutine row's rounds, measured next to them
+     * @return list<Row> the paired rows of c=100 and c=300
+     */
+    private static function paired(array $sync, array $co): array
+    {
+        $rows = [];
+        foreach ([100, 300] as $c) {
+            $rows[] = self::row('sql3', 'sync', 8, null, $c, ['rps' => \array_sum($sync) / \count($sync), 'round_rps' => $sync, 'cpu_us_per_req' => 1700.0], FrameworkScenario::PAIRED);
+            $rows[] = self::row('sql3', 'coroutine', 1, 64, $c, ['rps' => \array_sum($co) / \count($co), 'round_rps' => $co, 'cpu_us_per_req' => 1650.0], FrameworkScenario::PAIRED);
+        }
+        return $rows;
+    }
+
+    /** @return ?\Weft\Bench\Report\Check */
+    private static function sql3Fast(array $rows): ?\Weft\Bench\Report\Check
+    {
+        foreach ((new FrameworkScenario(new Settings(apps: ['laravel'])))->checks($rows) as $check) {
+            if (\str_starts_with($check->claim, 'laravel /sql3: coroutine (1 worker, a pool) at least as fast')) {
+                return $check;
+            }
+        }
+        return null;
+    }
+
+    public function testSql3IsJudgedOnTheRoundsMeasuredSideBySideNotOnTheBestSelectionRow(): void
+    {
+        // The selection's best sync row (640 at c=300, lucky) beats coroutine's 500; side by side, the
+        // chosen configurations give coroutine the lead in the median round, and that decides.
+        $rows = [...self::rows(sql3At300: 500.0), ...self::paired([600.0, 620.0, 610.0, 590.0, 640.0], [630.0, 640.0, 600.0, 620.0, 650.0])];
+        $fast = self::sql3Fast($rows);
+        self::assertNotNull($fast);
+        self::assertTrue($fast->holds, $fast->evidence);
+        self::assertStringContainsString('c=300, side by side in 5 alternating rounds: coroutine (64 inst.) median 630 req/s, 1,650.0 µs/req, against sync (w=8) median 610 req/s, 1,700.0 µs/req: median of the rounds\' ratios 1.03x (0.98 to 1.05x), coroutine ahead', $fast->evidence);
+        $findings = \implode(' ', \array_filter((new FrameworkScenario(new Settings(apps: ['laravel'])))->findings($rows)));
+        self::assertStringContainsString('side by side, coroutine at 1.03x sync (median of 5 rounds), 1,650.0 against 1,700.0 µs/req', $findings);
+
+        // One good coroutine round does not carry a run whose other rounds sync won.
+        $behind = self::sql3Fast([...self::rows(), ...self::paired([600.0, 620.0, 610.0, 590.0, 640.0], [900.0, 560.0, 550.0, 540.0, 580.0])]);
+        self::assertNotNull($behind);
+        self::assertFalse($behind->holds, $behind->evidence);
+        self::assertStringContainsString('sync ahead', $behind->evidence);
+    }
+
+    public function testTheChosenConfigurationsAreMeasuredSideBySideOnce(): void
+    {
+        $dir = \sys_get_temp_dir() . '/weft-fw-next-' . \getmypid();
+        $scenario = new FrameworkScenario(new Settings(apps: ['laravel']));
+        $env = new Environment(\dirname(__DIR__, 3), $dir, new Settings(apps: ['laravel']), Tools::detect(), Machine::detect());
+        $selection = [
+            self::row('sql3', 'sync', 2, null, 100, ['rps' => 520.0]),
+            self::row('sql3', 'sync', 8, null, 100, ['rps' => 610.0]),
+            self::row('sql3', 'sync', 32, null, 100, ['rps' => 480.0]),
+            self::row('sql3', 'coroutine', 1, 8, 100, ['rps' => 560.0]),
+            self::row('sql3', 'coroutine', 1, 16, 100, ['rps' => 590.0]),
+            self::row('hello', 'coroutine', 1, 1, 32, ['rps' => 900.0]),
+        ];
+        $next = $scenario->next($selection, $env);
+        self::assertSame([
+            ['app' => 'laravel', 'route' => 'sql3', 'mode' => 'sync', 'workers' => 8, 'instances' => null, 'concurrency' => 100, 'phase' => FrameworkScenario::PAIRED],
+            ['app' => 'laravel', 'route' => 'sql3', 'mode' => 'coroutine', 'workers' => 1, 'instances' => 16, 'concurrency' => 100, 'phase' => FrameworkScenario::PAIRED],
+        ], \array_map(static fn (Row $r): array => $r->params, $next));
+        foreach ($next as $row) {
+            self::assertSame(Row::PENDING, $row->status);
+        }
+        self::assertSame([], $scenario->next([...$selection, ...$next], $env), 'measured (or tried) once');
+        self::assertSame([], $scenario->next([$selection[1]], $env), 'sync alone: nothing to pair');
+        @\rmdir("$dir/logs");
+        @\rmdir($dir);
     }
 
     public function testNothingRanMeansNotEvaluated(): void

@@ -42,6 +42,36 @@ final class InstancePoolTest extends TestCase
         self::assertLessThan(10_000, \gc_status()['roots']);
     }
 
+    public function testARequestThatGaveItsInstanceBackIsNoLongerBoundToItsState(): void
+    {
+        // Bound while it holds the instance; unbound once it gave it back, as the bridges end a request
+        // (inside Instance::run(), whose end restores the binding it found): the connection's next read or
+        // an admission wait then resumes it without switching into the state of an instance it no longer holds.
+        $pool = new InstancePool(static fn (): \stdClass => new \stdClass(), 2, StateSet::capture());
+        $pool->warm();
+        $seen = [];
+        \Weft\run(static function () use ($pool, &$seen): void {
+            \Weft\go(static function () use ($pool, &$seen): void {
+                $instance = $pool->acquire();
+                $seen[] = Scheduler::get()->self()->state === $instance->state;
+                $instance->run(static function () use ($pool, $instance, &$seen): void {
+                    $seen[] = Scheduler::get()->self()->state === $instance->state;
+                    $pool->release($instance);
+                });
+                $seen[] = Scheduler::get()->self()->state;
+                \Weft\sleep(0.001);
+                $seen[] = Scheduler::get()->self()->state;
+                // Taken again, it is bound again; the end of a run() that did not release keeps it bound.
+                $again = $pool->acquire();
+                $again->run(static fn (): null => null);
+                $seen[] = Scheduler::get()->self()->state === $again->state;
+                $pool->release($again);
+                $seen[] = Scheduler::get()->self()->state;
+            })->join();
+        });
+        self::assertSame([true, true, null, null, true, null], $seen);
+    }
+
     public function testAPoolOfOneLeavesTheCollectorAlone(): void
     {
         $pool = new InstancePool(static fn (): \stdClass => new \stdClass(), 1, StateSet::capture());
