@@ -31,8 +31,8 @@ final class Dispatcher
     private const HELD_SIGNALS = [\SIGTERM, \SIGINT, \SIGHUP, \SIGUSR1, \SIGUSR2, \SIGWINCH];
 
     /*
-     * calls, active, nextKey, running and starting are written for every request: untyped, their types in
-     * @var (see the note in Coroutine on what a typed property costs per assignment under the JIT).
+     * calls, active, nextKey and starting are written for every request: untyped, their types in @var
+     * (see the note in Coroutine on what a typed property costs per assignment under the JIT).
      */
     /** @var int */
     private $calls = 0;
@@ -40,8 +40,14 @@ final class Dispatcher
     private $active = 0;
     /** @var int */
     private $nextKey = 0;
-    /** @var array<int, array{Session, mixed, float, ?\Weft\Coroutine\Coroutine}> in flight by start order: session, request, start (loop time), coroutine */
-    private $running = [];
+    /*
+     * The calls in flight are not listed here: they are the live coroutines that run $this->run
+     * (Scheduler::live(), in start order), with their session and request as the coroutine's arguments
+     * and their start in its startedAt. A list of our own cost an array and a hash insert and delete per
+     * request (~880 instructions under the tracing JIT, scripts/dispatch-ir.php).
+     */
+    /** After abandonAll(): the calls in flight were answered and are not answered again. */
+    private bool $abandoned = false;
     /** @var list<array{Session, mixed}> sync mode: requests waiting for their turn */
     private array $queue = [];
     private ?\Closure $listener = null;
@@ -106,7 +112,7 @@ final class Dispatcher
         $outer = $this->starting;
         $key = $this->starting = $this->nextKey;
         try {
-            $this->scheduler->spawn($this->run, [$session, $request]);
+            $coroutine = $this->scheduler->spawn($this->run, [$session, $request]);
         } catch (\Throwable $e) {
             $this->starting = $outer;
             if ($this->nextKey === $key) {
@@ -115,7 +121,7 @@ final class Dispatcher
             throw $e;
         }
         $this->starting = $outer;
-        return !isset($this->running[$key]);
+        return $coroutine->isFinished();
     }
 
     /** Application calls completed so far (requests, lines). */
@@ -139,7 +145,9 @@ final class Dispatcher
     {
         $list = [];
         $offset = \microtime(true) - $this->driver->now();
-        foreach ($this->running as [$session, $request, $since]) {
+        foreach ($this->inFlight() as $coroutine) {
+            [$session, $request] = $coroutine->args();
+            $since = $coroutine->startedAt;
             $description = $session->describe($request);
             if (\strlen($description) > 200) {
                 $description = \substr($description, 0, 200) . '...'; // a target can be as long as --max-header
@@ -156,12 +164,26 @@ final class Dispatcher
     public function currentRequest(): ?string
     {
         $current = $this->scheduler->current;
-        foreach ($this->running as [$session, $request, , $coroutine]) {
-            if ($current !== null && $coroutine === $current) {
-                return $session->describe($request);
+        if ($current === null || $this->abandoned || $current->task() !== $this->run) {
+            return null;
+        }
+        [$session, $request] = $current->args();
+        return $session->describe($request);
+    }
+
+    /** @return list<\Weft\Coroutine\Coroutine> the calls in flight (the coroutines running run()), oldest first */
+    private function inFlight(): array
+    {
+        if ($this->abandoned) {
+            return [];
+        }
+        $list = [];
+        foreach ($this->scheduler->live() as $coroutine) {
+            if ($coroutine->task() === $this->run) {
+                $list[] = $coroutine;
             }
         }
-        return null;
+        return $list;
     }
 
     /**
@@ -176,10 +198,11 @@ final class Dispatcher
     {
         $current = $this->scheduler->current;
         $answered = 0;
-        foreach ($this->running as [$session, $request, , $coroutine]) {
+        foreach ($this->inFlight() as $coroutine) {
+            [$session, $request] = $coroutine->args();
             if ($session instanceof Abandonable) {
                 try {
-                    $session->abandon($request, $coroutine !== null && $coroutine === $current);
+                    $session->abandon($request, $coroutine === $current);
                     $answered++;
                 } catch (\Throwable) {
                     // The process is ending: the next one still gets its answer.
@@ -196,7 +219,7 @@ final class Dispatcher
                 }
             }
         }
-        $this->running = [];
+        $this->abandoned = true;
         $this->queue = [];
         return $answered;
     }
@@ -204,7 +227,7 @@ final class Dispatcher
     private function run(Session $session, mixed $request): void
     {
         $key = $this->nextKey++;
-        $this->running[$key] = [$session, $request, $this->driver->now(), $this->scheduler->current];
+        $this->scheduler->current->startedAt = $this->driver->now();
         $this->scoreboard?->started($key + 1, $session->describe($request));
         if ($this->deadlines !== null) {
             $coroutine = $this->scheduler->current;
@@ -243,7 +266,6 @@ final class Dispatcher
         if ($hold) {
             \pcntl_sigprocmask(\SIG_UNBLOCK, self::HELD_SIGNALS);
         }
-        unset($this->running[$key]);
         $this->scoreboard?->ended($key + 1);
         $this->deadlines?->disarm($key);
         // Whatever the session left with the extension for this request (its deadline, its last words)
