@@ -51,26 +51,37 @@ final class Coroutine
      */
     public $startedAt = 0.0;
 
+    /** @var int never changes (not declared readonly, nor typed: see the constructor) */
+    public $id;
+    /** @var ?\Closure what it runs, until it finishes */
+    private $task;
+    /** @var array the arguments of $task, until it finishes */
+    private $args;
+    /** @var Context the context its own inherits from (never changes) */
+    private $parentContext;
+
     /**
      * @internal created by Scheduler::spawn()
+     * @param int $id
      * @param ?\Closure $task
+     * @param array $args
      * @param Context $parentContext
-     * @param ?\Fiber $fiber the pooled Fiber it runs on (untyped, as the property)
+     * @param ?\Fiber $fiber the pooled Fiber it runs on
      *
-     * $task and $parentContext are declared `object`, not by class (see the properties above): a class
-     * type is checked through zend_check_user_type_slow. $id and $parentContext are never written after
-     * this but are not declared readonly: the tracing JIT leaves its trace at an assignment to a readonly
-     * property, and that exit, taken for every coroutine, ends up blacklisted (the constructor and the
-     * rest of Scheduler::spawn() up to the Fiber's switch then ran in the interpreter).
+     * Neither the parameters nor the properties they fill are typed, nor promoted (see the note on the
+     * properties above): measured with scripts/dispatch-ir.php, typed promoted parameters (int, ?object,
+     * array, object) cost ~320 instructions per coroutine under the tracing JIT. $id and $parentContext
+     * are never written after this but are not declared readonly: the tracing JIT leaves its trace at an
+     * assignment to a readonly property, and that exit, taken for every coroutine, ends up blacklisted
+     * (the constructor and the rest of Scheduler::spawn() up to the Fiber's switch then ran in the
+     * interpreter).
      */
-    public function __construct(
-        /** Never changes (not declared readonly: see above). */
-        public int $id,
-        private ?object $task,
-        private array $args,
-        private object $parentContext,
-        $fiber = null,
-    ) {
+    public function __construct($id, $task, $args, $parentContext, $fiber = null)
+    {
+        $this->id = $id;
+        $this->task = $task;
+        $this->args = $args;
+        $this->parentContext = $parentContext;
         $this->fiber = $fiber;
     }
 
