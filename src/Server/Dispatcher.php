@@ -24,7 +24,7 @@ use Weft\Server\Internal\Deadlines;
 final class Dispatcher
 {
     /**
-     * Stop and reload signals, held back while a sync-mode call runs (see run()); and the master's
+     * Stop and reload signals, held back while a sync-mode call runs (see runner()); and the master's
      * question to a silent worker (SIGWINCH, Worker::answerWhenStuck()), which a sync worker need not
      * answer: the one request it runs is the one its scoreboard names.
      */
@@ -64,7 +64,7 @@ final class Dispatcher
      * @var ?int
      */
     private $starting = null;
-    /** Sync mode with pcntl: the stop and reload signals are held back while a call runs (see run()). */
+    /** Sync mode with pcntl: the stop and reload signals are held back while a call runs (see runner()). */
     private readonly bool $holdsSignals;
 
     /**
@@ -81,7 +81,7 @@ final class Dispatcher
         private readonly ?Scoreboard $scoreboard = null,
     ) {
         $this->scheduler = Scheduler::get();
-        $this->run = $this->run(...);
+        $this->run = $this->runner();
         $this->holdsSignals = $concurrency === 1 && \function_exists('pcntl_sigprocmask');
         if ($maxRequestTime > 0) {
             $this->deadlines = new Deadlines($driver);
@@ -116,7 +116,7 @@ final class Dispatcher
         } catch (\Throwable $e) {
             $this->starting = $outer;
             if ($this->nextKey === $key) {
-                $this->active--; // never started (no coroutine to be had): run() did not count it down
+                $this->active--; // never started (no coroutine to be had): its call did not count it down
             }
             throw $e;
         }
@@ -171,7 +171,7 @@ final class Dispatcher
         return $session->describe($request);
     }
 
-    /** @return list<\Weft\Coroutine\Coroutine> the calls in flight (the coroutines running run()), oldest first */
+    /** @return list<\Weft\Coroutine\Coroutine> the calls in flight (the coroutines running runner()'s closure), oldest first */
     private function inFlight(): array
     {
         if ($this->abandoned) {
@@ -224,70 +224,79 @@ final class Dispatcher
         return $answered;
     }
 
-    private function run(Session $session, mixed $request): void
+    /**
+     * What every call runs in its coroutine: a closure literal, not run(...) of a method. The tracing JIT
+     * stops recording a trace at the dynamic call of a closure made from a method (a "fake closure"), so
+     * Coroutine::execute(), from that call on, ran in the interpreter; measured with
+     * scripts/dispatch-ir.php, ~500 instructions per request. Its parameters are untyped (a Session and
+     * the request): an interface type is checked through zend_check_user_type_slow on every call.
+     */
+    private function runner(): \Closure
     {
-        $key = $this->nextKey++;
-        $this->scheduler->current->startedAt = $this->driver->now();
-        $this->scoreboard?->started($key + 1, $session->describe($request));
-        if ($this->deadlines !== null) {
-            $coroutine = $this->scheduler->current;
-            $limit = $this->maxRequestTime;
-            $this->deadlines->arm($key, $limit, static function () use ($coroutine, $limit): void {
-                $coroutine->cancel(RequestTimeout::after($limit, 'Request (--max-request-time)'));
-            });
-            if ($this->interrupts) {
-                CodeDeadline::arm($limit);
+        return function ($session, $request): void {
+            $key = $this->nextKey++;
+            $this->scheduler->current->startedAt = $this->driver->now();
+            $this->scoreboard?->started($key + 1, $session->describe($request));
+            if ($this->deadlines !== null) {
+                $coroutine = $this->scheduler->current;
+                $limit = $this->maxRequestTime;
+                $this->deadlines->arm($key, $limit, static function () use ($coroutine, $limit): void {
+                    $coroutine->cancel(RequestTimeout::after($limit, 'Request (--max-request-time)'));
+                });
+                if ($this->interrupts) {
+                    CodeDeadline::arm($limit);
+                }
             }
-        }
-        // Sync mode: the stop and reload signals wait while the application runs. A signal delivered
-        // during the app's own usleep()/sleep()/blocking read would end that call early (EINTR), so a
-        // stop would shorten a 2 s sleep to whenever it arrived. Held back, it is delivered when the
-        // call returns and the worker drains as usual; a stuck worker still meets the master's SIGKILL.
-        $hold = $this->holdsSignals;
-        if ($hold) {
-            \pcntl_sigprocmask(\SIG_BLOCK, self::HELD_SIGNALS);
-        }
-        // No finally below: the tracing JIT does not compile finally blocks (see Scheduler::spawn()), and
-        // this runs for every request. Every exit goes through the bookkeeping below, in place (no call).
-        $failure = null;
-        try {
-            $session->serve($request);
-        } catch (\Throwable $e) {
-            // serve() answers every failure of the application itself; this is a failure of ours.
+            // Sync mode: the stop and reload signals wait while the application runs. A signal delivered
+            // during the app's own usleep()/sleep()/blocking read would end that call early (EINTR), so a
+            // stop would shorten a 2 s sleep to whenever it arrived. Held back, it is delivered when the
+            // call returns and the worker drains as usual; a stuck worker still meets the master's SIGKILL.
+            $hold = $this->holdsSignals;
+            if ($hold) {
+                \pcntl_sigprocmask(\SIG_BLOCK, self::HELD_SIGNALS);
+            }
+            // No finally below: the tracing JIT does not compile finally blocks (see Scheduler::spawn()), and
+            // this runs for every request. Every exit goes through the bookkeeping below, in place (no call).
+            $failure = null;
             try {
-                $this->logger->error('Serving {request} failed: {class}: {message}', [
-                    'request' => $session->describe($request), 'class' => $e::class, 'message' => $e->getMessage(), 'exception' => $e,
-                ]);
+                $session->serve($request);
             } catch (\Throwable $e) {
-                $failure = $e;
+                // serve() answers every failure of the application itself; this is a failure of ours.
+                try {
+                    $this->logger->error('Serving {request} failed: {class}: {message}', [
+                        'request' => $session->describe($request), 'class' => $e::class, 'message' => $e->getMessage(), 'exception' => $e,
+                    ]);
+                } catch (\Throwable $e) {
+                    $failure = $e;
+                }
             }
-        }
-        // The call under $key has ended: its bookkeeping, then the next queued call in sync mode.
-        if ($hold) {
-            \pcntl_sigprocmask(\SIG_UNBLOCK, self::HELD_SIGNALS);
-        }
-        $this->scoreboard?->ended($key + 1);
-        $this->deadlines?->disarm($key);
-        // Whatever the session left with the extension for this request (its deadline, its last words)
-        // goes with it, even when the application was never reached.
-        CodeDeadline::leave();
-        $this->active--;
-        $this->calls++;
-        if ($this->listener !== null) {
-            ($this->listener)($this->calls);
-        }
-        if ($this->queue !== []) {
-            // Its session's dispatch() returned false long ago: it hears of the answer from here.
-            [$nextSession, $nextRequest] = \array_shift($this->queue);
-            if ($this->dispatch($nextSession, $nextRequest)) { // below the limit now: it starts
-                $nextSession->resume();
+            // The call under $key has ended: its bookkeeping, then the next queued call in sync mode.
+            if ($hold) {
+                \pcntl_sigprocmask(\SIG_UNBLOCK, self::HELD_SIGNALS);
             }
-        }
-        if ($failure !== null) {
-            throw $failure;
-        }
-        if ($this->starting !== $key) {
-            $session->resume(); // answered after dispatch() returned: the session goes on from here
-        }
+            $this->scoreboard?->ended($key + 1);
+            $this->deadlines?->disarm($key);
+            // Whatever the session left with the extension for this request (its deadline, its last words)
+            // goes with it, even when the application was never reached.
+            CodeDeadline::leave();
+            $this->active--;
+            $this->calls++;
+            if ($this->listener !== null) {
+                ($this->listener)($this->calls);
+            }
+            if ($this->queue !== []) {
+                // Its session's dispatch() returned false long ago: it hears of the answer from here.
+                [$nextSession, $nextRequest] = \array_shift($this->queue);
+                if ($this->dispatch($nextSession, $nextRequest)) { // below the limit now: it starts
+                    $nextSession->resume();
+                }
+            }
+            if ($failure !== null) {
+                throw $failure;
+            }
+            if ($this->starting !== $key) {
+                $session->resume(); // answered after dispatch() returned: the session goes on from here
+            }
+        };
     }
 }
