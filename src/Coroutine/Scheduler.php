@@ -117,7 +117,13 @@ final class Scheduler
         $this->uncaughtHandler = $handler;
     }
 
-    public function spawn(\Closure $task, array $args = []): Coroutine
+    /**
+     * Starts $task in a coroutine of its own, at once: it runs until its first wait.
+     *
+     * @param \Closure $task untyped: a class type is checked through zend_check_user_type_slow on every
+     *        call (~60 instructions), and every request starts here; go() and the server pass closures
+     */
+    public function spawn($task, array $args = []): Coroutine
     {
         if (\count($this->live) >= $this->maxCoroutines) {
             throw TooManyCoroutines::limit($this->maxCoroutines);

@@ -100,8 +100,11 @@ final class Dispatcher
      * this returns true (answered before dispatch() returned: the caller goes on with its next
      * request), or it returns false (the call waits: it suspended, or queues in sync mode) and the
      * session's resume() is called once the call has ended. Never both, never re-entered.
+     *
+     * @param Session $session untyped: an interface type is checked through zend_check_user_type_slow
+     *        on every call, and this is every request (the callers are the server's sessions)
      */
-    public function dispatch(Session $session, mixed $request): bool
+    public function dispatch($session, mixed $request): bool
     {
         if ($this->concurrency > 0 && $this->active >= $this->concurrency) {
             $this->queue[] = [$session, $request];
