@@ -45,9 +45,9 @@ final class Coroutine
     /** @var ?Context */
     private $context = null;
     /**
-     * @internal @var float when it started, in loop time: set by its owner where it wants an age (the
-     * Dispatcher: a request's age in `status`), on the object every request makes anyway instead of an
-     * array of its own per request.
+     * @internal @var float when it started, in loop time (Driver::now(), set by Scheduler::spawn()): a
+     * request's age in `status` (the Dispatcher's calls in flight), kept on the object every request makes
+     * anyway instead of an array of the Dispatcher's own per request.
      */
     public $startedAt = 0.0;
 

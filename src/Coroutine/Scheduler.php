@@ -149,6 +149,7 @@ final class Scheduler
         // A coroutine started by a bound one works for the same owner: it sees the same followed state.
         $coroutine->state = ($parent ?? $this->main)?->state;
         $coroutine->outputBase = \ob_get_level();
+        $coroutine->startedAt = $this->driver->now();
         $this->current = $coroutine;
         ++$this->nested;
         // Every request comes through here: no finally (see the class docblock).

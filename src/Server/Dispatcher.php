@@ -238,7 +238,6 @@ final class Dispatcher
     {
         return function ($session, $request): void {
             $key = $this->nextKey++;
-            $this->scheduler->current->startedAt = $this->driver->now();
             $this->scoreboard?->started($key + 1, $session->describe($request));
             if ($this->deadlines !== null) {
                 $coroutine = $this->scheduler->current;
