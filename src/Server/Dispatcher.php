@@ -280,7 +280,9 @@ final class Dispatcher
             $this->deadlines?->disarm($key);
             // Whatever the session left with the extension for this request (its deadline, its last words)
             // goes with it, even when the application was never reached.
-            CodeDeadline::leave();
+            if (CodeDeadline::$leaves) {
+                CodeDeadline::leave();
+            }
             $this->active--;
             $this->calls++;
             if ($this->listener !== null) {
