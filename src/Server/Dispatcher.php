@@ -238,7 +238,9 @@ final class Dispatcher
     {
         return function ($session, $request): void {
             $key = $this->nextKey++;
-            $this->scoreboard?->started($key + 1, $session->describe($request));
+            if ($this->scoreboard !== null) {
+                $this->scoreboard->started($key + 1, $session->describe($request));
+            }
             if ($this->deadlines !== null) {
                 $coroutine = $this->scheduler->current;
                 $limit = $this->maxRequestTime;
@@ -276,8 +278,12 @@ final class Dispatcher
             if ($hold) {
                 \pcntl_sigprocmask(\SIG_UNBLOCK, self::HELD_SIGNALS);
             }
-            $this->scoreboard?->ended($key + 1);
-            $this->deadlines?->disarm($key);
+            if ($this->scoreboard !== null) {
+                $this->scoreboard->ended($key + 1);
+            }
+            if ($this->deadlines !== null) {
+                $this->deadlines->disarm($key);
+            }
             // Whatever the session left with the extension for this request (its deadline, its last words)
             // goes with it, even when the application was never reached.
             if (CodeDeadline::$leaves) {
