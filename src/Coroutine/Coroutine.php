@@ -50,6 +50,11 @@ final class Coroutine
      * anyway instead of an array of the Dispatcher's own per request.
      */
     public $startedAt = 0.0;
+    /**
+     * @internal @var bool its owner's work on it is done while it still runs: the Dispatcher's call has
+     * ended and what runs next on this coroutine (the session's next request) is no longer that call
+     */
+    public $released = false;
 
     /** @var int never changes (not declared readonly, nor typed: see the constructor) */
     public $id;

@@ -42,8 +42,8 @@ final class Dispatcher
     private $nextKey = 0;
     /*
      * The calls in flight are not listed here: they are the live coroutines that run $this->run
-     * (Scheduler::live(), in start order), with their session and request as the coroutine's arguments
-     * and their start in its startedAt. A list of our own cost an array and a hash insert and delete per
+     * (Scheduler::live(), in start order) and have not been released by it, with their session and
+     * request as the coroutine's arguments and their start in its startedAt. A list of our own cost an array and a hash insert and delete per
      * request (~880 instructions under the tracing JIT, scripts/dispatch-ir.php).
      */
     /** After abandonAll(): the calls in flight were answered and are not answered again. */
@@ -167,7 +167,7 @@ final class Dispatcher
     public function currentRequest(): ?string
     {
         $current = $this->scheduler->current;
-        if ($current === null || $this->abandoned || $current->task() !== $this->run) {
+        if ($current === null || $this->abandoned || $current->task() !== $this->run || $current->released) {
             return null;
         }
         [$session, $request] = $current->args();
@@ -182,7 +182,7 @@ final class Dispatcher
         }
         $list = [];
         foreach ($this->scheduler->live() as $coroutine) {
-            if ($coroutine->task() === $this->run) {
+            if ($coroutine->task() === $this->run && !$coroutine->released) {
                 $list[] = $coroutine;
             }
         }
@@ -291,6 +291,12 @@ final class Dispatcher
             }
             $this->active--;
             $this->calls++;
+            if ($this->listener !== null || $this->queue !== [] || $this->starting !== $key) {
+                // More code runs on this coroutine before it finishes (the listener, the next queued
+                // call, the session's next request): this call is not in flight any more for running()
+                // and abandonAll(), which must not answer it twice after a fatal error in that code.
+                $this->scheduler->current->released = true;
+            }
             if ($this->listener !== null) {
                 ($this->listener)($this->calls);
             }
