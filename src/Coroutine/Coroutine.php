@@ -44,6 +44,26 @@ final class Coroutine
     private $joiners = [];
     /** @var ?Context */
     private $context = null;
+    /**
+     * @internal @var float when it started, in loop time (Driver::now(), set by Scheduler::spawn()): a
+     * request's age in `status` (the Dispatcher's calls in flight), kept on the object every request makes
+     * anyway instead of an array of the Dispatcher's own per request.
+     */
+    public $startedAt = 0.0;
+    /**
+     * @internal @var bool its owner's work on it is done while it still runs: the Dispatcher's call has
+     * ended and what runs next on this coroutine (the session's next request) is no longer that call
+     */
+    public $released = false;
+
+    /** @var int never changes (not declared readonly, nor typed: see the constructor) */
+    public $id;
+    /** @var ?\Closure what it runs, until it finishes */
+    private $task;
+    /** @var array the arguments of $task, until it finishes */
+    private $args;
+    /** @var Context the context its own inherits from (never changes) */
+    private $parentContext;
 
     /**
      * @internal created by Scheduler::spawn()
@@ -51,27 +71,22 @@ final class Coroutine
      * @param ?\Closure $task
      * @param array<mixed> $args
      * @param Context $parentContext
-     * @param ?\Fiber $fiber the pooled Fiber it runs on (untyped, as the property)
+     * @param ?\Fiber $fiber the pooled Fiber it runs on
      *
-     * All untyped, as the properties above and for the same reason: each typed property's assignment here
-     * went through the JIT's typed-property helper (~130 instructions a property with its type check, four
-     * a request); and a class type is checked through zend_check_user_type_slow. $id and $parentContext
-     * are never written after this but are not declared readonly either: the tracing JIT leaves its trace
-     * at an assignment to a readonly property, and that exit, taken for every coroutine, ends up
-     * blacklisted (the constructor and the rest of Scheduler::spawn() up to the Fiber's switch then ran in
-     * the interpreter).
+     * Neither the parameters nor the properties they fill are typed, nor promoted (see the note on the
+     * properties above): measured with scripts/dispatch-ir.php, typed promoted parameters (int, ?object,
+     * array, object) cost ~320 instructions per coroutine under the tracing JIT. $id and $parentContext
+     * are never written after this but are not declared readonly: the tracing JIT leaves its trace at an
+     * assignment to a readonly property, and that exit, taken for every coroutine, ends up blacklisted
+     * (the constructor and the rest of Scheduler::spawn() up to the Fiber's switch then ran in the
+     * interpreter).
      */
-    public function __construct(
-        /** @var int never changes (not declared readonly: see above) */
-        public $id,
-        /** @var ?\Closure */
-        private $task,
-        /** @var array<mixed> */
-        private $args,
-        /** @var Context */
-        private $parentContext,
-        $fiber = null,
-    ) {
+    public function __construct($id, $task, $args, $parentContext, $fiber = null)
+    {
+        $this->id = $id;
+        $this->task = $task;
+        $this->args = $args;
+        $this->parentContext = $parentContext;
         $this->fiber = $fiber;
     }
 
@@ -144,6 +159,21 @@ final class Coroutine
         }
     }
 
+    /**
+     * @internal what it runs, and with which arguments, until it finishes (then null and []): how the
+     * Dispatcher finds its requests in flight among Scheduler::live() without a list of its own.
+     */
+    public function task(): ?\Closure
+    {
+        return $this->task;
+    }
+
+    /** @internal see task() */
+    public function args(): array
+    {
+        return $this->args;
+    }
+
     public function context(): Context
     {
         return $this->context ??= new Context($this->parentContext);
@@ -204,13 +234,15 @@ final class Coroutine
     {
         $task = $this->task;
         $args = $this->args;
-        $this->task = null;
-        $this->args = [];
+        // Two arguments (every request: the Dispatcher's session and request) are passed directly: the
+        // tracing JIT runs an unpacking call through a helper (~170 instructions more per request).
         try {
-            $this->result = $task(...$args);
+            $this->result = \count($args) === 2 ? $task($args[0], $args[1]) : $task(...$args);
         } catch (\Throwable $e) {
             $this->error = $e;
         }
+        $this->task = null;
+        $this->args = [];
         $this->finished = true;
         $this->fiber = null;
         $this->pendingCancel = null;

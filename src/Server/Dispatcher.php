@@ -24,15 +24,15 @@ use Weft\Server\Internal\Deadlines;
 final class Dispatcher
 {
     /**
-     * Stop and reload signals, held back while a sync-mode call runs (see run()); and the master's
+     * Stop and reload signals, held back while a sync-mode call runs (see runner()); and the master's
      * question to a silent worker (SIGWINCH, Worker::answerWhenStuck()), which a sync worker need not
      * answer: the one request it runs is the one its scoreboard names.
      */
     private const HELD_SIGNALS = [\SIGTERM, \SIGINT, \SIGHUP, \SIGUSR1, \SIGUSR2, \SIGWINCH];
 
     /*
-     * calls, active, nextKey, running and starting are written for every request: untyped, their types in
-     * @var (see the note in Coroutine on what a typed property costs per assignment under the JIT).
+     * calls, active, nextKey and starting are written for every request: untyped, their types in @var
+     * (see the note in Coroutine on what a typed property costs per assignment under the JIT).
      */
     /** @var int */
     private $calls = 0;
@@ -40,8 +40,14 @@ final class Dispatcher
     private $active = 0;
     /** @var int */
     private $nextKey = 0;
-    /** @var array<int, array{Session, mixed, float, ?\Weft\Coroutine\Coroutine}> in flight by start order: session, request, start (loop time), coroutine */
-    private $running = [];
+    /*
+     * The calls in flight are not listed here: they are the live coroutines that run $this->run
+     * (Scheduler::live(), in start order) and have not been released by it, with their session and
+     * request as the coroutine's arguments and their start in its startedAt. A list of our own cost an array and a hash insert and delete per
+     * request (~880 instructions under the tracing JIT, scripts/dispatch-ir.php).
+     */
+    /** After abandonAll(): the calls in flight were answered and are not answered again. */
+    private bool $abandoned = false;
     /** @var list<array{Session, mixed}> sync mode: requests waiting for their turn */
     private array $queue = [];
     private ?\Closure $listener = null;
@@ -58,7 +64,7 @@ final class Dispatcher
      * @var ?int
      */
     private $starting = null;
-    /** Sync mode with pcntl: the stop and reload signals are held back while a call runs (see run()). */
+    /** Sync mode with pcntl: the stop and reload signals are held back while a call runs (see runner()). */
     private readonly bool $holdsSignals;
 
     /**
@@ -75,7 +81,7 @@ final class Dispatcher
         private readonly ?Scoreboard $scoreboard = null,
     ) {
         $this->scheduler = Scheduler::get();
-        $this->run = $this->run(...);
+        $this->run = $this->runner();
         $this->holdsSignals = $concurrency === 1 && \function_exists('pcntl_sigprocmask');
         if ($maxRequestTime > 0) {
             $this->deadlines = new Deadlines($driver);
@@ -94,8 +100,11 @@ final class Dispatcher
      * this returns true (answered before dispatch() returned: the caller goes on with its next
      * request), or it returns false (the call waits: it suspended, or queues in sync mode) and the
      * session's resume() is called once the call has ended. Never both, never re-entered.
+     *
+     * @param Session $session untyped: an interface type is checked through zend_check_user_type_slow
+     *        on every call, and this is every request (the callers are the server's sessions)
      */
-    public function dispatch(Session $session, mixed $request): bool
+    public function dispatch($session, mixed $request): bool
     {
         if ($this->concurrency > 0 && $this->active >= $this->concurrency) {
             $this->queue[] = [$session, $request];
@@ -106,16 +115,16 @@ final class Dispatcher
         $outer = $this->starting;
         $key = $this->starting = $this->nextKey;
         try {
-            $this->scheduler->spawn($this->run, [$session, $request]);
+            $coroutine = $this->scheduler->spawn($this->run, [$session, $request]);
         } catch (\Throwable $e) {
             $this->starting = $outer;
             if ($this->nextKey === $key) {
-                $this->active--; // never started (no coroutine to be had): run() did not count it down
+                $this->active--; // never started (no coroutine to be had): its call did not count it down
             }
             throw $e;
         }
         $this->starting = $outer;
-        return !isset($this->running[$key]);
+        return $coroutine->isFinished();
     }
 
     /** Application calls completed so far (requests, lines). */
@@ -139,7 +148,9 @@ final class Dispatcher
     {
         $list = [];
         $offset = \microtime(true) - $this->driver->now();
-        foreach ($this->running as [$session, $request, $since]) {
+        foreach ($this->inFlight() as $coroutine) {
+            [$session, $request] = $coroutine->args();
+            $since = $coroutine->startedAt;
             $description = $session->describe($request);
             if (\strlen($description) > 200) {
                 $description = \substr($description, 0, 200) . '...'; // a target can be as long as --max-header
@@ -156,12 +167,26 @@ final class Dispatcher
     public function currentRequest(): ?string
     {
         $current = $this->scheduler->current;
-        foreach ($this->running as [$session, $request, , $coroutine]) {
-            if ($current !== null && $coroutine === $current) {
-                return $session->describe($request);
+        if ($current === null || $this->abandoned || $current->task() !== $this->run || $current->released) {
+            return null;
+        }
+        [$session, $request] = $current->args();
+        return $session->describe($request);
+    }
+
+    /** @return list<\Weft\Coroutine\Coroutine> the calls in flight (the coroutines running runner()'s closure), oldest first */
+    private function inFlight(): array
+    {
+        if ($this->abandoned) {
+            return [];
+        }
+        $list = [];
+        foreach ($this->scheduler->live() as $coroutine) {
+            if ($coroutine->task() === $this->run && !$coroutine->released) {
+                $list[] = $coroutine;
             }
         }
-        return null;
+        return $list;
     }
 
     /**
@@ -176,10 +201,11 @@ final class Dispatcher
     {
         $current = $this->scheduler->current;
         $answered = 0;
-        foreach ($this->running as [$session, $request, , $coroutine]) {
+        foreach ($this->inFlight() as $coroutine) {
+            [$session, $request] = $coroutine->args();
             if ($session instanceof Abandonable) {
                 try {
-                    $session->abandon($request, $coroutine !== null && $coroutine === $current);
+                    $session->abandon($request, $coroutine === $current);
                     $answered++;
                 } catch (\Throwable) {
                     // The process is ending: the next one still gets its answer.
@@ -196,76 +222,97 @@ final class Dispatcher
                 }
             }
         }
-        $this->running = [];
+        $this->abandoned = true;
         $this->queue = [];
         return $answered;
     }
 
-    private function run(Session $session, mixed $request): void
+    /**
+     * What every call runs in its coroutine: a closure literal, not run(...) of a method. The tracing JIT
+     * stops recording a trace at the dynamic call of a closure made from a method (a "fake closure"), so
+     * Coroutine::execute(), from that call on, ran in the interpreter; measured with
+     * scripts/dispatch-ir.php, ~500 instructions per request. Its parameters are untyped (a Session and
+     * the request): an interface type is checked through zend_check_user_type_slow on every call.
+     */
+    private function runner(): \Closure
     {
-        $key = $this->nextKey++;
-        $this->running[$key] = [$session, $request, $this->driver->now(), $this->scheduler->current];
-        $this->scoreboard?->started($key + 1, $session->describe($request));
-        if ($this->deadlines !== null) {
-            $coroutine = $this->scheduler->current;
-            $limit = $this->maxRequestTime;
-            $this->deadlines->arm($key, $limit, static function () use ($coroutine, $limit): void {
-                $coroutine->cancel(RequestTimeout::after($limit, 'Request (--max-request-time)'));
-            });
-            if ($this->interrupts) {
-                CodeDeadline::arm($limit);
+        return function ($session, $request): void {
+            $key = $this->nextKey++;
+            if ($this->scoreboard !== null) {
+                $this->scoreboard->started($key + 1, $session->describe($request));
             }
-        }
-        // Sync mode: the stop and reload signals wait while the application runs. A signal delivered
-        // during the app's own usleep()/sleep()/blocking read would end that call early (EINTR), so a
-        // stop would shorten a 2 s sleep to whenever it arrived. Held back, it is delivered when the
-        // call returns and the worker drains as usual; a stuck worker still meets the master's SIGKILL.
-        $hold = $this->holdsSignals;
-        if ($hold) {
-            \pcntl_sigprocmask(\SIG_BLOCK, self::HELD_SIGNALS);
-        }
-        // No finally below: the tracing JIT does not compile finally blocks (see Scheduler::spawn()), and
-        // this runs for every request. Every exit goes through the bookkeeping below, in place (no call).
-        $failure = null;
-        try {
-            $session->serve($request);
-        } catch (\Throwable $e) {
-            // serve() answers every failure of the application itself; this is a failure of ours.
+            if ($this->deadlines !== null) {
+                $coroutine = $this->scheduler->current;
+                $limit = $this->maxRequestTime;
+                $this->deadlines->arm($key, $limit, static function () use ($coroutine, $limit): void {
+                    $coroutine->cancel(RequestTimeout::after($limit, 'Request (--max-request-time)'));
+                });
+                if ($this->interrupts) {
+                    CodeDeadline::arm($limit);
+                }
+            }
+            // Sync mode: the stop and reload signals wait while the application runs. A signal delivered
+            // during the app's own usleep()/sleep()/blocking read would end that call early (EINTR), so a
+            // stop would shorten a 2 s sleep to whenever it arrived. Held back, it is delivered when the
+            // call returns and the worker drains as usual; a stuck worker still meets the master's SIGKILL.
+            $hold = $this->holdsSignals;
+            if ($hold) {
+                \pcntl_sigprocmask(\SIG_BLOCK, self::HELD_SIGNALS);
+            }
+            // No finally below: the tracing JIT does not compile finally blocks (see Scheduler::spawn()), and
+            // this runs for every request. Every exit goes through the bookkeeping below, in place (no call).
+            $failure = null;
             try {
-                $this->logger->error('Serving {request} failed: {class}: {message}', [
-                    'request' => $session->describe($request), 'class' => $e::class, 'message' => $e->getMessage(), 'exception' => $e,
-                ]);
+                $session->serve($request);
             } catch (\Throwable $e) {
-                $failure = $e;
+                // serve() answers every failure of the application itself; this is a failure of ours.
+                try {
+                    $this->logger->error('Serving {request} failed: {class}: {message}', [
+                        'request' => $session->describe($request), 'class' => $e::class, 'message' => $e->getMessage(), 'exception' => $e,
+                    ]);
+                } catch (\Throwable $e) {
+                    $failure = $e;
+                }
             }
-        }
-        // The call under $key has ended: its bookkeeping, then the next queued call in sync mode.
-        if ($hold) {
-            \pcntl_sigprocmask(\SIG_UNBLOCK, self::HELD_SIGNALS);
-        }
-        unset($this->running[$key]);
-        $this->scoreboard?->ended($key + 1);
-        $this->deadlines?->disarm($key);
-        // Whatever the session left with the extension for this request (its deadline, its last words)
-        // goes with it, even when the application was never reached.
-        CodeDeadline::leave();
-        $this->active--;
-        $this->calls++;
-        if ($this->listener !== null) {
-            ($this->listener)($this->calls);
-        }
-        if ($this->queue !== []) {
-            // Its session's dispatch() returned false long ago: it hears of the answer from here.
-            [$nextSession, $nextRequest] = \array_shift($this->queue);
-            if ($this->dispatch($nextSession, $nextRequest)) { // below the limit now: it starts
-                $nextSession->resume();
+            // The call under $key has ended: its bookkeeping, then the next queued call in sync mode.
+            if ($hold) {
+                \pcntl_sigprocmask(\SIG_UNBLOCK, self::HELD_SIGNALS);
             }
-        }
-        if ($failure !== null) {
-            throw $failure;
-        }
-        if ($this->starting !== $key) {
-            $session->resume(); // answered after dispatch() returned: the session goes on from here
-        }
+            if ($this->scoreboard !== null) {
+                $this->scoreboard->ended($key + 1);
+            }
+            if ($this->deadlines !== null) {
+                $this->deadlines->disarm($key);
+            }
+            // Whatever the session left with the extension for this request (its deadline, its last words)
+            // goes with it, even when the application was never reached.
+            if (CodeDeadline::$leaves) {
+                CodeDeadline::leave();
+            }
+            $this->active--;
+            $this->calls++;
+            if ($this->listener !== null || $this->queue !== [] || $this->starting !== $key) {
+                // More code runs on this coroutine before it finishes (the listener, the next queued
+                // call, the session's next request): this call is not in flight any more for running()
+                // and abandonAll(), which must not answer it twice after a fatal error in that code.
+                $this->scheduler->current->released = true;
+            }
+            if ($this->listener !== null) {
+                ($this->listener)($this->calls);
+            }
+            if ($this->queue !== []) {
+                // Its session's dispatch() returned false long ago: it hears of the answer from here.
+                [$nextSession, $nextRequest] = \array_shift($this->queue);
+                if ($this->dispatch($nextSession, $nextRequest)) { // below the limit now: it starts
+                    $nextSession->resume();
+                }
+            }
+            if ($failure !== null) {
+                throw $failure;
+            }
+            if ($this->starting !== $key) {
+                $session->resume(); // answered after dispatch() returned: the session goes on from here
+            }
+        };
     }
 }

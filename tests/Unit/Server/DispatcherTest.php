@@ -99,6 +99,22 @@ final class DispatcherTest extends TestCase
         self::assertSame(5, $dispatcher->calls());
         self::assertSame(['serve wait', 'served wait', 'resume', 'serve now', 'served now', 'serve wait', 'served wait', 'resume', 'serve now', 'served now', 'serve wait', 'served wait', 'resume'], $session->events);
     }
+
+    public function testACallThatHasEndedIsNotInFlightWhileItsSessionGoesOnWithTheNext(): void
+    {
+        $dispatcher = new Dispatcher($this->driver, new NullLogger());
+        $session = new DispatcherTestSession();
+        // 'look' runs from resume(), on the coroutine of the ended 'wait': the calls in flight (what
+        // status and a fatal error's answers read) are 'look' alone.
+        $session->next = ['look'];
+        $session->dispatcher = $dispatcher;
+        self::assertFalse($dispatcher->dispatch($session, 'wait'));
+        self::assertSame(['wait'], \array_column($dispatcher->running(), 'request'));
+        $this->driver->run();
+        self::assertSame([['look'], 'look'], $session->seen);
+        self::assertSame([], $dispatcher->running());
+        self::assertSame(2, $dispatcher->calls());
+    }
 }
 
 /** @internal */
@@ -111,6 +127,8 @@ final class DispatcherTestSession implements Session
     /** @var list<string> requests to dispatch from resume() */
     public array $next = [];
     public ?Dispatcher $dispatcher = null;
+    /** @var array{list<string>, ?string}|null what a 'look' request saw: the calls in flight, the current one */
+    public ?array $seen = null;
     private bool $serving = false;
     private bool $resuming = false;
 
@@ -121,6 +139,9 @@ final class DispatcherTestSession implements Session
         }
         $this->serving = true;
         $this->events[] = "serve $request";
+        if ($request === 'look') {
+            $this->seen = [\array_column($this->dispatcher->running(), 'request'), $this->dispatcher->currentRequest()];
+        }
         if ($request === 'wait') {
             \Weft\sleep(0.001);
         }
