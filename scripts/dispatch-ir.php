@@ -11,16 +11,7 @@
 // CHECKOUT (default: this one) is the source tree to load Weft from, as in scripts/inproc-http.php.
 declare(strict_types=1);
 
-$root = realpath($argv[1] ?? dirname(__DIR__)) ?: exit("No such checkout\n");
-require dirname(__DIR__) . '/vendor/autoload.php';
-spl_autoload_register(static function (string $class) use ($root): void {
-    if (str_starts_with($class, 'Weft\\') && !str_starts_with($class, 'Weft\\Tests\\')) {
-        $file = $root . '/src/' . str_replace('\\', '/', substr($class, 5)) . '.php';
-        if (is_file($file)) {
-            require $file;
-        }
-    }
-}, true, true);
+$root = (require __DIR__ . '/checkout.php')($argv[1] ?? null);
 
 $driver = Weft\Loop\Loop::reset($argv[2] ?? 'epoll');
 $session = new class () implements Weft\Server\Session {

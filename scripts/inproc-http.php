@@ -16,21 +16,7 @@
 // every figure of this harness that is not the server's.
 declare(strict_types=1);
 
-$root = realpath($argv[1] ?? dirname(__DIR__)) ?: exit("No such checkout\n");
-// CHECKOUT's own Weft functions (Weft\sleep() of APP=sleep), not this checkout's: Composer skips a file
-// of its "files" list that is marked loaded under its identifier.
-require $root . '/src/functions.php';
-$GLOBALS['__composer_autoload_files']['696a92e5a3cafefadf0520da48967f50'] = true;
-require dirname(__DIR__) . '/vendor/autoload.php';
-// Weft's classes from CHECKOUT, everything else (psr/log) from this checkout's vendor/.
-spl_autoload_register(static function (string $class) use ($root): void {
-    if (str_starts_with($class, 'Weft\\') && !str_starts_with($class, 'Weft\\Tests\\')) {
-        $file = $root . '/src/' . str_replace('\\', '/', substr($class, 5)) . '.php';
-        if (is_file($file)) {
-            require $file;
-        }
-    }
-}, true, true);
+$root = (require __DIR__ . '/checkout.php')($argv[1] ?? null);
 
 use Psr\Log\NullLogger;
 use Weft\Http\Server\HttpProtocol;
