@@ -372,12 +372,12 @@ PHP_FUNCTION(weft_encode_answer)
 		p = crlf + 1;
 	}
 	size_t date_length;
-	const char *date_value = date != NULL ? ZSTR_VAL(date) : weft_encode_now(&date_length);
-	if (date_value == NULL) {
-		RETURN_FALSE; /* no clock: PHP's encoder dates it */
-	}
+	const char *date_value;
 	if (date != NULL) {
+		date_value = ZSTR_VAL(date);
 		date_length = ZSTR_LEN(date);
+	} else if ((date_value = weft_encode_now(&date_length)) == NULL) {
+		RETURN_FALSE; /* no clock: PHP's encoder dates it */
 	}
 	bool keep_alive = may_keep_alive && !zend_string_equals_literal(version, "1.0");
 	ZEND_TRY_ASSIGN_REF_BOOL(keep_alive_ref, keep_alive);
