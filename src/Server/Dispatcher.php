@@ -167,7 +167,7 @@ final class Dispatcher
     public function currentRequest(): ?string
     {
         $current = $this->scheduler->current;
-        if ($current === null || $this->abandoned || $current->task() !== $this->run || $current->released) {
+        if ($current === null || !$this->inFlightCall($current)) {
             return null;
         }
         [$session, $request] = $current->args();
@@ -177,16 +177,19 @@ final class Dispatcher
     /** @return list<\Weft\Coroutine\Coroutine> the calls in flight (the coroutines running runner()'s closure), oldest first */
     private function inFlight(): array
     {
-        if ($this->abandoned) {
-            return [];
-        }
         $list = [];
         foreach ($this->scheduler->live() as $coroutine) {
-            if ($coroutine->task() === $this->run && !$coroutine->released) {
+            if ($this->inFlightCall($coroutine)) {
                 $list[] = $coroutine;
             }
         }
         return $list;
+    }
+
+    /** Whether $coroutine runs one of our calls that has not ended (nor been answered by abandonAll()). */
+    private function inFlightCall(\Weft\Coroutine\Coroutine $coroutine): bool
+    {
+        return !$this->abandoned && $coroutine->task() === $this->run && !$coroutine->released;
     }
 
     /**
