@@ -240,7 +240,7 @@ final class FrameworkScenario extends HttpScenario implements Adaptive
             'The coroutine hello rows of one app, worker count and concurrency that differ only in the pool size run with both servers up, '
             . 'in rounds of 1 s that alternate between them (as many rounds as the row\'s seconds): the target between them is 5 %, less '
             . 'than the drift of a shared machine over a minute. Their requests and CPU add up over the rounds; their latency percentiles '
-            . 'are the median of the rounds\'. After each round one request to the same server waits until it has served what wrk '
+            . 'are the median of the rounds\', and the verdict between them is the median of the rounds\' ratios. After each round one request to the same server waits until it has served what wrk '
             . 'left in flight, so that the next round does not start behind that backlog. The `/sql3` paired rows are measured the same way.',
         ];
     }
@@ -806,11 +806,30 @@ final class FrameworkScenario extends HttpScenario implements Adaptive
         $failing = [];
         $parts = [];
         foreach ($pairs as [$pool, $one]) {
-            $ratio = $pool->number('rps') / \max(1e-9, $one->number('rps'));
+            // Measured in alternating rounds: the median of the rounds' ratios (round k of each ran next to
+            // the other's), as for /sql3's paired rows, so that one round the machine took from the
+            // server does not decide; the totals' ratio when the rows were not measured in rounds.
+            $ratios = self::roundRatios($pool, $one);
+            $ratio = \count($ratios) >= self::PAIRED_MIN_ROUNDS
+                ? (float) self::median($ratios)
+                : $pool->number('rps') / \max(1e-9, $one->number('rps'));
             if ($ratio < self::HELLO_POOL_KEEPS) {
                 $failing[] = $pool->label();
             }
-            $parts[] = \sprintf('w=%s c=%s: %s req/s (%s inst.) against %s (1 inst.): %sx; CPU %s against %s µs/req', $pool->param('workers'), $pool->param('concurrency'), Format::rate($pool->number('rps')), $pool->param('instances'), Format::rate($one->number('rps')), \number_format($ratio, 2), Format::number($pool->number('cpu_us_per_req')), Format::number($one->number('cpu_us_per_req')));
+            $parts[] = \sprintf(
+                'w=%s c=%s: %s req/s (%s inst.) against %s (1 inst.)%s: %sx; CPU %s against %s µs/req',
+                $pool->param('workers'),
+                $pool->param('concurrency'),
+                Format::rate($pool->number('rps')),
+                $pool->param('instances'),
+                Format::rate($one->number('rps')),
+                \count($ratios) >= self::PAIRED_MIN_ROUNDS
+                    ? \sprintf(', median of the %d rounds\' ratios (%s to %sx)', \count($ratios), \number_format(\min($ratios), 2), \number_format(\max($ratios), 2))
+                    : '',
+                \number_format($ratio, 2),
+                Format::number($pool->number('cpu_us_per_req')),
+                Format::number($one->number('cpu_us_per_req')),
+            );
         }
         return new Check($claim, $failing === [], \implode('; ', $parts), $failing);
     }
@@ -908,18 +927,30 @@ final class FrameworkScenario extends HttpScenario implements Adaptive
         if ($sync === [] || $co === []) {
             return null;
         }
-        $syncRounds = \array_values((array) $sync[0]->metric('round_rps'));
-        $coRounds = \array_values((array) $co[0]->metric('round_rps'));
-        $ratios = [];
-        for ($k = 0, $n = \min(\count($syncRounds), \count($coRounds)); $k < $n; $k++) {
-            if ((float) $syncRounds[$k] > 0) {
-                $ratios[] = (float) $coRounds[$k] / (float) $syncRounds[$k];
-            }
-        }
+        $ratios = self::roundRatios($co[0], $sync[0]);
         if ($ratios === []) {
             return null;
         }
         return [$sync[0], $co[0], (float) self::median($ratios), $ratios];
+    }
+
+    /**
+     * Round k of $row over round k of $other, for rows measured in alternating rounds (round k of each
+     * ran next to the other's); empty when either has no rounds.
+     *
+     * @return list<float>
+     */
+    private static function roundRatios(Row $row, Row $other): array
+    {
+        $a = \array_values((array) $row->metric('round_rps'));
+        $b = \array_values((array) $other->metric('round_rps'));
+        $ratios = [];
+        for ($k = 0, $n = \min(\count($a), \count($b)); $k < $n; $k++) {
+            if ((float) $b[$k] > 0) {
+                $ratios[] = (float) $a[$k] / (float) $b[$k];
+            }
+        }
+        return $ratios;
     }
 
     /** The median of a list of numbers, null for none (or for what is not a list). */
