@@ -5,6 +5,7 @@ declare(strict_types=1);
 namespace Weft\Tests\Integration\Server;
 
 use PHPUnit\Framework\TestCase;
+use Weft\Cli\PhpRuntime;
 use Weft\Tests\Support\RawHttp;
 use Weft\Tests\Support\ServerProcess;
 
@@ -57,6 +58,26 @@ final class OperatorTest extends TestCase
         self::assertSame(0, $code, $out);
         self::waitForOnlyNewWorkers($server, 2);
         self::assertSame('app three, class three', RawHttp::get($server->address())['body']);
+        $server->stop();
+    }
+
+    public function testTheDefaultGivesTheJitATraceBudgetForAPoolOfInstances(): void
+    {
+        // PHP's default (1,024 root traces) was used up by the boot code of a pool of Laravel instances
+        // before the request path got a trace: the workers run with PhpRuntime::JIT_ROOT_TRACES.
+        \file_put_contents($this->dir . '/app.php', <<<'PHP'
+            <?php
+            use Weft\Http\Message\Request;
+            use Weft\Http\Message\Response;
+
+            return static fn (Request $request): Response => new Response(200, [], \json_encode([
+                'jit' => ini_get('opcache.jit'),
+                'root_traces' => (int) ini_get('opcache.jit_max_root_traces'),
+            ]));
+            PHP);
+        $server = new ServerProcess([$this->dir . '/app.php', '--workers', '1']);
+        $ini = \json_decode(RawHttp::get($server->address())['body'], true);
+        self::assertSame(['jit' => 'tracing', 'root_traces' => PhpRuntime::JIT_ROOT_TRACES], $ini);
         $server->stop();
     }
 
