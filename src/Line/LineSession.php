@@ -20,8 +20,17 @@ final class LineSession implements Session
     private const READ_AHEAD = 65536;
 
     private string $buffer = '';
-    /** @var list<array{string, string}> decoded lines not yet dispatched: [line, its ending] */
-    private array $lines = [];
+    /**
+     * Decoded lines, [line, its ending] pairs; those from $next on are not dispatched yet. Read by index,
+     * not array_shift()ed: a shift separated the array the extension handed over (a copy per read) and
+     * left the property a typed reference, which every later write then checked. Untyped for the same
+     * reason as the Dispatcher's hot properties (a typed property's assignment is checked under the JIT).
+     *
+     * @var list<array{string, string}>
+     */
+    private $lines = [];
+    /** @var int the index in $lines of the next line to dispatch */
+    private $next = 0;
     private bool $busy = false;
     private bool $ended = false;
     private bool $done = false;
@@ -44,8 +53,9 @@ final class LineSession implements Session
             $this->server->update(); // read ahead only so far behind a running line
             return;
         }
-        if ($lines !== null && $this->buffer === '' && $this->lines === []) {
+        if ($lines !== null && $this->buffer === '' && !isset($this->lines[$this->next])) {
             $this->lines = $lines;
+            $this->next = 0;
         } else {
             $this->buffer .= $bytes;
         }
@@ -64,7 +74,7 @@ final class LineSession implements Session
 
     public function phase(): int
     {
-        if ($this->busy || $this->done || $this->lines !== []) {
+        if ($this->busy || $this->done || isset($this->lines[$this->next])) {
             return self::BUSY;
         }
         return $this->buffer === '' ? self::IDLE : self::HEAD;
@@ -108,7 +118,7 @@ final class LineSession implements Session
         if ($reply !== null) {
             // The last line of a read goes out at once (usually the only one); lines that came together are
             // answered with one write, queued and flushed after the last.
-            $this->lines === [] && $this->buffer === '' ? $this->server->send($reply . $ending) : $this->server->write($reply . $ending);
+            !isset($this->lines[$this->next]) && $this->buffer === '' ? $this->server->send($reply . $ending) : $this->server->write($reply . $ending);
         }
         if ($peer->isCloseRequested()) {
             $this->finish();
@@ -127,18 +137,22 @@ final class LineSession implements Session
     {
         $server = $this->server;
         while (!$this->busy && !$this->done) {
-            if ($this->lines === []) {
+            if (!isset($this->lines[$this->next])) {
                 // An empty buffer holds no line (the usual case after the last line of a read): no decode() call.
                 if ($this->buffer !== '') {
                     try {
                         $this->lines = $this->protocol->codec->decode($this->buffer);
+                        $this->next = 0;
                     } catch (LineTooLong $e) {
                         $server->write('ERROR ' . $e->getMessage() . "\r\n");
                         $this->finish();
                         return;
                     }
                 }
-                if ($this->lines === []) {
+                if (!isset($this->lines[$this->next])) {
+                    // All dispatched: an idle connection holds none of its last read's lines.
+                    $this->lines = [];
+                    $this->next = 0;
                     if ($this->ended || ($server->isDraining() && $this->buffer === '')) {
                         $this->finish();
                     }
@@ -151,7 +165,7 @@ final class LineSession implements Session
                 return; // roomFreed() calls resume()
             }
             $this->busy = true;
-            if (!$server->dispatcher->dispatch($this, \array_shift($this->lines))) {
+            if (!$server->dispatcher->dispatch($this, $this->lines[$this->next++])) {
                 return;
             }
         }
@@ -161,6 +175,7 @@ final class LineSession implements Session
     {
         $this->done = true;
         $this->lines = [];
+        $this->next = 0;
         $this->server->closeAfterFlush();
     }
 }
