@@ -60,7 +60,11 @@ final class LineSession implements Session
             $this->buffer .= $bytes;
         }
         $this->pump();
-        $this->server->flush();
+        if (!$this->busy && !$this->done && $this->buffer === '' && !isset($this->lines[$this->next])) {
+            $this->server->flushIdle(); // every line answered at once: phase() is IDLE, as flushIdle() asks
+        } else {
+            $this->server->flush();
+        }
     }
 
     public function ended(): void
