@@ -31,7 +31,8 @@ final class LineSession implements Session
     private $lines = [];
     /** @var int the index in $lines of the next line to dispatch */
     private $next = 0;
-    private bool $busy = false;
+    /** @var bool a line is in the application (written twice per line: untyped, see $lines) */
+    private $busy = false;
     private bool $ended = false;
     private bool $done = false;
     private ?Peer $peer = null;
