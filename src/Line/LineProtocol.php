@@ -53,8 +53,14 @@ final class LineProtocol implements Protocol
         return $this->timeouts;
     }
 
-    /** The one application-call policy of the line protocol: a failure is logged and answered with an ERROR line. */
-    public function reply(string $line, Peer $peer): ?string
+    /**
+     * The one application-call policy of the line protocol: a failure is logged and answered with an ERROR line.
+     *
+     * @param string $line untyped, as $peer: called for every line by LineSession alone, whose arguments
+     *        are these types already, and a class type is checked through zend_check_user_type_slow
+     * @param Peer $peer
+     */
+    public function reply($line, $peer): ?string
     {
         try {
             $reply = ($this->application)($line, $peer);
