@@ -53,25 +53,22 @@ final class LineProtocol implements Protocol
         return $this->timeouts;
     }
 
-    /**
-     * The one application-call policy of the line protocol: a failure is logged and answered with an ERROR line.
-     *
-     * @param string $line untyped, as $peer: called for every line by LineSession alone, whose arguments
-     *        are these types already, and a class type is checked through zend_check_user_type_slow
-     * @param Peer $peer
+    /*
+     * The line protocol's application-call policy: LineSession::serve() calls the handler in place (a frame
+     * less per line) and answers what goes wrong with these.
      */
-    public function reply($line, $peer): ?string
+
+    /** A handler's failure: logged, and answered with an ERROR line. */
+    public function failed(\Throwable $e): string
     {
-        try {
-            $reply = ($this->application)($line, $peer);
-        } catch (\Throwable $e) {
-            $this->logger->error('Line handler failed: {message}', ['message' => $e->getMessage(), 'exception' => $e]);
-            return 'ERROR internal server error';
-        }
-        if ($reply !== null && !\is_string($reply)) {
-            $this->logger->error('Line handler returned {type}; expected a string or null', ['type' => \get_debug_type($reply)]);
-            return 'ERROR internal server error';
-        }
-        return $reply;
+        $this->logger->error('Line handler failed: {message}', ['message' => $e->getMessage(), 'exception' => $e]);
+        return 'ERROR internal server error';
+    }
+
+    /** A handler's result that is neither a string nor null: logged, and answered with an ERROR line. */
+    public function rejected(mixed $reply): string
+    {
+        $this->logger->error('Line handler returned {type}; expected a string or null', ['type' => \get_debug_type($reply)]);
+        return 'ERROR internal server error';
     }
 }

@@ -119,8 +119,17 @@ final class LineSession implements Session
     {
         [$line, $ending] = $request;
         $peer = $this->peer ??= new Peer($this->server->id, $this->server, $ending);
-        $reply = $this->protocol->reply($line, $peer);
+        // The handler is called here, not through a method of LineProtocol (a frame less per line); what
+        // goes wrong is answered by LineProtocol's policy: failed(), rejected().
+        try {
+            $reply = ($this->protocol->application)($line, $peer);
+        } catch (\Throwable $e) {
+            $reply = $this->protocol->failed($e);
+        }
         if ($reply !== null) {
+            if (!\is_string($reply)) {
+                $reply = $this->protocol->rejected($reply);
+            }
             // The last line of a read goes out at once (usually the only one); lines that came together are
             // answered with one write, queued and flushed after the last.
             !isset($this->lines[$this->next]) && $this->buffer === '' ? $this->server->send($reply . $ending) : $this->server->write($reply . $ending);
