@@ -11,6 +11,10 @@
 #
 # SO empty: no extension, the select loop. LOOP (default epoll with SO) may name select with SO set.
 # JIT=off counts without the tracing JIT (to read PHP functions in a profile: PROFILE=FILE keeps it).
+# FLOOR=1 counts the floor alone: inproc-line.php's bare read-and-echo callback as the server (the client,
+# the loop and the kernel). SPLIT=1 counts both and prints the server's own share, message - floor:
+#
+#   SPLIT=1 bash scripts/ir-line.sh . ext/modules/weft.so 1000   # ... Ir/message=M floor=F server=M-F
 set -euo pipefail
 CHECKOUT=$1 SO=${2:-} C=${3:-1000} M1=${4:-31000} M2=${5:-41000}
 EXT=() LOOP=select
@@ -25,4 +29,12 @@ run() {
 }
 A=$(run "$M1")
 B=$(PROFILE= run "$M2")
-echo "$(basename "$(realpath "$CHECKOUT")") $LOOP c=$C Ir/message=$(( (B - A) / (M2 - M1) ))"
+IR=$(( (B - A) / (M2 - M1) ))
+if [ -n "${SPLIT:-}" ]; then
+    FA=$(FLOOR=1 PROFILE= run "$M1")
+    FB=$(FLOOR=1 PROFILE= run "$M2")
+    F=$(( (FB - FA) / (M2 - M1) ))
+    echo "$(basename "$(realpath "$CHECKOUT")") $LOOP c=$C Ir/message=$IR floor=$F server=$(( IR - F ))"
+else
+    echo "$(basename "$(realpath "$CHECKOUT")") $LOOP c=$C Ir/message=$IR${FLOOR:+ (floor)}"
+fi

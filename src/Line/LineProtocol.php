@@ -53,19 +53,32 @@ final class LineProtocol implements Protocol
         return $this->timeouts;
     }
 
-    /** The one application-call policy of the line protocol: a failure is logged and answered with an ERROR line. */
+    /**
+     * The line protocol's application-call policy, whole: a failure is logged and answered with an ERROR
+     * line, and so is a result that is neither a string nor null. LineSession::serve() does the same in
+     * place (a frame less per line), with failed() and rejected().
+     */
     public function reply(string $line, Peer $peer): ?string
     {
         try {
             $reply = ($this->application)($line, $peer);
         } catch (\Throwable $e) {
-            $this->logger->error('Line handler failed: {message}', ['message' => $e->getMessage(), 'exception' => $e]);
-            return 'ERROR internal server error';
+            return $this->failed($e);
         }
-        if ($reply !== null && !\is_string($reply)) {
-            $this->logger->error('Line handler returned {type}; expected a string or null', ['type' => \get_debug_type($reply)]);
-            return 'ERROR internal server error';
-        }
-        return $reply;
+        return $reply === null || \is_string($reply) ? $reply : $this->rejected($reply);
+    }
+
+    /** @internal for LineSession: a handler's failure, logged and answered with an ERROR line */
+    public function failed(\Throwable $e): string
+    {
+        $this->logger->error('Line handler failed: {message}', ['message' => $e->getMessage(), 'exception' => $e]);
+        return 'ERROR internal server error';
+    }
+
+    /** @internal for LineSession: a handler's result that is neither a string nor null, logged and answered with an ERROR line */
+    public function rejected(mixed $reply): string
+    {
+        $this->logger->error('Line handler returned {type}; expected a string or null', ['type' => \get_debug_type($reply)]);
+        return 'ERROR internal server error';
     }
 }

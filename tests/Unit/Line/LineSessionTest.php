@@ -6,6 +6,8 @@ namespace Weft\Tests\Unit\Line;
 
 use PHPUnit\Framework\Attributes\DataProvider;
 use PHPUnit\Framework\TestCase;
+use Psr\Log\AbstractLogger;
+use Psr\Log\LoggerInterface;
 use Psr\Log\NullLogger;
 use Weft\Line\LineProtocol;
 use Weft\Line\LineSession;
@@ -40,7 +42,7 @@ final class LineSessionTest extends TestCase
     }
 
     /** @param \Closure(string, Peer): ?string $app */
-    private function serve(string $path, \Closure $app, int $maxLine = 65536, float $idle = 300.0): void
+    private function serve(string $path, \Closure $app, int $maxLine = 65536, float $idle = 300.0, ?LoggerInterface $logger = null): void
     {
         $native = \class_exists(\Weft\Ext\Conn::class, false);
         if ($path !== 'select' && !$native) {
@@ -48,7 +50,7 @@ final class LineSessionTest extends TestCase
         }
         Connection::useNativeIo($path === 'native');
         $this->driver = Loop::reset($path === 'select' ? 'select' : 'epoll');
-        $logger = new NullLogger();
+        $logger ??= new NullLogger();
         $protocol = new LineProtocol($app, $logger, $maxLine, $idle);
         $this->connections = new Connections($protocol, new Dispatcher($this->driver, $logger), $this->driver, $logger, 100);
     }
@@ -122,6 +124,35 @@ final class LineSessionTest extends TestCase
         self::assertSame("<hello>\r\n", $this->exchange($client, "lo\r\n", "\n"), 'a line in two reads');
         self::assertSame("<x\0y>\n", $this->exchange($client, "x\0y\n", "\n"));
         self::assertInstanceOf(LineSession::class, $this->connection()->session);
+    }
+
+    #[DataProvider('paths')]
+    public function testAHandlerThatFailsOrReturnsNoStringIsAnsweredWithAnErrorLineAndLogged(string $path): void
+    {
+        $logger = new class () extends AbstractLogger {
+            /** @var list<string> */
+            public array $lines = [];
+
+            public function log($level, string|\Stringable $message, array $context = []): void
+            {
+                $this->lines[] = $level . ' ' . \strtr((string) $message, ['{message}' => $context['message'] ?? '', '{type}' => $context['type'] ?? '']);
+            }
+        };
+        $this->serve($path, static fn (string $line): mixed => match ($line) {
+            'fail' => throw new \RuntimeException('boom'),
+            'int' => 42,
+            default => "<$line>",
+        }, logger: $logger);
+        $client = $this->open();
+        self::assertSame(
+            "ERROR internal server error\r\nERROR internal server error\n<ok>\n",
+            $this->exchange($client, "fail\r\nint\nok\n", "<ok>\n", $closed),
+            'each line answered in order, the connection goes on',
+        );
+        self::assertFalse($closed);
+        self::assertSame(['error Line handler failed: boom', 'error Line handler returned int; expected a string or null'], $logger->lines);
+        self::assertSame("<again>\n", $this->exchange($client, "again\n", "\n"), 'a line of its own read');
+        self::assertSame("ERROR internal server error\n", $this->exchange($client, "fail\n", "\n"));
     }
 
     #[DataProvider('paths')]
