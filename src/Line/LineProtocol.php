@@ -53,20 +53,9 @@ final class LineProtocol implements Protocol
         return $this->timeouts;
     }
 
-    /**
-     * The line protocol's application-call policy, whole: a failure is logged and answered with an ERROR
-     * line, and so is a result that is neither a string nor null. LineSession::serve() does the same in
-     * place (a frame less per line), with failed() and rejected().
-     */
-    public function reply(string $line, Peer $peer): ?string
-    {
-        try {
-            $reply = ($this->application)($line, $peer);
-        } catch (\Throwable $e) {
-            return $this->failed($e);
-        }
-        return $reply === null || \is_string($reply) ? $reply : $this->rejected($reply);
-    }
+    // The application is called by LineSession::serve() (no frame of ours between the two); what goes
+    // wrong there is answered by the policy below: a failure, or a result that is neither a string nor
+    // null, is logged and answered with an ERROR line.
 
     /** @internal for LineSession: a handler's failure, logged and answered with an ERROR line */
     public function failed(\Throwable $e): string
