@@ -86,6 +86,18 @@ final class FrameworkChecksTest extends TestCase
         self::assertFalse($flat->holds, '500 of 650 is 77 %: ' . $flat->evidence);
     }
 
+    public function testSleepWithoutAJudgedSyncRowIsHeldToTheMostSyncModeCanServe(): void
+    {
+        // The sync row ran too short to judge (left out of $ok): sync is taken at its bound, 20 req/s a worker.
+        $rows = \array_values(\array_filter(self::rows(), static fn (Row $r): bool => !($r->param('route') === 'sleep' && $r->param('mode') === 'sync')));
+        $check = self::checks($rows)['laravel /sleep:'];
+        self::assertTrue($check->holds, $check->evidence);
+        self::assertStringContainsString('against sync at most 20.0 req/s (one 50 ms wait a request per worker; no sync row long enough to judge): 20x', $check->evidence);
+
+        $rows = \array_values(\array_filter(self::rows(sleepRps: 150.0, sleepCpu: 40.0), static fn (Row $r): bool => !($r->param('route') === 'sleep' && $r->param('mode') === 'sync')));
+        self::assertFalse(self::checks($rows)['laravel /sleep:']->holds, '150 req/s is 7.5x the bound, and the worker was idle half the time');
+    }
+
     public function testHelloPoolIsJudgedByTheMedianOfItsRoundsWhenItRanInRounds(): void
     {
         // One round in which the machine took the core from the pool's server (400 req/s where the others
