@@ -24,6 +24,16 @@ final class PhpRuntimeInstallTest extends TestCase
         }
     }
 
+    public function testTheBenchRunsItsServersWithTheJitSettingsServeSets(): void
+    {
+        $serve = [];
+        foreach (\array_chunk(PhpRuntime::OPCACHE_FLAGS, 2) as [, $setting]) {
+            $serve[] = $setting;
+        }
+        self::assertSame([], \array_diff(\Weft\Bench\Environment::PHP_FLAGS, $serve), 'every bench flag is one serve sets');
+        self::assertContains('opcache.jit_max_root_traces=' . PhpRuntime::JIT_ROOT_TRACES, \Weft\Bench\Environment::PHP_FLAGS);
+    }
+
     public function testWeftsOwnCheckoutBuildsWithItsScript(): void
     {
         self::assertNull(PhpRuntime::vendorDir());
