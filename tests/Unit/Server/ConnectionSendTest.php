@@ -15,6 +15,7 @@ use Weft\Server\Dispatcher;
 use Weft\Server\Protocol;
 use Weft\Server\Session;
 use Weft\Server\Timeouts;
+use Weft\Tests\Support\QuietSession;
 
 /**
  * Connection::send(), the native path's write of the one answer to a request the extension framed alone:
@@ -47,46 +48,7 @@ final class ConnectionSendTest extends TestCase
             public function open(Connection $connection): Session
             {
                 $this->test->opened($connection);
-                return new class () implements Session {
-                    public function received(string $bytes): void
-                    {
-                    }
-
-                    public function ended(): void
-                    {
-                    }
-
-                    public function phase(): int
-                    {
-                        return self::IDLE;
-                    }
-
-                    public function wantsInput(): bool
-                    {
-                        return true;
-                    }
-
-                    public function timedOut(): ?string
-                    {
-                        return null;
-                    }
-
-                    public function resume(): void
-                    {
-                    }
-
-                    public function closed(): void
-                    {
-                    }
-
-                    public function serve(mixed $request): void
-                    {
-                    }
-
-                    public function describe(mixed $request): string
-                    {
-                        return '-';
-                    }
+                return new class () extends QuietSession {
                 };
             }
 

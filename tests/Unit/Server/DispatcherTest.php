@@ -10,7 +10,7 @@ use Weft\Loop\Driver;
 use Weft\Loop\Loop;
 use Weft\Server\Dispatcher;
 use Weft\Server\Scoreboard;
-use Weft\Server\Session;
+use Weft\Tests\Support\QuietSession;
 
 /**
  * A request's one way in and out: dispatch() says whether the call was answered before it returned;
@@ -118,7 +118,7 @@ final class DispatcherTest extends TestCase
 }
 
 /** @internal */
-final class DispatcherTestSession implements Session
+final class DispatcherTestSession extends QuietSession
 {
     /** @var list<string> */
     public array $events = [];
@@ -160,33 +160,6 @@ final class DispatcherTestSession implements Session
         while ($this->next !== [] && $this->dispatcher->dispatch($this, \array_shift($this->next))) {
         }
         $this->resuming = false;
-    }
-
-    public function received(string $bytes): void
-    {
-    }
-
-    public function ended(): void
-    {
-    }
-
-    public function phase(): int
-    {
-        return self::IDLE;
-    }
-
-    public function wantsInput(): bool
-    {
-        return true;
-    }
-
-    public function timedOut(): ?string
-    {
-        return null;
-    }
-
-    public function closed(): void
-    {
     }
 
     public function describe(mixed $request): string

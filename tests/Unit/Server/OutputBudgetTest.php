@@ -14,6 +14,7 @@ use Weft\Server\Dispatcher;
 use Weft\Server\Protocol;
 use Weft\Server\Session;
 use Weft\Server\Timeouts;
+use Weft\Tests\Support\QuietSession;
 
 /**
  * The worker's output budget on real connections (Unix socket pairs whose far ends read nothing unless
@@ -234,33 +235,10 @@ final class OutputBudgetTest extends TestCase
 }
 
 /** @internal */
-final class OutputBudgetTestSession implements Session
+final class OutputBudgetTestSession extends QuietSession
 {
     public int $resumed = 0;
     public bool $closed = false;
-
-    public function received(string $bytes): void
-    {
-    }
-
-    public function ended(): void
-    {
-    }
-
-    public function phase(): int
-    {
-        return self::IDLE;
-    }
-
-    public function wantsInput(): bool
-    {
-        return true;
-    }
-
-    public function timedOut(): ?string
-    {
-        return null;
-    }
 
     public function resume(): void
     {
@@ -270,14 +248,5 @@ final class OutputBudgetTestSession implements Session
     public function closed(): void
     {
         $this->closed = true;
-    }
-
-    public function serve(mixed $request): void
-    {
-    }
-
-    public function describe(mixed $request): string
-    {
-        return '';
     }
 }
