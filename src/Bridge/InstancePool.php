@@ -10,14 +10,22 @@ use Weft\Coroutine\StateSet;
 use Weft\Coroutine\WaitQueue;
 use Weft\Pool\Pool;
 use Weft\Pool\PoolOptions;
+use Weft\Server\Stats;
 
 /**
  * The booted framework instances of one worker, each serving one request at a time.
  *
  * A request borrows an instance for its whole life (until its response is written and the instance
- * reset) and gives it back; when all are busy it waits its turn, first come first served. Instances
- * are booted when the worker starts and kept: the most recently released one is reused first, so a
- * worker whose requests never wait keeps serving from one instance.
+ * reset) and gives it back; when all are busy it waits its turn, first come first served. The first
+ * instance boots when the worker starts; a further one when a request is let in (below) and none is
+ * free, up to the pool's size, and each is kept: the most recently released one is reused first, so a
+ * worker whose requests never wait keeps serving from one instance and never boots a second.
+ *
+ * Booting all of them at the start would cost every request CPU under the tracing JIT: N boots in a
+ * row make the framework's shared functions (its container, its array helpers) hot on the boot's
+ * paths, the JIT traces them there, and requests, which take other branches, leave those traces for
+ * the interpreter (Laravel's hello route with 50 instances booted: 13 % more instructions a request
+ * than with one; booted on demand, the same as one).
  *
  * A further request is let into the framework only when the worker has CPU to spare (admission): while
  * one or more requests are in it, a new one waits its turn unless nothing else is queued to run. It is
@@ -81,7 +89,7 @@ final class InstancePool
         $this->pristine = $pristine->copy();
         $this->admission = new WaitQueue();
         $this->pool = new Pool(
-            $this->open(...),
+            $this->grow(...),
             static function (): void {
             },
             null,
@@ -90,26 +98,21 @@ final class InstancePool
     }
 
     /**
-     * Boots every instance now, in the worker's start: a broken application fails the worker and not a
-     * request, and no request pays for a boot, which holds the whole worker while it runs (tens of
-     * milliseconds for a Laravel application).
+     * Boots the first instance now, in the worker's start: a broken application fails the worker and
+     * not a request. The others boot when the load needs them (grow()).
      *
      * @return Instance<T> the first instance
      */
     public function warm(): Instance
     {
-        $booted = [];
-        for ($i = 0; $i < $this->size; $i++) {
-            $booted[] = $this->pool->borrow();
-        }
-        foreach (\array_reverse($booted) as $instance) {
-            $this->pool->release($instance);
-        }
+        $first = $this->pool->borrow();
+        $this->pool->release($first);
+        Stats::figure('app_instances', fn (): int => $this->booted);
         if ($this->size > 1 && \gc_enabled()) {
             \gc_disable();
             $this->gcRoots = self::GC_ROOTS * \min($this->size, self::GC_SCALE_MAX);
         }
-        return $booted[0];
+        return $first;
     }
 
     /**
@@ -130,7 +133,7 @@ final class InstancePool
         try {
             $instance = $this->pool->borrow();
         } catch (\Throwable $e) {
-            // Booting a further instance failed (warm() boots them all; a pool grown since may not).
+            // Booting a further instance failed: the request fails, the pool stays as it was.
             --$this->inFlight;
             $this->admitIfIdle();
             throw $e;
@@ -223,6 +226,29 @@ final class InstancePool
     public function booted(): int
     {
         return $this->booted;
+    }
+
+    /**
+     * Boots one more instance. In a request (the pool growing under load) the boot runs in a Fiber of
+     * its own, which the hooks do not suspend (Scheduler::running() is null there): its I/O blocks as
+     * at the worker's start, so no other request runs in the middle of a boot, whose statics are half
+     * written and watched (ProcessState::followWrittenBy()). It holds the worker for as long as a boot
+     * takes (tens of milliseconds for a Laravel application), once per instance.
+     *
+     * @return Instance<T>
+     */
+    private function grow(): Instance
+    {
+        if ($this->scheduler->running() === null) {
+            return $this->open();
+        }
+        $boot = new \Fiber($this->open(...));
+        $boot->start();
+        if (!$boot->isTerminated()) {
+            // Its code suspended the Fiber itself: nothing will resume it, and the instance is lost.
+            throw new \LogicException('The application suspended a Fiber while it booted: a framework instance must boot without waiting on a Fiber or a coroutine');
+        }
+        return $boot->getReturn();
     }
 
     /** @return Instance<T> */

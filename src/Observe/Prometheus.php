@@ -124,6 +124,7 @@ final class Prometheus
             ['weft_worker_rss_bytes', 'Resident set size.', 'rss'],
             ['weft_worker_loop_lag_seconds', 'Largest event loop lag in the last report interval (about 1 s).', 'loop_lag'],
             ['weft_worker_requests', 'Requests served by this worker process so far.', 'requests'],
+            ['weft_worker_app_instances', 'Framework instances booted in this worker (Laravel and Symfony bridges; --app-instances is the most).', 'app_instances'],
         ];
         $connections = 0;
         foreach ($workers as $w) {
@@ -136,6 +137,9 @@ final class Prometheus
                 if (isset($w[$key])) {
                     $samples[] = [self::labels(['worker' => (string) $w['slot'], 'pid' => (string) $w['pid'], 'generation' => (string) $w['generation']]), $w[$key]];
                 }
+            }
+            if ($samples === [] && $key === 'app_instances') {
+                continue;   // no worker serves a framework through a bridge
             }
             self::family($out, $name, 'gauge', $help, $samples);
         }

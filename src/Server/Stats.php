@@ -9,6 +9,20 @@ use Weft\Coroutine\Scheduler;
 /** @internal A worker's figures as reported to the master. */
 final class Stats
 {
+    /** @var array<string, \Closure(): int> figures the layers above report (figure()) */
+    private static array $figures = [];
+
+    /**
+     * Reports a figure of this worker with the others (in `status`, `/metrics` and the bench), read at
+     * each report: the framework instances a worker booted, for one. A key given again replaces it.
+     *
+     * @param \Closure(): int $read
+     */
+    public static function figure(string $key, \Closure $read): void
+    {
+        self::$figures[$key] = $read;
+    }
+
     /** @return array<string, mixed> */
     public static function collect(int $connections, int $requests, float $started, string $mode, string $loop): array
     {
@@ -27,7 +41,17 @@ final class Stats
             'jit' => \function_exists('opcache_get_status') && (\opcache_get_status(false)['jit']['on'] ?? false),
             'updated' => \microtime(true),
             'running' => InFlight::oldest(),
-        ] + \Weft\Hook\WorkerHooks::stats();
+        ] + self::figures() + \Weft\Hook\WorkerHooks::stats();
+    }
+
+    /** @return array<string, int> */
+    private static function figures(): array
+    {
+        $out = [];
+        foreach (self::$figures as $key => $read) {
+            $out[$key] = $read();
+        }
+        return $out;
     }
 
     /**

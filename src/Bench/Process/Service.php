@@ -77,6 +77,17 @@ final class Service
     }
 
     /**
+     * A Weft server's `status` (what `bin/weft status --json` prints: the master and each worker's
+     * latest figures, reported about once a second), or null when it has no control socket or does not answer.
+     *
+     * @return ?array<string, mixed>
+     */
+    public function status(float $timeout = 5.0): ?array
+    {
+        return $this->pidFile === null ? null : \Weft\Server\ControlSocket::ask($this->pidFile . '.sock', 'status', $timeout);
+    }
+
+    /**
      * Stops gracefully (the given stop closure, else SIGTERM), waits up to $timeout seconds, then kills
      * what is left of the process tree. Returns a note for the row when something had to be killed.
      */

@@ -279,10 +279,12 @@ final class Recommendation
         if ($measured === []) {
             return null;
         }
-        // Requests that wait (the reason for a pool) each hold an instance: up to min(pool, connections
-        // per worker) booted. The memory of an instance is read where the most were in use; the pool the
-        // advice suggests is what the recommended row's connections per worker need.
-        $inUse = static fn (Row $r): int => \min($given, (int) \ceil((int) $r->param('concurrency') / \max(1, (int) $r->param('workers'))));
+        // A worker boots an instance when a request is let into the framework while all are busy, so the
+        // instances booted are what the workers report (without a report: up to min(pool, connections per
+        // worker), as requests that wait each hold one). The memory of an instance is read where the most
+        // were in use; the pool the advice suggests is what the recommended row's connections per worker need.
+        $inUse = static fn (Row $r): int => (int) ($r->number('instances_booted')
+            ?? \min($given, (int) \ceil((int) $r->param('concurrency') / \max(1, (int) $r->param('workers')))));
         \usort($measured, static fn (Row $a, Row $b): int => [$inUse($b), $b->number('worker_rss_bytes')] <=> [$inUse($a), $a->number('worker_rss_bytes')]);
         $row = $measured[0];
         $target = $best !== null && $best->param('mode') === 'coroutine' ? $best : $row;
@@ -300,7 +302,7 @@ final class Recommendation
         $fits = $memoryLimit !== null && $memoryLimit > 0 && $each !== null && $each > 0 ? \max(1, \intdiv(\max(0, $memoryLimit - $start), $each)) : null;
         $suggested = \max(1, $fits === null ? $perWorker : \min($perWorker, $fits));
         $line = \sprintf(
-            'Framework instances: with `--app-instances %d`, a coroutine worker went from %s (one instance, at its start) to %s at %s (concurrency %d over %d worker%s: up to %d instance%s in use when requests wait)',
+            'Framework instances: with `--app-instances %d`, a coroutine worker went from %s (one instance, at its start) to %s at %s (concurrency %d over %d worker%s: %d instance%s booted)',
             $given, Format::bytes($start), Format::bytes($start + $grown), $row->label('mode'), (int) $row->param('concurrency'), $workers, $workers === 1 ? '' : 's', $inUse($row), $inUse($row) === 1 ? '' : 's',
         );
         if ($each !== null) {

@@ -328,6 +328,10 @@ final class AppScenario extends HttpScenario implements Adaptive, Recommending
             if ($rssBefore !== null && $row->isOk() && ($rssAfter = self::workerRss($server)) !== null) {
                 $row->metrics['worker_rss_start'] = $rssBefore;
                 $row->metrics['worker_rss_bytes'] = $rssAfter;
+                $booted = self::instancesBooted($server, $row);
+                if ($booted !== null) {
+                    $row->metrics['instances_booted'] = $booted;
+                }
             }
             if ($env->interrupted && !$row->isOk()) {
                 $row->skip('interrupted');

@@ -235,7 +235,7 @@ final class FrameworkScenario extends HttpScenario implements Adaptive
             . 'hooks loaded: without them the pool rows wait on MariaDB like sync mode.',
             'Before each resident row is measured, an unmeasured load at the row\'s concurrency (1 s) boots the pool\'s '
             . 'instances and warms the caches. "MB/inst." is (worker RSS after the load − worker RSS with one instance) / (instances − 1), '
-            . 'with min(pool, concurrency / workers) instances booted: an upper bound, as it includes what serving that many '
+            . 'with the instances the workers report booted (a worker boots its first at the start and a further one only when the load needs it): an upper bound, as it includes what serving that many '
             . 'connections at once adds (compare the one-instance row of the same route).',
             'The coroutine hello rows of one app, worker count and concurrency that differ only in the pool size run with both servers up, '
             . 'in rounds of 1 s that alternate between them (as many rounds as the row\'s seconds): the target between them is 5 %, less '
@@ -281,7 +281,7 @@ final class FrameworkScenario extends HttpScenario implements Adaptive
                 $row->metrics['wait_pct'] = \round(($waited - $waitedBefore) / \max(1, \hrtime(true) - $started) * 100, 1);
             }
             if ($before !== null && $row->isOk()) {
-                $this->recordMemory($row, $before, self::workerRss($server));
+                $this->recordMemory($row, $before, self::workerRss($server), self::instancesBooted($server, $row) ?? 1);
             }
         } finally {
             $note = $server->stop();
@@ -425,7 +425,7 @@ final class FrameworkScenario extends HttpScenario implements Adaptive
                     ? \sprintf('the chosen configurations side by side: %d alternating rounds of 1 s each', \count($parts))
                     : \sprintf('interleaved with the other pool size(s): %d rounds of 1 s each', \count($parts));
                 if ($before[$i] !== null) {
-                    $this->recordMemory($row, $before[$i], self::workerRss($servers[$i]));
+                    $this->recordMemory($row, $before[$i], self::workerRss($servers[$i]), self::instancesBooted($servers[$i], $row) ?? 1);
                 }
             }
         } finally {
@@ -589,32 +589,19 @@ final class FrameworkScenario extends HttpScenario implements Adaptive
         return $total;
     }
 
-    private function recordMemory(Row $row, int $before, ?int $after): void
+    private function recordMemory(Row $row, int $before, ?int $after, int $booted): void
     {
         if ($after === null) {
             return;
         }
         $row->metrics['worker_rss_start'] = $before;
         $row->metrics['worker_rss_bytes'] = $after;
-        $booted = self::booted($row);
-        if ($booted > 1) {
+        if ((int) ($row->param('instances') ?? 1) > 1) {
             $row->metrics['instances_booted'] = $booted;
+        }
+        if ($booted > 1) {
             $row->metrics['instance_bytes'] = (int) \round(\max(0, $after - $before) / ($booted - 1));
         }
-    }
-
-    /**
-     * The instances a row's load booted in each worker: a request holds one until it is answered, so
-     * with requests that wait (sleep, sql3) every connection of the worker takes its own, up to the
-     * pool's size. Hello requests never wait: one instance serves them all.
-     */
-    private static function booted(Row $row): int
-    {
-        $pool = (int) ($row->param('instances') ?? 1);
-        if ($row->param('route') === 'hello' || $pool <= 1) {
-            return 1;
-        }
-        return \min($pool, (int) \ceil((int) $row->param('concurrency') / \max(1, (int) $row->param('workers'))));
     }
 
     /** Requests/s one core allows at the row's CPU time per request, times the cores its workers can use. */

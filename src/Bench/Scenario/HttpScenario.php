@@ -257,6 +257,38 @@ abstract class HttpScenario extends AbstractScenario
         return $count === 0 ? null : \intdiv($total, $count);
     }
 
+    /**
+     * The framework instances a coroutine row's load booted in each worker (the most of any worker), as
+     * the workers report them (`status`): a worker boots its first at its start and a further one only
+     * when a request is let into the framework while all are busy. The workers report about once a
+     * second: this waits up to 3 s for a report made after the load. Null for a row without a pool of
+     * several, or when no worker says.
+     */
+    protected static function instancesBooted(Service $server, Row $row): ?int
+    {
+        if ((int) ($row->param('instances') ?? 1) <= 1 || $row->param('mode') !== 'coroutine') {
+            return null;
+        }
+        $since = \microtime(true);
+        $deadline = $since + 3.0;
+        $most = null;
+        do {
+            $workers = (array) ($server->status()['workers'] ?? []);
+            $fresh = $workers !== [];
+            foreach ($workers as $worker) {
+                if (isset($worker['app_instances'])) {
+                    $most = \max($most ?? 0, (int) $worker['app_instances']);
+                }
+                $fresh = $fresh && (float) ($worker['updated'] ?? 0) >= $since;
+            }
+            if ($fresh) {
+                return $most;
+            }
+            \usleep(100_000);
+        } while (\microtime(true) < $deadline);
+        return $most;
+    }
+
     /** A check for an exact body. */
     protected static function expectBody(string $expected): \Closure
     {

@@ -8,6 +8,8 @@ use PHPUnit\Framework\TestCase;
 use Weft\Bridge\InstancePool;
 use Weft\Coroutine\Scheduler;
 use Weft\Coroutine\StateSet;
+use Weft\Hook\Hooks;
+use Weft\Server\Stats;
 
 final class InstancePoolTest extends TestCase
 {
@@ -162,6 +164,164 @@ final class InstancePoolTest extends TestCase
         });
         self::assertSame('cancelled', $outcome);
         self::assertSame(['inFlight' => 0, 'waiting' => 0], $pool->load());
+    }
+
+    public function testTheFirstInstanceBootsAtTheStartAndTheOthersWhenTheLoadNeedsThem(): void
+    {
+        $boots = 0;
+        $pool = new InstancePool(static function () use (&$boots): \stdClass {
+            $boots++;
+            return new \stdClass();
+        }, 4, StateSet::capture());
+        $pool->warm();
+        self::assertSame([1, 1], [$boots, $pool->booted()], 'one instance at the worker\'s start');
+        self::assertSame(1, Stats::collect(0, 0, 0.0, 'coroutine', 'select')['app_instances'], 'reported with the worker\'s figures');
+
+        // Requests that never wait take turns on the one instance: no second boots.
+        \Weft\run(static function () use ($pool): void {
+            $requests = [];
+            for ($i = 0; $i < 5; $i++) {
+                $requests[] = \Weft\go(static fn () => $pool->release($pool->acquire()));
+            }
+            foreach ($requests as $request) {
+                $request->join();
+            }
+        });
+        self::assertSame(1, $pool->booted());
+
+        // Two requests that wait at once: the second is let in while the first waits, and boots a second instance.
+        \Weft\run(static function () use ($pool): void {
+            $requests = [];
+            for ($i = 0; $i < 2; $i++) {
+                $requests[] = \Weft\go(static function () use ($pool): void {
+                    $instance = $pool->acquire();
+                    \Weft\sleep(0.01);
+                    $pool->release($instance);
+                });
+            }
+            foreach ($requests as $request) {
+                $request->join();
+            }
+        });
+        self::assertSame([2, 2], [$boots, $pool->booted()]);
+        self::assertSame(2, Stats::collect(0, 0, 0.0, 'coroutine', 'select')['app_instances']);
+    }
+
+    public function testABootInARequestRunsWhereTheHooksBlock(): void
+    {
+        // The second instance boots inside a request: in a Fiber of its own, where Scheduler::running() is
+        // null, so a hooked wait in the boot blocks (as at the worker's start) and no other request runs in
+        // the middle of it, with its statics half written.
+        $seen = [];
+        $log = [];
+        $pool = new InstancePool(static function () use (&$seen, &$log): \stdClass {
+            $seen[] = Scheduler::get()->running();
+            $log[] = 'boot begins';
+            if (Hooks::isSupported()) {
+                \usleep(30_000);
+            }
+            $log[] = 'boot ends';
+            return new \stdClass();
+        }, 2, StateSet::capture());
+        if (Hooks::isSupported()) {
+            Hooks::enable(Hooks::KINDS['sleep']);
+        }
+        try {
+            $pool->warm();
+            \Weft\run(static function () use ($pool, &$log): void {
+                $ticker = \Weft\go(static function () use (&$log): void {
+                    for ($i = 0; $i < 4; $i++) {
+                        \Weft\sleep(0.005);
+                        $log[] = 'tick';
+                    }
+                });
+                $requests = [];
+                for ($i = 0; $i < 2; $i++) {
+                    $requests[] = \Weft\go(static function () use ($pool): void {
+                        $instance = $pool->acquire();
+                        \Weft\sleep(0.001);
+                        $pool->release($instance);
+                    });
+                }
+                foreach ([...$requests, $ticker] as $coroutine) {
+                    $coroutine->join();
+                }
+            });
+        } finally {
+            Hooks::disable();
+        }
+        self::assertSame([null, null], $seen, 'neither boot ran as a coroutine');
+        $begins = \array_keys($log, 'boot begins', true)[1];
+        self::assertSame('boot ends', $log[$begins + 1], 'nothing ran in the middle of the second boot: ' . \implode(', ', $log));
+        self::assertSame(4, \count(\array_keys($log, 'tick', true)));
+    }
+
+    public function testABootThatFailsInARequestFailsThatRequestAndThePoolGoesOn(): void
+    {
+        $boots = 0;
+        $pool = new InstancePool(static function () use (&$boots): \stdClass {
+            if (++$boots === 2) {
+                throw new \RuntimeException('the database is down');
+            }
+            return new \stdClass();
+        }, 2, StateSet::capture());
+        $pool->warm();
+        $outcomes = [];
+        \Weft\run(static function () use ($pool, &$outcomes): void {
+            $requests = [];
+            for ($i = 0; $i < 3; $i++) {
+                $requests[] = \Weft\go(static function () use ($pool, &$outcomes): void {
+                    try {
+                        $instance = $pool->acquire();
+                    } catch (\RuntimeException $e) {
+                        $outcomes[] = $e->getMessage();
+                        return;
+                    }
+                    \Weft\sleep(0.01);
+                    $pool->release($instance);
+                    $outcomes[] = 'served';
+                });
+            }
+            foreach ($requests as $request) {
+                $request->join();
+            }
+        });
+        \sort($outcomes);
+        // The second request's boot failed; the third booted the second instance or waited for the first.
+        self::assertSame(['served', 'served', 'the database is down'], $outcomes);
+        self::assertSame(['inFlight' => 0, 'waiting' => 0], $pool->load());
+        self::assertContains($pool->booted(), [1, 2]);
+    }
+
+    public function testABootThatSuspendsItsFiberIsAnError(): void
+    {
+        $pool = new InstancePool(static function (): \stdClass {
+            static $boots = 0;
+            if (++$boots === 2) {
+                \Fiber::suspend();
+            }
+            return new \stdClass();
+        }, 2, StateSet::capture());
+        $pool->warm();
+        $outcome = null;
+        \Weft\run(static function () use ($pool, &$outcome): void {
+            $first = \Weft\go(static function () use ($pool): void {
+                $instance = $pool->acquire();
+                \Weft\sleep(0.01);
+                $pool->release($instance);
+            });
+            $second = \Weft\go(static function () use ($pool, &$outcome): void {
+                try {
+                    $pool->release($pool->acquire());
+                    $outcome = 'served';
+                } catch (\LogicException $e) {
+                    $outcome = $e->getMessage();
+                }
+            });
+            $first->join();
+            $second->join();
+        });
+        self::assertSame('The application suspended a Fiber while it booted: a framework instance must boot without waiting on a Fiber or a coroutine', $outcome);
     }
 
     private static function makeCycles(int $count): void

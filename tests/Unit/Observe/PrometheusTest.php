@@ -73,6 +73,16 @@ final class PrometheusTest extends TestCase
         self::assertStringContainsString('weft_http_responses_by_protocol_total{protocol="HTTP/2.0"} 7', $text);
     }
 
+    public function testFrameworkInstancesArePerWorkerWhenAWorkerReportsThem(): void
+    {
+        $plain = (new Prometheus())->render(self::serverStatus([self::worker(1, 101)]));
+        self::assertStringNotContainsString('weft_worker_app_instances', $plain, 'no bridge, no family');
+        $text = (new Prometheus())->render(self::serverStatus([self::worker(1, 101) + ['app_instances' => 3], self::worker(2, 102) + ['app_instances' => 1]]));
+        self::assertStringContainsString("# TYPE weft_worker_app_instances gauge\n", $text);
+        self::assertStringContainsString('weft_worker_app_instances{worker="1",pid="101",generation="1"} 3', $text);
+        self::assertStringContainsString('weft_worker_app_instances{worker="2",pid="102",generation="1"} 1', $text);
+    }
+
     private static function worker(int $slot, int $pid, array $statuses = [], array $buckets = [], int $count = 0): array
     {
         $buckets = $buckets ?: \array_fill(0, \count(RequestMetrics::BUCKETS) + 1, 0);
