@@ -45,12 +45,14 @@ final class FrameworkScenario extends HttpScenario implements Adaptive
      */
     public const POOL = 50;
     /**
-     * The pool of the sql3 rows (the full run also tries 8 and 64). A request holds its instance only
+     * The pool of the sql3 rows (the full run also tries 4, 8 and 64). A request holds its instance only
      * for three short queries, so one worker's core is the bound long before many requests wait on
      * MariaDB at once: measured on 2026-11-26, 16 was the best or within noise of it for both apps at
      * c=100 and c=300, while 64 cost Laravel 30 % more CPU per request (more requests in flight, each
-     * switch between them swaps its instance's state) and was not flat for either app. Every instance
-     * is also one more database connection (MariaDB allows 151 by default, shared by everything).
+     * switch between them swaps its instance's state) and was not flat for either app. On 2026-11-27,
+     * with instances booted on demand, 4 served Laravel's c=100 best (fewer requests in flight, fewer
+     * switches). Every instance is also one more database connection (MariaDB allows 151 by default,
+     * shared by everything).
      */
     public const SQL3_POOL = 16;
     /** What `/sleep` waits on MariaDB (SELECT SLEEP(0.05)). */
@@ -213,7 +215,7 @@ final class FrameworkScenario extends HttpScenario implements Adaptive
             // One worker with a pool against sync mode with the worker count that serves it best.
             'sql3' => [
                 ['sync', $s->axis([2, 8, 32], [8], null), [], $s->axis([100, 300], [100], null)],
-                ['coroutine', [1], $s->axis([8, self::SQL3_POOL, 64], [self::SQL3_POOL], null), [100, 300]],
+                ['coroutine', [1], $s->axis([4, 8, self::SQL3_POOL, 64], [self::SQL3_POOL], null), [100, 300]],
             ],
             default => [],
         };
