@@ -56,9 +56,10 @@ final class InstancePool
      * PHP runs its cycle collector whenever 10,000 possible roots have gathered, and each run walks
      * everything reachable from them: with several instances in flight, the roots reach several
      * instances' object graphs, so a run costs more with every instance in use (Laravel's `/sql3`
-     * with 64 instances: 18 % of a request's CPU, against nothing measurable with 16). A pool of N
-     * collects itself after min(N, 4) times as many roots, between two requests: about as much
-     * collecting per request as one instance pays, for a few more MB of garbage kept meanwhile.
+     * with 64 instances: 18 % of a request's CPU, against nothing measurable with 16). A pool that booted
+     * N > 1 instances collects itself after min(N, 4) times as many roots, between two requests: about as
+     * much collecting per request as one instance pays, for a few more MB of garbage kept meanwhile. A
+     * pool that never booted a second leaves PHP's collector as it is.
      */
     private const GC_ROOTS = 10_000;
     private const GC_SCALE_MAX = 4;
@@ -73,6 +74,8 @@ final class InstancePool
     /** Requests waiting to be let in (admission). */
     private readonly WaitQueue $admission;
     private bool $checkScheduled = false;
+    /** Whether the pool took cycle collection over from PHP (collectCyclesForMore()). */
+    private bool $collectsCycles = false;
     /** Possible roots at which release() collects cycles; 0: PHP's own collector is left as it is. */
     private int $gcRoots = 0;
 
@@ -108,10 +111,6 @@ final class InstancePool
         $first = $this->pool->borrow();
         $this->pool->release($first);
         Stats::figure('app_instances', fn (): int => $this->booted);
-        if ($this->size > 1 && \gc_enabled()) {
-            \gc_disable();
-            $this->gcRoots = self::GC_ROOTS * \min($this->size, self::GC_SCALE_MAX);
-        }
         return $first;
     }
 
@@ -251,6 +250,23 @@ final class InstancePool
         return $boot->getReturn();
     }
 
+    /**
+     * From the second instance booted on, the pool collects cycles itself (GC_ROOTS): after 10,000
+     * possible roots per instance booted, at most 40,000. Unless PHP's own collector was already off
+     * (the application's choice) when the second booted; an application that calls gc_enable() later
+     * gets PHP's schedule back besides.
+     */
+    private function collectCyclesForMore(): void
+    {
+        if ($this->booted === 2 && \gc_enabled()) {
+            \gc_disable();
+            $this->collectsCycles = true;
+        }
+        if ($this->collectsCycles) {
+            $this->gcRoots = self::GC_ROOTS * \min($this->booted, self::GC_SCALE_MAX);
+        }
+    }
+
     /** @return Instance<T> */
     private function open(): Instance
     {
@@ -270,6 +286,7 @@ final class InstancePool
             $this->scheduler->bind($previous);
         }
         $this->booted++;
+        $this->collectCyclesForMore();
         return new Instance($framework, $state, $this->booted);
     }
 }

@@ -29,9 +29,16 @@ final class InstancePoolTest extends TestCase
     {
         $pool = new InstancePool(static fn (): \stdClass => new \stdClass(), 8, StateSet::capture());
         $pool->warm();
+        self::assertTrue(\gc_enabled(), 'one instance booted: PHP\'s own collector as it was');
+        // Four requests at once (outside a coroutine nothing else is queued: each is let in) boot four instances.
+        $held = [$pool->acquire(), $pool->acquire(), $pool->acquire(), $pool->acquire()];
+        foreach ($held as $instance) {
+            $pool->release($instance);
+        }
+        self::assertSame(4, $pool->booted());
         self::assertFalse(\gc_enabled(), 'PHP\'s own collector (every 10,000 roots) is off');
 
-        // 30,000 garbage cycles: past PHP's threshold, under the pool's (4 x 10,000).
+        // 30,000 garbage cycles: past PHP's threshold, under the pool's (4 instances x 10,000).
         self::makeCycles(30_000);
         $pool->release($pool->acquire());
         self::assertGreaterThanOrEqual(30_000, \gc_status()['roots']);
@@ -78,6 +85,19 @@ final class InstancePoolTest extends TestCase
     {
         $pool = new InstancePool(static fn (): \stdClass => new \stdClass(), 1, StateSet::capture());
         $pool->warm();
+        $pool->release($pool->acquire());
+        self::assertTrue(\gc_enabled());
+    }
+
+    public function testAPoolThatBootedOneInstanceLeavesTheCollectorAlone(): void
+    {
+        // A route that never waits is served by one instance, whatever the pool's size: nothing changes.
+        $pool = new InstancePool(static fn (): \stdClass => new \stdClass(), 50, StateSet::capture());
+        $pool->warm();
+        for ($i = 0; $i < 3; $i++) {
+            $pool->release($pool->acquire());
+        }
+        self::assertSame(1, $pool->booted());
         self::assertTrue(\gc_enabled());
     }
 
