@@ -14,8 +14,14 @@
 //       -d opcache.enable_cli=1 scripts/laravel-sql3-ir.php co $n; done      # then (Ir(700) - Ir(200)) / 500
 //
 // Needs the fixtures (scripts/fixtures.sh) and MariaDB (scripts/services.sh); `bash scripts/laravel-sql3-ir.sh`
-// runs both modes.
+// runs both modes. WEFT_IR_APP=symfony-app runs the Symfony fixture instead (its routes are the same).
 declare(strict_types=1);
+
+$app = getenv('WEFT_IR_APP') ?: 'laravel-app';
+if (!in_array($app, ['laravel-app', 'symfony-app'], true)) {
+    fwrite(STDERR, "WEFT_IR_APP is laravel-app or symfony-app, not $app\n");
+    exit(2);
+}
 
 $root = dirname(__DIR__);
 require $root . '/vendor/autoload.php';
@@ -24,7 +30,7 @@ require $root . '/vendor/autoload.php';
 $src = getenv('WEFT_SRC');
 if (is_string($src) && $src !== '') {
     // The app's own autoloader maps Weft\ too and registers itself first: load it now, then go before it.
-    require $root . '/var/fixtures/laravel-app/vendor/autoload.php';
+    require $root . "/var/fixtures/$app/vendor/autoload.php";
     spl_autoload_register(static function (string $class) use ($src): void {
         if (str_starts_with($class, 'Weft\\')) {
             $file = $src . '/' . str_replace('\\', '/', substr($class, 5)) . '.php';
@@ -43,7 +49,7 @@ $route = $argv[5] ?? '/sql3';
 const WARM_UP = 100;
 
 foreach ([
-    'WEFT_APP_INSTANCES' => (string) $instances, 'APP_ENV' => 'production', 'APP_DEBUG' => '0', 'WEFT_LEAK_WARNINGS' => '0',
+    'WEFT_APP_INSTANCES' => (string) $instances, 'APP_ENV' => $app === 'laravel-app' ? 'production' : 'prod', 'APP_DEBUG' => '0', 'WEFT_LEAK_WARNINGS' => '0',
     'DB_CONNECTION' => 'mysql', 'DB_URL' => getenv('WEFT_SQL3_URL') ?: 'mysql://weft:weft@127.0.0.1:13306/weft',
 ] as $name => $value) {
     putenv("$name=$value");
@@ -54,7 +60,7 @@ Weft\Loop\Loop::reset(extension_loaded('weft') ? 'epoll' : 'select');
 if (extension_loaded('weft') && $mode !== 'sync') {
     Weft\Hook\Hooks::enable();
 }
-$handler = require $root . '/var/fixtures/laravel-app/weft.php';
+$handler = require $root . "/var/fixtures/$app/weft.php";
 // WEFT_SQL3_SWITCHES=1: also count the switches of the followed state (a followed value whose getter
 // counts: a switch reads every value once). It adds a closure call to each switch: leave it off under callgrind.
 $switches = 0;
