@@ -8,6 +8,7 @@ use Weft\Coroutine\ProcessState;
 use Weft\Coroutine\Scheduler;
 use Weft\Coroutine\StateSet;
 use Weft\Coroutine\WaitQueue;
+use Weft\Hook\BlockingDetector;
 use Weft\Pool\Pool;
 use Weft\Pool\PoolOptions;
 use Weft\Server\Stats;
@@ -89,6 +90,7 @@ final class InstancePool
             throw new \InvalidArgumentException('A framework needs at least one instance per worker');
         }
         $this->scheduler = Scheduler::get();
+        BlockingDetector::excuse(self::class . '::open', 'a further framework instance boots for a request that found every booted one busy');
         $this->pristine = $pristine->copy();
         $this->admission = new WaitQueue();
         $this->pool = new Pool(

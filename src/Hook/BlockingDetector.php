@@ -43,6 +43,9 @@ final class BlockingDetector
         'Illuminate\Foundation\Exceptions\Renderer\\',
     ];
 
+    /** @var array<string, string> "Class::method" => why: Weft's own work in a request (excuse()) */
+    private static array $excused = [];
+
     private ?string $timer = null;
     private float $worstLag = 0.0;
     private float $worstEver = 0.0;
@@ -100,6 +103,16 @@ final class BlockingDetector
         if (\class_exists(Watchdog::class, false)) {
             Watchdog::stop();
         }
+    }
+
+    /**
+     * Holds caught inside this method (or a method it calls) are not reported: work Weft itself does in
+     * a request, which no change to the application would shorten, such as booting a further framework
+     * instance when the load needs one (Weft\Bridge\InstancePool). A hold there is still counted as lag.
+     */
+    public static function excuse(string $classMethod, string $why): void
+    {
+        self::$excused[$classMethod] = $why;
     }
 
     /**
@@ -167,7 +180,7 @@ final class BlockingDetector
             }
             return;
         }
-        if (self::renderingAnError($trace)) {
+        if (self::renderingAnError($trace) || self::excusedIn($trace)) {
             return;
         }
         $this->blocked++;
@@ -216,6 +229,20 @@ final class BlockingDetector
             }
         }
         return $file === $src . 'functions.php';
+    }
+
+    /** @param list<array<string, mixed>> $trace */
+    private static function excusedIn(array $trace): bool
+    {
+        if (self::$excused === []) {
+            return false;
+        }
+        foreach ($trace as $frame) {
+            if (isset($frame['class']) && isset(self::$excused[$frame['class'] . '::' . $frame['function']])) {
+                return true;
+            }
+        }
+        return false;
     }
 
     /** @param list<array<string, mixed>> $trace */

@@ -134,6 +134,50 @@ final class BlockingDetectorTest extends TestCase
         self::assertSame(0, $detector->stats()['blocked']);
     }
 
+    /**
+     * A pool that boots a further framework instance for a request holds the worker while it boots: Weft's
+     * doing, not a call the application could change, so not reported (a hold in the request is).
+     */
+    public function testBootingAFurtherFrameworkInstanceIsNotReported(): void
+    {
+        $logger = self::logger();
+        $detector = new BlockingDetector($logger, 0.05, 60.0, static fn (): string => 'GET /boot'); // as the server's dispatcher names the request
+        $boots = 0;
+        $pool = new \Weft\Bridge\InstancePool(static function () use (&$boots): \stdClass {
+            if (++$boots === 2) {
+                \usleep(150_000); // a slow boot, in a request
+            }
+            return new \stdClass();
+        }, 2, \Weft\Coroutine\StateSet::capture());
+        $pool->warm();
+        $driver = Loop::get();
+        $detector->start($driver);
+        try {
+            run(static function () use ($pool): void {
+                $requests = [];
+                for ($i = 0; $i < 2; $i++) {
+                    $requests[] = \Weft\go(static function () use ($pool): void {
+                        $instance = $pool->acquire();
+                        \Weft\sleep(0.02);
+                        $pool->release($instance);
+                    });
+                }
+                foreach ($requests as $request) {
+                    $request->join();
+                }
+                \usleep(150_000); // the same request then blocks in its own code: that is reported
+                \Weft\sleep(0.02);
+            });
+        } finally {
+            $detector->stop($driver);
+            \gc_enable(); // the pool took PHP's collector over when its second instance booted
+        }
+        self::assertSame(2, $pool->booted());
+        $reports = \array_values(\array_filter($logger->lines, static fn ($l) => \str_contains($l, 'held the worker') && \str_contains($l, '/boot')));
+        self::assertCount(1, $reports, \implode("\n", $logger->lines));
+        self::assertStringNotContainsString('InstancePool', $reports[0]);
+    }
+
     /** Highlighting PHP source is what a debug error page does for every frame: not a blocking call. */
     public function testHighlightingSourceIsNotCounted(): void
     {
