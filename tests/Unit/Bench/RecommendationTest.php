@@ -130,6 +130,24 @@ final class RecommendationTest extends TestCase
         self::assertNull(Recommendation::bytes('lots'));
     }
 
+    public function testThePoolsMemoryIsReadAgainstTheInstancesTheWorkersReportBooted(): void
+    {
+        // The same load, but the workers said how many instances they booted: 25 at c=64 (a worker boots
+        // one only when a request finds all busy), so the 25 MB it grew are 25 / 24 MB an instance, not 25 / 49.
+        $rows = [];
+        foreach ([[1, 45.0, 25.0, 56, 1], [16, 700.0, 30.0, 64, 9], [64, 900.0, 80.0, 81, 25]] as [$c, $rps, $p99, $mb, $booted]) {
+            $row = self::row('coroutine', 1, $c, ['rps' => $rps, 'p50_ms' => 22.0, 'p99_ms' => $p99, 'cpu_pct' => 60.0, 'worker_rss_start' => 56 << 20, 'worker_rss_bytes' => $mb << 20, 'instances_booted' => $booted]);
+            $rows[] = new Row('app', $row->params + ['instances' => 50]);
+            \end($rows)->metrics = $row->metrics;
+            \end($rows)->status = Row::OK;
+        }
+        $advice = Recommendation::compute($rows, 100.0, 1, 'weft.php', [], 128 << 20);
+        $pool = $advice->toArray()['app_instances'];
+        self::assertSame(25, $pool['instances_in_use']);
+        self::assertSame((int) \round((25 << 20) / 24), $pool['per_instance_bytes']);
+        self::assertStringContainsString('(concurrency 64 over 1 worker: 25 instances booted)', \implode("\n", $advice->reasons));
+    }
+
     public function testBlockingInCoroutineModeIsDetectedFromTheRows(): void
     {
         // 20 ms per request alone; at c=64 one worker still serves ~50 req/s with the CPU idle: one at a time.
