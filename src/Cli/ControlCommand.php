@@ -166,6 +166,10 @@ final class ControlCommand
         // The oldest requests each worker runs, as of its last report: where a slow or stuck one shows.
         $now = \microtime(true);
         foreach ($status['workers'] as $w) {
+            if (isset($w['app_instances'])) {
+                // A framework app through a bridge: instances boot as the load needs them (--app-instances is the most).
+                $out .= \sprintf("  worker %s has booted %d framework instance(s)\n", $w['slot'], (int) $w['app_instances']);
+            }
             if (\is_array($w['stuck'] ?? null)) {
                 $out .= \sprintf("  worker %s is stuck in %s (silent for %.1f s)\n", $w['slot'], $w['stuck']['request'] ?? 'an unknown request', (float) ($w['stuck']['silent'] ?? 0));
             }
