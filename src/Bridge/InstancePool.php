@@ -75,8 +75,6 @@ final class InstancePool
     /** Requests waiting to be let in (admission). */
     private readonly WaitQueue $admission;
     private bool $checkScheduled = false;
-    /** Whether the pool took cycle collection over from PHP (collectCyclesForMore()). */
-    private bool $collectsCycles = false;
     /** Possible roots at which release() collects cycles; 0: PHP's own collector is left as it is. */
     private int $gcRoots = 0;
 
@@ -90,7 +88,8 @@ final class InstancePool
             throw new \InvalidArgumentException('A framework needs at least one instance per worker');
         }
         $this->scheduler = Scheduler::get();
-        BlockingDetector::excuse(self::class . '::open', 'a further framework instance boots for a request that found every booted one busy');
+        // A further instance boots for a request that found every booted one busy: Weft's work, not the application's call.
+        BlockingDetector::excuse(self::class . '::open');
         $this->pristine = $pristine->copy();
         $this->admission = new WaitQueue();
         $this->pool = new Pool(
@@ -262,11 +261,10 @@ final class InstancePool
     {
         if ($this->booted === 2 && \gc_enabled()) {
             \gc_disable();
-            $this->collectsCycles = true;
+        } elseif ($this->gcRoots === 0) {
+            return;   // one instance, or PHP's collector was the application's business
         }
-        if ($this->collectsCycles) {
-            $this->gcRoots = self::GC_ROOTS * \min($this->booted, self::GC_SCALE_MAX);
-        }
+        $this->gcRoots = self::GC_ROOTS * \min($this->booted, self::GC_SCALE_MAX);
     }
 
     /** @return Instance<T> */

@@ -43,7 +43,7 @@ final class BlockingDetector
         'Illuminate\Foundation\Exceptions\Renderer\\',
     ];
 
-    /** @var array<string, string> "Class::method" => why: Weft's own work in a request (excuse()) */
+    /** @var array<string, true> "Class::method" of Weft's own work in a request (excuse()) */
     private static array $excused = [];
 
     private ?string $timer = null;
@@ -110,9 +110,9 @@ final class BlockingDetector
      * a request, which no change to the application would shorten, such as booting a further framework
      * instance when the load needs one (Weft\Bridge\InstancePool). A hold there is still counted as lag.
      */
-    public static function excuse(string $classMethod, string $why): void
+    public static function excuse(string $classMethod): void
     {
-        self::$excused[$classMethod] = $why;
+        self::$excused[$classMethod] = true;
     }
 
     /**

@@ -118,28 +118,29 @@ final class Prometheus
         self::family($out, 'weft_http_request_duration_seconds', 'histogram', 'Seconds from the start of a request\'s handling to the last byte of its response (a streamed one included).', $samples);
 
         $perWorker = [
-            ['weft_worker_connections', 'Open connections.', 'connections'],
-            ['weft_worker_coroutines', 'Live coroutines.', 'coroutines'],
-            ['weft_worker_memory_bytes', "PHP's allocated memory (memory_get_usage(true)).", 'memory'],
-            ['weft_worker_rss_bytes', 'Resident set size.', 'rss'],
-            ['weft_worker_loop_lag_seconds', 'Largest event loop lag in the last report interval (about 1 s).', 'loop_lag'],
-            ['weft_worker_requests', 'Requests served by this worker process so far.', 'requests'],
-            ['weft_worker_app_instances', 'Framework instances booted in this worker (Laravel and Symfony bridges; --app-instances is the most).', 'app_instances'],
+            ['weft_worker_connections', 'Open connections.', 'connections', false],
+            ['weft_worker_coroutines', 'Live coroutines.', 'coroutines', false],
+            ['weft_worker_memory_bytes', "PHP's allocated memory (memory_get_usage(true)).", 'memory', false],
+            ['weft_worker_rss_bytes', 'Resident set size.', 'rss', false],
+            ['weft_worker_loop_lag_seconds', 'Largest event loop lag in the last report interval (about 1 s).', 'loop_lag', false],
+            ['weft_worker_requests', 'Requests served by this worker process so far.', 'requests', false],
+            // Only workers that serve a framework through a bridge report it: no family without them.
+            ['weft_worker_app_instances', 'Framework instances booted in this worker (Laravel and Symfony bridges; --app-instances is the most).', 'app_instances', true],
         ];
         $connections = 0;
         foreach ($workers as $w) {
             $connections += (int) ($w['connections'] ?? 0);
         }
         self::family($out, 'weft_connections', 'gauge', 'Open connections, all workers.', [['', $connections]]);
-        foreach ($perWorker as [$name, $help, $key]) {
+        foreach ($perWorker as [$name, $help, $key, $onlyReported]) {
             $samples = [];
             foreach ($workers as $w) {
                 if (isset($w[$key])) {
                     $samples[] = [self::labels(['worker' => (string) $w['slot'], 'pid' => (string) $w['pid'], 'generation' => (string) $w['generation']]), $w[$key]];
                 }
             }
-            if ($samples === [] && $key === 'app_instances') {
-                continue;   // no worker serves a framework through a bridge
+            if ($samples === [] && $onlyReported) {
+                continue;
             }
             self::family($out, $name, 'gauge', $help, $samples);
         }

@@ -47,11 +47,7 @@ final class Stats
     /** @return array<string, int> */
     private static function figures(): array
     {
-        $out = [];
-        foreach (self::$figures as $key => $read) {
-            $out[$key] = $read();
-        }
-        return $out;
+        return \array_map(static fn (\Closure $read): int => $read(), self::$figures);
     }
 
     /**
