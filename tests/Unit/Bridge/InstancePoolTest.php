@@ -110,19 +110,11 @@ final class InstancePoolTest extends TestCase
         $pool = new InstancePool(static fn (): \stdClass => new \stdClass(), 3, StateSet::capture());
         $pool->warm();
         $most = 0;
-        \Weft\run(static function () use ($pool, &$most): void {
-            $requests = [];
-            for ($i = 0; $i < 5; $i++) {
-                $requests[] = \Weft\go(static function () use ($pool, &$most): void {
-                    $instance = $pool->acquire();
-                    $most = \max($most, $pool->load()['inFlight']);
-                    \Weft\sleep(0.02);
-                    $pool->release($instance);
-                });
-            }
-            foreach ($requests as $request) {
-                $request->join();
-            }
+        self::atOnce(5, static function () use ($pool, &$most): void {
+            $instance = $pool->acquire();
+            $most = \max($most, $pool->load()['inFlight']);
+            \Weft\sleep(0.02);
+            $pool->release($instance);
         });
         self::assertSame(3, $most, 'three requests in the framework at once: the pool\'s size');
         self::assertSame(['inFlight' => 0, 'waiting' => 0], $pool->load());
@@ -200,30 +192,14 @@ final class InstancePoolTest extends TestCase
         self::assertSame(1, Stats::collect(0, 0, 0.0, 'coroutine', 'select')['app_instances'], 'reported with the worker\'s figures');
 
         // Requests that never wait take turns on the one instance: no second boots.
-        \Weft\run(static function () use ($pool): void {
-            $requests = [];
-            for ($i = 0; $i < 5; $i++) {
-                $requests[] = \Weft\go(static fn () => $pool->release($pool->acquire()));
-            }
-            foreach ($requests as $request) {
-                $request->join();
-            }
-        });
+        self::atOnce(5, static fn () => $pool->release($pool->acquire()));
         self::assertSame(1, $pool->booted());
 
         // Two requests that wait at once: the second is let in while the first waits, and boots a second instance.
-        \Weft\run(static function () use ($pool): void {
-            $requests = [];
-            for ($i = 0; $i < 2; $i++) {
-                $requests[] = \Weft\go(static function () use ($pool): void {
-                    $instance = $pool->acquire();
-                    \Weft\sleep(0.01);
-                    $pool->release($instance);
-                });
-            }
-            foreach ($requests as $request) {
-                $request->join();
-            }
+        self::atOnce(2, static function () use ($pool): void {
+            $instance = $pool->acquire();
+            \Weft\sleep(0.01);
+            $pool->release($instance);
         });
         self::assertSame([2, 2], [$boots, $pool->booted()]);
         self::assertSame(2, Stats::collect(0, 0, 0.0, 'coroutine', 'select')['app_instances']);
@@ -250,24 +226,17 @@ final class InstancePoolTest extends TestCase
         }
         try {
             $pool->warm();
-            \Weft\run(static function () use ($pool, &$log): void {
-                $ticker = \Weft\go(static function () use (&$log): void {
-                    for ($i = 0; $i < 4; $i++) {
+            self::atOnce(3, static function (int $i) use ($pool, &$log): void {
+                if ($i === 0) {
+                    for ($tick = 0; $tick < 4; $tick++) {
                         \Weft\sleep(0.005);
                         $log[] = 'tick';
                     }
-                });
-                $requests = [];
-                for ($i = 0; $i < 2; $i++) {
-                    $requests[] = \Weft\go(static function () use ($pool): void {
-                        $instance = $pool->acquire();
-                        \Weft\sleep(0.001);
-                        $pool->release($instance);
-                    });
+                    return;
                 }
-                foreach ([...$requests, $ticker] as $coroutine) {
-                    $coroutine->join();
-                }
+                $instance = $pool->acquire();
+                \Weft\sleep(0.001);
+                $pool->release($instance);
             });
         } finally {
             Hooks::disable();
@@ -289,24 +258,16 @@ final class InstancePoolTest extends TestCase
         }, 2, StateSet::capture());
         $pool->warm();
         $outcomes = [];
-        \Weft\run(static function () use ($pool, &$outcomes): void {
-            $requests = [];
-            for ($i = 0; $i < 3; $i++) {
-                $requests[] = \Weft\go(static function () use ($pool, &$outcomes): void {
-                    try {
-                        $instance = $pool->acquire();
-                    } catch (\RuntimeException $e) {
-                        $outcomes[] = $e->getMessage();
-                        return;
-                    }
-                    \Weft\sleep(0.01);
-                    $pool->release($instance);
-                    $outcomes[] = 'served';
-                });
+        self::atOnce(3, static function () use ($pool, &$outcomes): void {
+            try {
+                $instance = $pool->acquire();
+            } catch (\RuntimeException $e) {
+                $outcomes[] = $e->getMessage();
+                return;
             }
-            foreach ($requests as $request) {
-                $request->join();
-            }
+            \Weft\sleep(0.01);
+            $pool->release($instance);
+            $outcomes[] = 'served';
         });
         \sort($outcomes);
         // The second request's boot failed; the third booted the second instance or waited for the first.
@@ -344,6 +305,24 @@ final class InstancePoolTest extends TestCase
             $second->join();
         });
         self::assertSame('The application suspended a Fiber while it booted: a framework instance must boot without waiting on a Fiber or a coroutine', $outcome);
+    }
+
+    /**
+     * Runs $count requests at once, each in its own coroutine (given its index), until all are done.
+     *
+     * @param \Closure(int): void $request
+     */
+    private static function atOnce(int $count, \Closure $request): void
+    {
+        \Weft\run(static function () use ($count, $request): void {
+            $coroutines = [];
+            for ($i = 0; $i < $count; $i++) {
+                $coroutines[] = \Weft\go($request, $i);
+            }
+            foreach ($coroutines as $coroutine) {
+                $coroutine->join();
+            }
+        });
     }
 
     private static function makeCycles(int $count): void
