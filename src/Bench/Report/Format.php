@@ -53,6 +53,21 @@ final class Format
         return ($change >= 0 ? '+' : '') . \number_format($change, 0) . '%';
     }
 
+    /**
+     * A ratio judged against $bound, to two decimals unless they would round it onto the other side
+     * (0.9457 against 0.95 is written 0.946, not 0.95, where it fails): the figure shown agrees with
+     * the verdict next to it.
+     */
+    public static function ratio(float $ratio, float $bound): string
+    {
+        for ($decimals = 2; $decimals < 6; $decimals++) {
+            if (\round($ratio, $decimals) >= $bound === $ratio >= $bound) {
+                break;
+            }
+        }
+        return \number_format($ratio, $decimals);
+    }
+
     /** "3.2x" */
     public static function times(float $ratio): string
     {

@@ -815,7 +815,7 @@ final class FrameworkScenario extends HttpScenario implements Adaptive
                 \count($ratios) >= self::PAIRED_MIN_ROUNDS
                     ? \sprintf(', median of the %d rounds\' ratios (%s to %sx)', \count($ratios), \number_format(\min($ratios), 2), \number_format(\max($ratios), 2))
                     : '',
-                \number_format($ratio, 2),
+                Format::ratio($ratio, self::HELLO_POOL_KEEPS),
                 Format::number($pool->number('cpu_us_per_req')),
                 Format::number($one->number('cpu_us_per_req')),
             );
@@ -882,7 +882,7 @@ final class FrameworkScenario extends HttpScenario implements Adaptive
                     'c=%d, side by side in %d alternating rounds: coroutine (%s inst.) median %s req/s, %s µs/req, against sync (w=%s) median %s req/s, %s µs/req: median of the rounds\' ratios %sx (%s to %sx), %s',
                     $c, \count($ratios), $pairedCo->param('instances'), Format::rate(self::median($pairedCo->metric('round_rps'))), Format::number($pairedCo->number('cpu_us_per_req')),
                     $pairedSync->param('workers'), Format::rate(self::median($pairedSync->metric('round_rps'))), Format::number($pairedSync->number('cpu_us_per_req')),
-                    \number_format($ratio, 2), \number_format(\min($ratios), 2), \number_format(\max($ratios), 2),
+                    Format::ratio($ratio, 1 - self::SQL3_NOISE), \number_format(\min($ratios), 2), \number_format(\max($ratios), 2),
                     $ratio >= 1 ? 'coroutine ahead' : ($ratio >= 1 - self::SQL3_NOISE ? 'level within the noise allowed' : 'sync ahead'),
                 );
                 continue;

@@ -7,6 +7,7 @@ namespace Weft\Tests\Unit\Bench;
 use PHPUnit\Framework\TestCase;
 use Weft\Bench\Environment;
 use Weft\Bench\Machine;
+use Weft\Bench\Report\Format;
 use Weft\Bench\Row;
 use Weft\Bench\Scenario\FrameworkScenario;
 use Weft\Bench\Settings;
@@ -117,6 +118,22 @@ final class FrameworkChecksTest extends TestCase
         $rows[2]->metrics['round_rps'] = [900.0, 1500.0, 880.0, 910.0, 920.0];
         $rows[2]->metrics['rps'] = 1022.0;
         self::assertFalse(self::checks($rows)['laravel /:']->holds, 'median 0.91x');
+
+        // Just under the bound: the figure shown must not round onto the side the verdict denies.
+        $rows[1]->metrics['round_rps'] = [1000.0, 1000.0, 1000.0, 1000.0, 1000.0];
+        $rows[2]->metrics['round_rps'] = [945.7, 900.0, 1000.0, 940.0, 960.0];
+        $check = self::checks($rows)['laravel /:'];
+        self::assertFalse($check->holds, $check->evidence);
+        self::assertStringContainsString(': 0.946x;', $check->evidence);
+    }
+
+    public function testARatioIsShownWithTheDecimalsItsVerdictNeeds(): void
+    {
+        self::assertSame('0.97', Format::ratio(0.9712, 0.95));
+        self::assertSame('0.946', Format::ratio(0.9457, 0.95));
+        self::assertSame('0.95', Format::ratio(0.9503, 0.95));
+        self::assertSame('0.9499', Format::ratio(0.94994, 0.95));
+        self::assertSame('1.20', Format::ratio(1.2, 0.95));
     }
 
     public function testFindingsNameTheBoundsAndTheMemory(): void
