@@ -101,11 +101,31 @@ $run = static function (int $count) use ($handler, $writer, $conns, $route, &$se
         $coroutine->join();
     }
 };
-Weft\run(static function () use ($run, $total): void {
+// WEFT_SQL3_IN_FLIGHT=1: also sample, every millisecond of the measured run, how many requests are in
+// the framework at once (InstancePool::load()), and print their average, their spread and the
+// instances booted (coroutine mode). The sampler's timer adds work: leave it off under callgrind.
+$inFlight = [];
+$pool = getenv('WEFT_SQL3_IN_FLIGHT') === '1' && $mode !== 'sync' ? (new ReflectionProperty($handler, 'pool'))->getValue($handler) : null;
+Weft\run(static function () use ($run, $total, $pool, &$inFlight): void {
     $run(WARM_UP);
+    $done = false;
+    $sampler = $pool === null ? null : Weft\go(static function () use ($pool, &$inFlight, &$done): void {
+        while (!$done) {
+            Weft\sleep(0.001);
+            $inFlight[] = $pool->load()['inFlight'];
+        }
+    });
     $run($total);
+    $done = true;
+    $sampler?->join();
 });
 fprintf(STDERR, "%s: %d requests served after %d of warm-up, %d failed, %d bytes\n", $mode, $served - WARM_UP, WARM_UP, $failed, $writer->bytes);
 if (getenv('WEFT_SQL3_SWITCHES') === '1') {
     fprintf(STDERR, "%s: %.2f switches a request (warm-up included)\n", $mode, $switches / max(1, $served));
+}
+if ($pool !== null && $inFlight !== []) {
+    sort($inFlight);
+    $at = static fn (float $q): int => $inFlight[(int) floor($q * (count($inFlight) - 1))];
+    fprintf(STDERR, "%s: requests in the framework at once, %d samples: average %.1f, 10th/50th/90th percentile %d/%d/%d, most %d; %d instances booted\n",
+        $mode, count($inFlight), array_sum($inFlight) / count($inFlight), $at(0.1), $at(0.5), $at(0.9), max($inFlight), $pool->booted());
 }

@@ -28,15 +28,17 @@ use Weft\Server\Stats;
  * the interpreter (Laravel's hello route with 50 instances booted: 13 % more instructions a request
  * than with one; booted on demand, the same as one).
  *
- * A further request is let into the framework only when the worker has CPU to spare (admission): while
- * one or more requests are in it, a new one waits its turn unless nothing else is queued to run. It is
- * let in when a request in the framework leaves with nothing queued, or when the worker is about to have
- * nothing to run (every request in the framework waits on I/O: Scheduler::whenIdle()). So as many
- * instances are in use as keep the CPU busy, not as many as there are connections: each one in flight
- * costs CPU (its object graph out of the caches, a switch of the followed state at every wait, the
- * cycle collector walking more), measured on Laravel's three-query route as up to a fifth more CPU a
- * request with 16 in flight than with 2. Long waits (an upstream call, a sleep) still fill the pool:
- * while every request waits, the worker is idle and lets the next one in.
+ * A further request is let into the framework only when the worker would otherwise idle (admission):
+ * while one or more requests are in it, a new one waits its turn unless nothing else is queued to run.
+ * It is let in when a request in the framework leaves with nothing queued, or when the worker is about
+ * to have nothing to run (every request in the framework waits on I/O: Scheduler::whenIdle()). Each
+ * one in flight costs something (its object graph out of the caches, a switch of the followed state at
+ * every wait), so a request is not let in while another one could use the CPU. This does not keep the
+ * number in flight small when what they wait on is itself saturated: a database serving many queries
+ * at once answers each later, the worker idles meanwhile, and the pool fills up (Laravel's and
+ * Symfony's three-query route on MariaDB at c=100, in one process: 3 to 4 in flight on average with a
+ * pool of 4; with a pool of 64, 7 at the median and 62 at the 90th percentile, for no more CPU a
+ * request). Long waits (an upstream call, a sleep) fill the pool by design.
  *
  * Each instance has its own copy of the process-wide values that follow the coroutine (ProcessState):
  * it boots with the values the worker had before any framework booted, and whatever its boot and its
