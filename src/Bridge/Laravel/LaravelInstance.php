@@ -5,12 +5,15 @@ declare(strict_types=1);
 namespace Weft\Bridge\Laravel;
 
 use Illuminate\Container\Container;
+use Illuminate\Contracts\Debug\ExceptionHandler;
 use Illuminate\Contracts\Http\Kernel as HttpKernelContract;
 use Illuminate\Foundation\Application;
+use Illuminate\Foundation\Exceptions\Handler;
 use Illuminate\Support\Facades\Facade;
 use Illuminate\Support\Str;
 use Psr\Log\LoggerInterface;
 use Weft\Bridge\HttpFoundation\PhpGlobals;
+use Weft\Hook\BlockingDetector;
 use Weft\Http\Message\Request;
 
 /**
@@ -41,6 +44,7 @@ final class LaravelInstance
     {
         $this->kernel = $app->make(HttpKernelContract::class);
         $this->kernel->bootstrap();
+        self::measureErrorPagesApart($app);
         foreach (LaravelHandler::WARM as $id) {
             if ($app->bound($id)) {
                 $app->make($id);
@@ -59,6 +63,36 @@ final class LaravelInstance
         $this->viewShared = $app->resolved('view') ? $app['view']->getShared() : null;
         $this->userResolver = $app->resolved('auth') && method_exists($app['auth'], 'userResolver') ? $app['auth']->userResolver() : null;
         $this->globals = new PhpGlobals();
+    }
+
+    /**
+     * An error page is the framework's work (the blocking-call detector does not report a hold caught
+     * while Laravel renders one: BlockingDetector::ERROR_RENDERING), and the held time starts again
+     * once it is rendered, so the middleware the response then goes back through is not blamed for
+     * it: a cold worker's first debug page took ~80 ms and was reported at the cookie encryption after
+     * it. The exception handler is wrapped whenever it is resolved (in the application or a request's
+     * sandbox, which keeps its callbacks), not resolved here: it stays built where Laravel builds it.
+     * The application's own respondUsing() callback, if any, runs after the boundary.
+     */
+    private static function measureErrorPagesApart(Application $app): void
+    {
+        $wrap = static function (mixed $handler): void {
+            static $wrapped = null;
+            $wrapped ??= new \WeakMap();
+            if (!$handler instanceof Handler || !\method_exists($handler, 'respondUsing') || isset($wrapped[$handler])) {
+                return;
+            }
+            $wrapped[$handler] = true;
+            $previous = (fn (): mixed => $this->finalizeResponseCallback ?? null)->call($handler);
+            $handler->respondUsing(static function (mixed $response, \Throwable $e, mixed $request) use ($previous): mixed {
+                BlockingDetector::boundary();
+                return $previous !== null ? $previous($response, $e, $request) : $response;
+            });
+        };
+        $app->afterResolving(ExceptionHandler::class, $wrap);
+        if ($app->resolved(ExceptionHandler::class)) {
+            $wrap($app->make(ExceptionHandler::class));
+        }
     }
 
     /** Points the container, the facades and the shared services at the request's sandbox. */

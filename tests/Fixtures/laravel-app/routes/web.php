@@ -238,6 +238,18 @@ Route::get('/sometimes-fails', function (Request $request) {
     return response('Hello World', 200, ['Content-Type' => 'text/plain']);
 });
 
+// An error page that takes 60 ms to render, then 30 ms more in a middleware on the response's way out:
+// the blocking-call detector never reports the page, and counts the time after it apart.
+Route::get('/slow-error-page', function () {
+    throw new class ('slow to render') extends RuntimeException {
+        public function render(): Illuminate\Http\Response
+        {
+            usleep(60_000);
+            return response('a slow error page', 500);
+        }
+    };
+})->middleware(App\SlowOnTheWayOut::class);
+
 Route::get('/fail', function () {
     throw new RuntimeException('the fixture failed on purpose');
 });
