@@ -94,9 +94,13 @@ final class LaravelBridgeTest extends FrameworkBridgeTestCase
         // usleep() blocks with the sleep hook off.
         $base = $this->serve(['APP_DEBUG' => 'false'], options: ['--hooks', 'stream,dns,exit']);
         Curl::get("$base/");
-        foreach (['/slow-error-page', '/slow-error-page', '/blocks'] as $path) {
-            Curl::get("$base$path");
+        foreach (['/slow-error-page', '/slow-error-page'] as $path) {
+            $page = Curl::get("$base$path");
+            self::assertSame([500, 'a slow error page'], [$page['status'], $page['body']]);
+            // The application's own respond() callback still has the last word.
+            self::assertSame(['yes'], $page['headers']['x-fixture-error-responded'] ?? null, print_r($page['headers'], true));
         }
+        Curl::get("$base/blocks");
         $output = $this->waitForOutput('GET /blocks');
         preg_match_all('~A blocking call held the worker for \d+ ms \(threshold 50 ms\) in GET ([^:\s]+)~', $output, $m);
         self::assertSame(['/blocks'], $m[1], $output);

@@ -12,5 +12,11 @@ return Application::configure(basePath: dirname(__DIR__))
         $middleware->validateCsrfTokens(except: ['echo']);
     })
     ->withExceptions(function (Exceptions $exceptions): void {
+        // The application's own last word on an error response, which Weft's bridge must keep calling
+        // (it wraps this callback to time the error page apart: LaravelBridgeTest).
+        $exceptions->respond(function (\Symfony\Component\HttpFoundation\Response $response): \Symfony\Component\HttpFoundation\Response {
+            $response->headers->set('X-Fixture-Error-Responded', 'yes');
+            return $response;
+        });
     })
     ->create();
