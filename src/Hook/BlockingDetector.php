@@ -180,7 +180,7 @@ final class BlockingDetector
             }
             return;
         }
-        if (self::renderingAnError($trace) || self::excusedIn($trace)) {
+        if (self::excusedIn($trace)) {
             return;
         }
         $this->blocked++;
@@ -231,29 +231,22 @@ final class BlockingDetector
         return $file === $src . 'functions.php';
     }
 
-    /** @param list<array<string, mixed>> $trace */
+    /**
+     * Whether the hold was caught in work no change to the application would shorten: a framework
+     * rendering an error page (ERROR_RENDERING) or Weft's own work in a request (excuse()). An entry is
+     * a namespace prefix ending in a backslash, or "Class::method", which covers its overrides too.
+     *
+     * @param list<array<string, mixed>> $trace
+     */
     private static function excusedIn(array $trace): bool
     {
-        if (self::$excused === []) {
-            return false;
-        }
-        foreach ($trace as $frame) {
-            if (isset($frame['class']) && isset(self::$excused[$frame['class'] . '::' . $frame['function']])) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    /** @param list<array<string, mixed>> $trace */
-    private static function renderingAnError(array $trace): bool
-    {
+        $entries = self::$excused === [] ? self::ERROR_RENDERING : [...self::ERROR_RENDERING, ...\array_keys(self::$excused)];
         foreach ($trace as $frame) {
             $class = $frame['class'] ?? null;
             if ($class === null) {
                 continue;
             }
-            foreach (self::ERROR_RENDERING as $entry) {
+            foreach ($entries as $entry) {
                 if (\str_ends_with($entry, '\\')) {
                     if (\str_starts_with($class, $entry)) {
                         return true;

@@ -106,13 +106,7 @@ final class RecommendationTest extends TestCase
     {
         // `bench app --app-instances 50`: a coroutine worker at 56 MB with its first instance grows to
         // 81 MB at c=64 (50 instances in use): 0.5 MB each; a 128 MB memory_limit leaves room for 143.
-        $rows = [];
-        foreach ([[1, 45.0, 25.0, 56], [16, 700.0, 30.0, 64], [64, 900.0, 80.0, 81]] as [$c, $rps, $p99, $mb]) {
-            $row = self::row('coroutine', 1, $c, ['rps' => $rps, 'p50_ms' => 22.0, 'p99_ms' => $p99, 'cpu_pct' => 60.0, 'worker_rss_start' => 56 << 20, 'worker_rss_bytes' => $mb << 20]);
-            $rows[] = new Row('app', $row->params + ['instances' => 50]);
-            \end($rows)->metrics = $row->metrics;
-            \end($rows)->status = Row::OK;
-        }
+        $rows = self::poolRows([[1, 45.0, 25.0, 56, null], [16, 700.0, 30.0, 64, null], [64, 900.0, 80.0, 81, null]]);
         $advice = Recommendation::compute($rows, 100.0, 1, 'weft.php', [], 128 << 20);
         $pool = $advice->toArray()['app_instances'];
         self::assertSame(50, $pool['given']);
@@ -134,18 +128,35 @@ final class RecommendationTest extends TestCase
     {
         // The same load, but the workers said how many instances they booted: 25 at c=64 (a worker boots
         // one only when a request finds all busy), so the 25 MB it grew are 25 / 24 MB an instance, not 25 / 49.
-        $rows = [];
-        foreach ([[1, 45.0, 25.0, 56, 1], [16, 700.0, 30.0, 64, 9], [64, 900.0, 80.0, 81, 25]] as [$c, $rps, $p99, $mb, $booted]) {
-            $row = self::row('coroutine', 1, $c, ['rps' => $rps, 'p50_ms' => 22.0, 'p99_ms' => $p99, 'cpu_pct' => 60.0, 'worker_rss_start' => 56 << 20, 'worker_rss_bytes' => $mb << 20, 'instances_booted' => $booted]);
-            $rows[] = new Row('app', $row->params + ['instances' => 50]);
-            \end($rows)->metrics = $row->metrics;
-            \end($rows)->status = Row::OK;
-        }
+        $rows = self::poolRows([[1, 45.0, 25.0, 56, 1], [16, 700.0, 30.0, 64, 9], [64, 900.0, 80.0, 81, 25]]);
         $advice = Recommendation::compute($rows, 100.0, 1, 'weft.php', [], 128 << 20);
         $pool = $advice->toArray()['app_instances'];
         self::assertSame(25, $pool['instances_in_use']);
         self::assertSame((int) \round((25 << 20) / 24), $pool['per_instance_bytes']);
         self::assertStringContainsString('(concurrency 64 over 1 worker: 25 instances booted)', \implode("\n", $advice->reasons));
+    }
+
+    /**
+     * `bench app --app-instances 50` rows of one coroutine worker starting at 56 MB.
+     *
+     * @param list<array{int, float, float, int, ?int}> $loads concurrency, req/s, p99 ms, worker MB after, instances booted (null: not reported)
+     * @return list<Row>
+     */
+    private static function poolRows(array $loads): array
+    {
+        $rows = [];
+        foreach ($loads as [$c, $rps, $p99, $mb, $booted]) {
+            $metrics = ['rps' => $rps, 'p50_ms' => 22.0, 'p99_ms' => $p99, 'cpu_pct' => 60.0, 'worker_rss_start' => 56 << 20, 'worker_rss_bytes' => $mb << 20];
+            if ($booted !== null) {
+                $metrics['instances_booted'] = $booted;
+            }
+            $row = self::row('coroutine', 1, $c, $metrics);
+            $pool = new Row('app', $row->params + ['instances' => 50]);
+            $pool->metrics = $row->metrics;
+            $pool->status = Row::OK;
+            $rows[] = $pool;
+        }
+        return $rows;
     }
 
     public function testBlockingInCoroutineModeIsDetectedFromTheRows(): void
