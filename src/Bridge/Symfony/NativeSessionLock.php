@@ -21,20 +21,56 @@ use Weft\Coroutine\Channel;
  * the turn back when it is over (the session was saved with the response). Requests that never touch
  * the session are not held.
  *
+ * Until a worker boots its second kernel, one request at a time is in the framework and nothing is
+ * guarded: a pool that never grows (a route that never waits) pays nothing per request. The kernel
+ * already booted is serving a request when the second boots (a kernel boots only when every booted
+ * one is busy), and that request went past the point where its session would have been guarded: its
+ * session, started or still to come, holds the turn until that request is over.
+ *
  * @internal
  */
 final class NativeSessionLock
 {
     private readonly Channel $turn;
     private ?object $holder = null;
+    /** @var ?array{KernelInterface, object} the worker's only kernel so far, not guarded */
+    private ?array $alone = null;
+    private bool $concurrent = false;
 
     public function __construct()
     {
         $this->turn = new Channel(1);
     }
 
+    /**
+     * A kernel of the pool booted. From the second on, every kernel's sessions take turns.
+     *
+     * @param bool $othersInFlight whether the kernels booted before are serving a request now
+     */
+    public function booted(KernelInterface $kernel, object $owner, bool $othersInFlight): void
+    {
+        if ($this->concurrent) {
+            $this->guard($kernel, $owner);
+            return;
+        }
+        if ($this->alone === null) {
+            $this->alone = [$kernel, $owner];
+            return;
+        }
+        $this->concurrent = true;
+        [$first, $firstOwner] = $this->alone;
+        $this->alone = null;
+        $this->guard($first, $firstOwner);
+        if ($othersInFlight) {
+            // The channel is empty (nobody took a turn before now): this does not wait.
+            $this->turn->send(true);
+            $this->holder = $firstOwner;
+        }
+        $this->guard($kernel, $owner);
+    }
+
     /** Makes the session factory of each main request of $kernel wait for the turn first. */
-    public function guard(KernelInterface $kernel, object $owner): void
+    private function guard(KernelInterface $kernel, object $owner): void
     {
         $container = $kernel->getContainer();
         if (!$container->has('event_dispatcher') || !$container->hasParameter('session.storage.options')) {

@@ -85,7 +85,8 @@ final class SymfonyHandler
         $first = $kernel;
         $size = $factory === null ? 1 : $options->instances;
         $sessions = $this->sessions = $size > 1 ? new NativeSessionLock() : null;
-        $make = static function () use (&$first, $factory, $boot, $sessions): SymfonyInstance {
+        $pool = null;
+        $make = static function () use (&$first, &$pool, $factory, $boot, $sessions): SymfonyInstance {
             $kernel = $first ?? $factory();
             $first = null;
             if (!$kernel instanceof HttpKernelInterface) {
@@ -96,11 +97,12 @@ final class SymfonyHandler
             }
             $instance = new SymfonyInstance($kernel);
             if ($sessions !== null && $kernel instanceof KernelInterface) {
-                $sessions->guard($kernel, $instance);
+                // In flight: the request this kernel boots for, and one on each kernel booted before.
+                $sessions->booted($kernel, $instance, $pool !== null && $pool->load()['inFlight'] > 1);
             }
             return $instance;
         };
-        $this->pool = new InstancePool($make, $size, $pristine);
+        $pool = $this->pool = new InstancePool($make, $size, $pristine);
         $this->pool->warm();
         $this->requests = new RequestConverter($options->server);
         $this->responses = new ResponseConverter();

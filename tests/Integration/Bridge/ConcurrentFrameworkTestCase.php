@@ -219,7 +219,7 @@ abstract class ConcurrentFrameworkTestCase extends TestCase
      * @param list<array<int, mixed>> $options extra curl options per request
      * @return list<array{mixed, list<string>, string}> the decoded JSON body, the Set-Cookie values, the raw body
      */
-    private static function multi(array $urls, array $headers, array $options = []): array
+    protected static function multi(array $urls, array $headers, array $options = []): array
     {
         $multi = curl_multi_init();
         $handles = [];

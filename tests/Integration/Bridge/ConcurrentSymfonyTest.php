@@ -37,6 +37,26 @@ final class ConcurrentSymfonyTest extends ConcurrentFrameworkTestCase
         return $id % 2 === 0 ? 'session=1' : 'x=1';
     }
 
+    /**
+     * Nothing takes turns while a worker has booted one kernel: its second boots for a request that
+     * arrives while one is in the first, past the point where its session would have been made to wait.
+     * One request starts its session after a wait on the database, the other before a longer one; in
+     * either order of arrival, each gets its own session, one after the other.
+     */
+    public function testSessionsTakeTurnsFromTheSecondKernelOn(): void
+    {
+        $base = $this->serve(2);
+        for ($round = 1; $round <= 2; $round++) {
+            [[$late, , $lateRaw], [$early, , $earlyRaw]] = self::multi(["$base/who?wait=0.3", "$base/who?as=bob&wait=0.6"], []);
+            self::assertIsArray($late, "round $round, the session started after the wait: " . substr($lateRaw, 0, 300) . "\n" . $this->serverOutput());
+            self::assertNull($late['user']);
+            self::assertIsArray($early, "round $round, the session started before the wait: " . substr($earlyRaw, 0, 300) . "\n" . $this->serverOutput());
+            self::assertSame('bob', $early['user']);
+            self::assertNotSame($early['session'], $late['session']);
+        }
+        self::assertDoesNotMatchRegularExpression('/already started|\b(error|critical)\b/i', $this->serverOutput());
+    }
+
     protected static function expected(int $id, array $answer): array
     {
         $odd = $id % 2 === 1;

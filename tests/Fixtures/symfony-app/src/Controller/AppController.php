@@ -56,7 +56,8 @@ final class AppController
 
     /**
      * Who the session says this client is, read after a short wait on the database so that requests of
-     * other clients run in between: ?as=NAME logs the client in (the session holds the name).
+     * other clients run in between: ?as=NAME logs the client in (the session holds the name); ?wait=S
+     * waits S seconds instead (without ?as, the session starts only after that wait).
      */
     #[Route('/who', methods: ['GET'])]
     public function who(Request $request): JsonResponse
@@ -66,7 +67,7 @@ final class AppController
             $session->migrate(true);
             $session->set('user', (string) $request->query->get('as'));
         }
-        $this->db->fetchOne('select sleep(?)', [random_int(0, 10) / 1000]);
+        $this->db->fetchOne('select sleep(?)', [$request->query->has('wait') ? (float) $request->query->get('wait') : random_int(0, 10) / 1000]);
         return new JsonResponse(['user' => $session->get('user'), 'session' => $session->getId()]);
     }
 
