@@ -233,7 +233,7 @@ final class FrameworkScenario extends HttpScenario implements Adaptive
     {
         return [
             'The `/sleep` and `/sql3` rows use MariaDB (' . Sql3Scenario::url() . '; the `test` table is seeded before the first `/sql3` row), '
-            . 'shared by all rows and not pinned to a CPU. In coroutine mode a PDO query suspends the request only with the extension\'s '
+            . 'shared by all rows. ' . $this->databaseNote() . ' In coroutine mode a PDO query suspends the request only with the extension\'s '
             . 'hooks loaded: without them the pool rows wait on MariaDB like sync mode.',
             'Before each resident row is measured, an unmeasured load at the row\'s concurrency (1 s) boots the pool\'s '
             . 'instances and warms the caches. "MB/inst." is (worker RSS after the load − worker RSS with one instance) / (instances − 1), '
@@ -254,6 +254,9 @@ final class FrameworkScenario extends HttpScenario implements Adaptive
 
     public function run(Row $row, Environment $env): void
     {
+        if ($row->param('route') !== 'hello') {
+            $this->pinDatabase($env);
+        }
         if ($row->param('route') === 'sql3' && !$this->seeded) {
             try {
                 Sql3Scenario::seed();

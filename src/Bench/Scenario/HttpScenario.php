@@ -11,6 +11,7 @@ use Weft\Bench\Load\Probe;
 use Weft\Bench\Load\Wrk;
 use Weft\Bench\Load\WrkParser;
 use Weft\Bench\Process\Service;
+use Weft\Bench\Process\ServicePin;
 use Weft\Bench\Reference\Netty;
 use Weft\Bench\Report\Findings;
 use Weft\Bench\Report\Format;
@@ -29,6 +30,26 @@ abstract class HttpScenario extends AbstractScenario
 
     /** @var array<string, string> mode => why its server can never start (the app does not load in it) */
     protected array $bootFailures = [];
+    private ?ServicePin $database = null;
+
+    /** Moves the database off the server's CPU (ServicePin) before the first row that uses it. */
+    protected function pinDatabase(Environment $env): void
+    {
+        if ($this->database === null && $env->pinned()) {
+            $this->database = ServicePin::toCpu('MariaDB', Sql3Scenario::url(), Environment::LOAD_CPU, $env->tools->path('taskset'));
+        }
+    }
+
+    /** Where the database ran, for the report's notes. */
+    protected function databaseNote(): string
+    {
+        return ($this->database?->note() ?? 'MariaDB was not pinned to a CPU') . '.';
+    }
+
+    public function finish(Environment $env): void
+    {
+        $this->database?->restore();
+    }
 
     public function unavailable(Environment $env): ?string
     {

@@ -156,6 +156,7 @@ final class PreloadScenario extends HttpScenario
 
     public function finish(Environment $env): void
     {
+        parent::finish($env);
         if ($this->dir !== null && \is_dir($this->dir)) {
             self::remove($this->dir);
         }

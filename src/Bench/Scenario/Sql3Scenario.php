@@ -92,11 +92,12 @@ final class Sql3Scenario extends HttpScenario
 
     public function notes(Environment $env): array
     {
-        return ['The `test` table (id, name; 500 rows) is created and seeded by the scenario before the first row. MariaDB is shared by all rows and not pinned to a CPU.'];
+        return ['The `test` table (id, name; 500 rows) is created and seeded by the scenario before the first row. MariaDB is shared by all rows. ' . $this->databaseNote()];
     }
 
     public function run(Row $row, Environment $env): void
     {
+        $this->pinDatabase($env);
         if (!$this->seeded) {
             self::seed();
             $this->seeded = true;

@@ -261,6 +261,7 @@ final class StaticScenario extends HttpScenario
 
     public function finish(Environment $env): void
     {
+        parent::finish($env);
         if ($this->root !== null) {
             @\unlink($this->root . '/file-1mb.bin');
             @\unlink($this->root . '/data-10kb.json');
