@@ -20,10 +20,10 @@ namespace Weft\Bench\Process;
 final class ServicePin
 {
     /**
-     * @param list<int> $pids the process moved (empty when nothing was)
+     * @param ?int $pid the process moved, null when nothing was
      */
     private function __construct(
-        private readonly array $pids,
+        private readonly ?int $pid,
         private readonly string $previousMask,
         private readonly string $note,
         private readonly string $taskset,
@@ -42,25 +42,25 @@ final class ServicePin
         $port = (int) ($parts['port'] ?? 0);
         $where = "$host:$port";
         if ($taskset === null) {
-            return new self([], '', "$name ($where) is not pinned to a CPU (no taskset)", '');
+            return new self(null, '', "$name ($where) is not pinned to a CPU (no taskset)", '');
         }
         if (!\in_array($host, ['127.0.0.1', 'localhost', '::1'], true) || $port <= 0) {
-            return new self([], '', "$name ($where) is not on this machine's loopback: not pinned", $taskset);
+            return new self(null, '', "$name ($where) is not on this machine's loopback: not pinned", $taskset);
         }
         $pid = self::listener($port);
         if ($pid === null) {
-            return new self([], '', "$name ($where) is not pinned to a CPU: its process is not this user's, or could not be found", $taskset);
+            return new self(null, '', "$name ($where) is not pinned to a CPU: its process is not this user's, or could not be found", $taskset);
         }
         \exec(\escapeshellarg($taskset) . ' -p ' . $pid . ' 2>&1', $out, $status);
         if ($status !== 0 || !\preg_match('/mask:\s*([0-9a-f]+)\s*$/i', \implode("\n", $out), $m)) {
-            return new self([], '', "$name ($where, pid $pid) is not pinned to a CPU: taskset could not read its affinity", $taskset);
+            return new self(null, '', "$name ($where, pid $pid) is not pinned to a CPU: taskset could not read its affinity", $taskset);
         }
         $previous = $m[1];
         \exec(\escapeshellarg($taskset) . ' -a -p -c ' . \escapeshellarg($cpu) . ' ' . $pid . ' 2>&1', $out2, $status);
         if ($status !== 0) {
-            return new self([], '', "$name ($where, pid $pid) is not pinned to a CPU: " . \trim(\implode(' ', \array_slice($out2, -1))), $taskset);
+            return new self(null, '', "$name ($where, pid $pid) is not pinned to a CPU: " . \trim(\implode(' ', \array_slice($out2, -1))), $taskset);
         }
-        return new self([$pid], $previous, "$name ($where, pid $pid) ran on CPU $cpu, the load generator's, for these rows, and was put back afterwards (affinity mask $previous)", $taskset);
+        return new self($pid, $previous, "$name ($where, pid $pid) ran on CPU $cpu, the load generator's, for these rows, and was put back afterwards (affinity mask $previous)", $taskset);
     }
 
     /** What the report says about it. */
@@ -72,16 +72,14 @@ final class ServicePin
     /** Whether the service was moved. */
     public function pinned(): bool
     {
-        return $this->pids !== [];
+        return $this->pid !== null;
     }
 
     /** Puts the service's threads back on the CPUs it had. */
     public function restore(): void
     {
-        foreach ($this->pids as $pid) {
-            if (\is_dir("/proc/$pid")) {
-                \exec(\escapeshellarg($this->taskset) . ' -a -p ' . \escapeshellarg($this->previousMask) . ' ' . $pid . ' > /dev/null 2>&1');
-            }
+        if ($this->pid !== null && \is_dir("/proc/$this->pid")) {
+            \exec(\escapeshellarg($this->taskset) . ' -a -p ' . \escapeshellarg($this->previousMask) . ' ' . $this->pid . ' > /dev/null 2>&1');
         }
     }
 

@@ -275,7 +275,7 @@ final class ReportWriter
                 'text' => 'Pinning: every server process (and its nginx/php-fpm in fpm mode) runs on CPU ' . Environment::SERVER_CPU
                     . ' (`taskset -c ' . Environment::SERVER_CPU . '`); load generators and the runner itself run on CPU ' . Environment::LOAD_CPU
                     . ' (`taskset -c ' . Environment::LOAD_CPU . '`). The server side therefore has one core: 100 % CPU is its ceiling. '
-                    . 'A local MariaDB of this user is moved to CPU 1 while the sql3 and framework rows run (their notes say where it ran); '
+                    . 'A local MariaDB of this user is moved to CPU ' . Environment::LOAD_CPU . ' while the sql3 and framework rows run (their notes say where it ran); '
                     . 'whatever else the server calls (the database or upstream of an app under bench app) is not pinned.',
             ];
         }
