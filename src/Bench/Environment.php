@@ -23,7 +23,7 @@ final class Environment
      * (Cli\PhpRuntime::OPCACHE_FLAGS: the bench may not name the CLI layer; PhpRuntimeInstallTest holds
      * the two together).
      */
-    public const PHP_FLAGS = ['opcache.enable_cli=1', 'opcache.jit=tracing', 'opcache.jit_buffer_size=64M', 'opcache.jit_max_root_traces=16384'];
+    public const PHP_FLAGS = ['opcache.enable_cli=1', 'opcache.jit=tracing', 'opcache.jit_buffer_size=64M', 'opcache.jit_max_root_traces=16384', 'opcache.jit_max_side_traces=1024', 'opcache.jit_max_exit_counters=32768'];
     public const SERVER_CPU = '0';
     public const LOAD_CPU = '1';
 

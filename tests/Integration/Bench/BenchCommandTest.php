@@ -103,7 +103,7 @@ final class BenchCommandTest extends TestCase
         self::assertGreaterThanOrEqual(1, $results['machine']['cores']);
         self::assertArrayHasKey('cpu_model', $results['machine']);
         self::assertArrayHasKey('wrk_version', $results['machine']);
-        self::assertSame(['opcache.enable_cli=1', 'opcache.jit=tracing', 'opcache.jit_buffer_size=64M', 'opcache.jit_max_root_traces=16384'], $results['server_php']['flags']);
+        self::assertSame(['opcache.enable_cli=1', 'opcache.jit=tracing', 'opcache.jit_buffer_size=64M', 'opcache.jit_max_root_traces=16384', 'opcache.jit_max_side_traces=1024', 'opcache.jit_max_exit_counters=32768'], $results['server_php']['flags']);
         $rows = $results['scenarios']['hello']['rows'];
         self::assertCount(1, $rows);
         $row = $rows[0];

@@ -64,7 +64,7 @@ final class OperatorTest extends TestCase
     public function testTheDefaultGivesTheJitATraceBudgetForAPoolOfInstances(): void
     {
         // PHP's default (1,024 root traces) was used up by the boot code of a pool of Laravel instances
-        // before the request path got a trace: the workers run with PhpRuntime::JIT_ROOT_TRACES.
+        // before the request path got a trace: the workers run with PhpRuntime::JIT_BUDGETS.
         \file_put_contents($this->dir . '/app.php', <<<'PHP'
             <?php
             use Weft\Http\Message\Request;
@@ -73,11 +73,18 @@ final class OperatorTest extends TestCase
             return static fn (Request $request): Response => new Response(200, [], \json_encode([
                 'jit' => ini_get('opcache.jit'),
                 'root_traces' => (int) ini_get('opcache.jit_max_root_traces'),
+                'side_traces' => (int) ini_get('opcache.jit_max_side_traces'),
+                'exit_counters' => (int) ini_get('opcache.jit_max_exit_counters'),
             ]));
             PHP);
         $server = new ServerProcess([$this->dir . '/app.php', '--workers', '1']);
         $ini = \json_decode(RawHttp::get($server->address())['body'], true);
-        self::assertSame(['jit' => 'tracing', 'root_traces' => PhpRuntime::JIT_ROOT_TRACES], $ini);
+        self::assertSame([
+            'jit' => 'tracing',
+            'root_traces' => PhpRuntime::JIT_ROOT_TRACES,
+            'side_traces' => PhpRuntime::JIT_SIDE_TRACES,
+            'exit_counters' => PhpRuntime::JIT_EXIT_COUNTERS,
+        ], $ini);
         $server->stop();
     }
 

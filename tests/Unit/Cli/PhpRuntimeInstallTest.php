@@ -31,7 +31,9 @@ final class PhpRuntimeInstallTest extends TestCase
             $serve[] = $setting;
         }
         self::assertSame([], \array_diff(\Weft\Bench\Environment::PHP_FLAGS, $serve), 'every bench flag is one serve sets');
-        self::assertContains('opcache.jit_max_root_traces=' . PhpRuntime::JIT_ROOT_TRACES, \Weft\Bench\Environment::PHP_FLAGS);
+        foreach (PhpRuntime::JIT_BUDGETS as $name => $least) {
+            self::assertContains("$name=$least", \Weft\Bench\Environment::PHP_FLAGS);
+        }
     }
 
     public function testWeftsOwnCheckoutBuildsWithItsScript(): void
@@ -66,6 +68,22 @@ final class PhpRuntimeInstallTest extends TestCase
         self::assertSame('array ( 0 => true, 1 => true, 2 => false, )', \preg_replace('/\s+/', ' ', $this->php(['-r', $code, self::ROOT], ['PHP_INI_SCAN_DIR' => ':' . $this->tmp])));
         // Without the ini file, the restart is what loads it.
         self::assertSame('array ( 0 => false, 1 => false, 2 => true, )', \preg_replace('/\s+/', ' ', $this->php(['-r', $code, self::ROOT])));
+    }
+
+    public function testARestartKeepsTheJitBudgetsNoLowerThanWeftsOrTheUsersOwn(): void
+    {
+        if (PhpRuntime::builtExtension() === null) {
+            self::markTestSkipped('the weft extension is not built (bash scripts/build-ext.sh)');
+        }
+        // Opcache on and the extension built but not loaded: serve restarts PHP to load it, keeping this
+        // PHP's opcache settings, with each JIT budget at least Weft's and a higher one of the user's kept.
+        $code = 'require $argv[1] . "/vendor/autoload.php"; echo implode(" ", Weft\Cli\PhpRuntime::reexecFlags(["weft", "serve", "app.php"]));';
+        $flags = $this->php(['-d', 'opcache.enable_cli=1', '-d', 'opcache.jit=tracing', '-d', 'opcache.jit_buffer_size=32M',
+            '-d', 'opcache.jit_max_exit_counters=65536', '-d', 'opcache.jit_max_side_traces=16', '-r', $code, self::ROOT]);
+        self::assertStringContainsString('-d opcache.jit_buffer_size=32M', $flags);
+        self::assertStringContainsString('-d opcache.jit_max_exit_counters=65536', $flags);
+        self::assertStringContainsString('-d opcache.jit_max_side_traces=' . PhpRuntime::JIT_SIDE_TRACES, $flags);
+        self::assertStringContainsString('-d opcache.jit_max_root_traces=' . PhpRuntime::JIT_ROOT_TRACES, $flags);
     }
 
     /** @param list<string> $args @param array<string, string> $env */
