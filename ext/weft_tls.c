@@ -468,6 +468,40 @@ static inline void weft_tls_errors_cleared(void)
 		ERR_clear_error();
 	}
 }
+
+/*
+ * SSL_write() until every byte is taken or the socket is full. With partial writes on, one SSL_write()
+ * sends one record (16 KiB at most) and returns: a caller that took that short write for a full socket
+ * would wait a loop turn per record of a big answer. Returns the bytes taken (0: the socket was full, try
+ * again later with the same bytes, or more of them, as OpenSSL requires of a retry), or -errno when the
+ * connection failed before a byte was taken (-EPIPE for a TLS error, whose alert OpenSSL has sent if it
+ * could). A failure after some bytes answers those: the next call meets it again, OpenSSL keeps it.
+ */
+static zend_long weft_tls_write_records(SSL *ssl, const char *bytes, size_t len)
+{
+	size_t taken = 0;
+	while (taken < len) {
+		size_t left = len - taken;
+		weft_tls_errors_cleared();
+		errno = 0;
+		int wrote = SSL_write(ssl, bytes + taken, left > INT_MAX ? INT_MAX : (int) left);
+		if (wrote > 0) {
+			taken += (size_t) wrote;
+			continue;
+		}
+		int error = SSL_get_error(ssl, wrote);
+		if (error == SSL_ERROR_WANT_WRITE || error == SSL_ERROR_WANT_READ) {
+			break;
+		}
+		int why = error == SSL_ERROR_SYSCALL && errno != 0 ? errno : EPIPE;
+		ERR_clear_error();
+		if (taken == 0) {
+			return -(zend_long) why;
+		}
+		break;
+	}
+	return (zend_long) taken;
+}
 #endif
 
 /*
@@ -619,20 +653,12 @@ PHP_FUNCTION(weft_tls_write)
 	if (length == 0) {
 		RETURN_LONG(0);
 	}
-	if (length > INT_MAX) {
-		length = INT_MAX; /* a partial write (PHP's setup turned them on): the caller goes on from there */
+	/* 0 when the socket is full: again later with the same bytes, as OpenSSL requires */
+	zend_long taken = weft_tls_write_records(ssl, ZSTR_VAL(data) + offset, (size_t) length);
+	if (taken < 0) {
+		RETURN_FALSE; /* the peer is gone (reset, broken pipe) or a TLS error */
 	}
-	weft_tls_errors_cleared();
-	int wrote = SSL_write(ssl, ZSTR_VAL(data) + offset, (int) length);
-	if (wrote > 0) {
-		RETURN_LONG(wrote);
-	}
-	int error = SSL_get_error(ssl, wrote);
-	if (error == SSL_ERROR_WANT_WRITE || error == SSL_ERROR_WANT_READ) {
-		RETURN_LONG(0); /* again later with the same bytes, as OpenSSL requires */
-	}
-	ERR_clear_error();
-	RETURN_FALSE; /* the peer is gone (reset, broken pipe) or a TLS error */
+	RETURN_LONG(taken);
 #else
 	RETURN_NULL();
 #endif
@@ -762,20 +788,7 @@ size_t weft_tls_conn_read(void *handle, char *buf, size_t cap, int *state)
 zend_long weft_tls_conn_write(void *handle, const char *bytes, size_t len)
 {
 #if WEFT_TLS_LAYOUT_KNOWN
-	SSL *ssl = handle;
-	weft_tls_errors_cleared();
-	errno = 0;
-	int wrote = SSL_write(ssl, bytes, len > INT_MAX ? INT_MAX : (int) len);
-	if (wrote > 0) {
-		return wrote;
-	}
-	int error = SSL_get_error(ssl, wrote);
-	if (error == SSL_ERROR_WANT_WRITE || error == SSL_ERROR_WANT_READ) {
-		return 0;
-	}
-	int why = error == SSL_ERROR_SYSCALL && errno != 0 ? errno : EPIPE;
-	ERR_clear_error();
-	return -(zend_long) why;
+	return weft_tls_write_records(handle, bytes, len);
 #else
 	return -EBADF;
 #endif

@@ -16,6 +16,7 @@ use Weft\Coroutine\IoWaiter;
 final class Socket
 {
     private const READ_CHUNK = 65536;
+    private const WRITE_SLICE = 1 << 18;
 
     private string $buffer = '';
     private ?IoWaiter $waiter = null;
@@ -158,8 +159,13 @@ final class Socket
             throw ConnectionClosed::local('write');
         }
         $deadline = $timeout === null ? null : \hrtime(true) / 1e9 + $timeout;
+        $length = \strlen($data);
+        $offset = 0;
         while (true) {
-            $written = @\fwrite($this->resource, $data);
+            // A big write goes in slices: cutting what is left off the front after every partial write
+            // would copy the rest each time (16 MiB through a socket pair: seconds of copying).
+            $slice = $offset === 0 && $length <= self::WRITE_SLICE ? $data : \substr($data, $offset, self::WRITE_SLICE);
+            $written = @\fwrite($this->resource, $slice);
             if ($written === false) {
                 $error = \error_get_last();
                 \error_clear_last();
@@ -169,10 +175,13 @@ final class Socket
                 }
                 $written = 0;
             }
-            if ($written === \strlen($data)) {
+            $offset += $written;
+            if ($offset === $length) {
                 return;
             }
-            $data = \substr($data, $written);
+            if ($written === \strlen($slice)) {
+                continue; // the whole slice went: the kernel may take more at once
+            }
             $left = $deadline === null ? null : $deadline - \hrtime(true) / 1e9;
             if ($left !== null && $left <= 0) {
                 throw \Weft\Coroutine\Timeout::after((float) $timeout, 'Write');
