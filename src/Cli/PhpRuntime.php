@@ -7,9 +7,6 @@ namespace Weft\Cli;
 /** The PHP settings a resident Weft server wants, and how `serve` gets them when the CLI lacks them. */
 final class PhpRuntime
 {
-    /** Descriptors PHP itself may hold open while bin/weft starts (its script, the autoloader's files). */
-    private const OWN_DESCRIPTORS = 2;
-
     public const OPCACHE_FLAGS = [
         '-d', 'opcache.enable_cli=1',
         '-d', 'opcache.jit=tracing',
@@ -66,7 +63,7 @@ final class PhpRuntime
         $extension = self::builtExtension();
         $needed = ($wantOpcache && !$opcacheOn)
             || ($extension !== null && !\extension_loaded('weft'))
-            || \count(self::inheritedDescriptors()) > self::OWN_DESCRIPTORS;
+            || self::inheritedDescriptors() !== [];
         if (!$needed) {
             return [];
         }
@@ -92,6 +89,9 @@ final class PhpRuntime
      * Descriptors this process inherited beyond stdin, stdout and stderr. PHP opens its streams without
      * close-on-exec, so a server started by another PHP process (a test runner, a supervisor written in
      * PHP) can inherit hundreds: its own sockets then get numbers above 1024, which select cannot watch.
+     * PHP's own are not counted: the running script and, with opcache on, its lock file (both open for
+     * the whole run), and the directory handle of the listing itself. Counting them made every start
+     * with opcache already on restart once for nothing.
      *
      * @return list<int>
      */
@@ -101,11 +101,17 @@ final class PhpRuntime
         if ($entries === false) {
             return [];
         }
+        $script = \realpath((string) ($_SERVER['SCRIPT_FILENAME'] ?? ''));
         $fds = [];
         foreach ($entries as $entry) {
-            if (\ctype_digit($entry) && (int) $entry > 2) {
-                $fds[] = (int) $entry;
+            if (!\ctype_digit($entry) || (int) $entry <= 2) {
+                continue;
             }
+            $target = @\readlink('/proc/self/fd/' . $entry);
+            if ($target === false || $target === $script || \str_contains($target, '/.ZendSem.')) {
+                continue; // the listing's own handle (closed by now), or PHP's own
+            }
+            $fds[] = (int) $entry;
         }
         return $fds;
     }
@@ -119,7 +125,7 @@ final class PhpRuntime
     public static function reexecCommand(array $flags, array $argv): array
     {
         $php = \array_merge([\PHP_BINARY], $flags, $argv);
-        if (!\is_executable('/bin/bash') || \count(self::inheritedDescriptors()) <= self::OWN_DESCRIPTORS) {
+        if (!\is_executable('/bin/bash') || self::inheritedDescriptors() === []) {
             return [\PHP_BINARY, \array_merge($flags, $argv)];
         }
         // No redirection around the loop: bash would park stderr on a high descriptor, which the loop

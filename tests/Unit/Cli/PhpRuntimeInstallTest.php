@@ -86,6 +86,29 @@ final class PhpRuntimeInstallTest extends TestCase
         self::assertStringContainsString('-d opcache.jit_max_root_traces=' . PhpRuntime::JIT_ROOT_TRACES, $flags);
     }
 
+    public function testAServerStartedWithWeftsSettingsAndNoStrayDescriptorsDoesNotRestart(): void
+    {
+        $so = PhpRuntime::builtExtension();
+        if ($so === null || !\is_executable('/bin/bash')) {
+            self::markTestSkipped('the weft extension is not built (bash scripts/build-ext.sh)');
+        }
+        // A script file, as bin/weft is: PHP keeps it open while it runs, and with opcache on a lock file
+        // too. Neither is inherited; a descriptor the starting process left open (7 here) is.
+        $this->tmp = \sys_get_temp_dir() . '/weft-fds-' . \bin2hex(\random_bytes(4));
+        \mkdir($this->tmp);
+        \file_put_contents($this->tmp . '/start.php', '<?php require $argv[1] . "/vendor/autoload.php"; echo \\count(Weft\\Cli\\PhpRuntime::inheritedDescriptors()), " ", \\json_encode(Weft\\Cli\\PhpRuntime::reexecFlags(["weft", "serve", "app.php"]));');
+        $closer = 'for fd in /proc/$$/fd/*; do fd=${fd##*/}; if [ "$fd" -gt 2 ]; then eval "exec $fd>&-"; fi; done; ';
+        $php = [\PHP_BINARY, ...PhpRuntime::OPCACHE_FLAGS, '-d', "extension=$so", $this->tmp . '/start.php', self::ROOT];
+        $run = function (string $script) use ($php): string {
+            $process = \proc_open(['/bin/bash', '-c', $script, 'weft', ...$php], [0 => ['file', '/dev/null', 'r'], 1 => ['pipe', 'w'], 2 => ['redirect', 1]], $pipes, null, ['PATH' => (string) \getenv('PATH')]);
+            $out = (string) \stream_get_contents($pipes[1]);
+            self::assertSame(0, \proc_close($process), $out);
+            return $out;
+        };
+        self::assertSame('0 []', $run($closer . 'exec "$@"'), 'opcache already on, the extension loaded: nothing to restart for');
+        self::assertSame('1 ', \substr($run($closer . 'exec 7</dev/null; exec "$@"'), 0, 2), 'a stray descriptor is shed by a restart');
+    }
+
     /** @param list<string> $args @param array<string, string> $env */
     private function php(array $args, array $env = []): string
     {
