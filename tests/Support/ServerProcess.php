@@ -4,6 +4,8 @@ declare(strict_types=1);
 
 namespace Weft\Tests\Support;
 
+use Weft\Cli\PhpRuntime;
+
 /**
  * A real `bin/weft serve` child process for integration tests: waits for its "READY <port>" line (never
  * a sleep), and always cleans up — graceful stop, then SIGKILL of its whole process group.
@@ -22,13 +24,23 @@ final class ServerProcess
     /**
      * @param list<string> $args arguments after `bin/weft serve`
      * @param list<string> $wrapper a command that execs the rest in place (`ip netns exec NS`), so the pid stays the server's
+     * @param bool $asTyped start `php bin/weft serve` as a shell would, so that the server restarts PHP
+     *   itself with its flags (PhpRuntime): for the tests of that restart
      */
-    public function __construct(array $args, array $env = [], float $timeout = 20.0, array $phpOptions = [], ?string $pidFile = null, array $wrapper = [])
+    public function __construct(array $args, array $env = [], float $timeout = 20.0, array $phpOptions = [], ?string $pidFile = null, array $wrapper = [], bool $asTyped = false)
     {
         $this->pidFile = $pidFile ?? \sys_get_temp_dir() . '/weft-test-' . \bin2hex(\random_bytes(4)) . '.pid';
         $root = \dirname(__DIR__, 2);
+        $closer = [];
+        if (!$asTyped && $phpOptions === [] && self::restartDecidedHere($args, $env)) {
+            // Started with the flags it would restart PHP with, and without this runner's descriptors
+            // (closed by bash, as PhpRuntime's restart does), the server has no reason to restart: a
+            // second PHP start-up less for every server a test starts.
+            $phpOptions = PhpRuntime::reexecFlags(['bin/weft', 'serve', ...$args]);
+            $closer = ['/bin/bash', '-c', 'for fd in /proc/$$/fd/*; do fd=${fd##*/}; if [ "$fd" -gt 2 ]; then eval "exec $fd>&-"; fi; done; exec "$@"', 'weft'];
+        }
         $command = \array_merge(
-            ['setsid', ...$wrapper, \PHP_BINARY],
+            ['setsid', ...$wrapper, ...$closer, \PHP_BINARY],
             $phpOptions,
             [$root . '/bin/weft', 'serve'],
             $args,
@@ -48,6 +60,27 @@ final class ServerProcess
             $this->collect(0.05);
         }
         $this->port = (int) $m[1];
+    }
+
+    /**
+     * Whether this runner can tell the flags the server would restart PHP with: not when the choice
+     * depends on what it cannot see (a --config file, WEFT_OPCACHE) or is switched off.
+     *
+     * @param list<string> $args @param array<string, string> $env
+     */
+    private static function restartDecidedHere(array $args, array $env): bool
+    {
+        foreach ($args as $arg) {
+            if (\str_starts_with($arg, '--config') || \str_starts_with($arg, '--opcache')) {
+                return false;
+            }
+        }
+        foreach (['WEFT_OPCACHE', 'WEFT_NO_REEXEC', 'WEFT_CONFIG'] as $name) {
+            if (isset($env[$name]) || \getenv($name) !== false) {
+                return false;
+            }
+        }
+        return \is_executable('/bin/bash') && \PHP_OS_FAMILY === 'Linux';
     }
 
     public function address(): string
@@ -154,13 +187,20 @@ final class ServerProcess
         return true;
     }
 
-    /** Graceful stop through the CLI, then SIGKILL to the process group as a safety net. */
+    /**
+     * Graceful stop as `weft stop` does it (SIGTERM to the master, then waiting; the command itself has
+     * tests of its own), then SIGKILL to the process group as a safety net.
+     */
     public function stop(): int
     {
-        if ($this->isRunning()) {
-            $this->control('stop', ['--timeout', '20']);
-        }
         $pid = \proc_get_status($this->process)['pid'];
+        if ($this->isRunning()) {
+            @\posix_kill($pid, \SIGTERM);
+            $deadline = \microtime(true) + 20;
+            while ($this->isRunning() && \microtime(true) < $deadline) {
+                $this->collect(0.01);
+            }
+        }
         if ($this->isRunning()) {
             @\posix_kill(-$pid, \SIGKILL);
         }

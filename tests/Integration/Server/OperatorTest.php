@@ -39,7 +39,7 @@ final class OperatorTest extends TestCase
     public function testReloadLoadsTheEditedAppAndTheClassesItAutoloadsWithOpcacheOn(): void
     {
         $this->writeVersionedApp('one');
-        $server = new ServerProcess([$this->dir . '/app.php', '--workers', '2']);
+        $server = new ServerProcess([$this->dir . '/app.php', '--workers', '2'], asTyped: true);
         self::assertSame('app one, class one', RawHttp::get($server->address())['body']);
         self::assertTrue($server->status()['workers'][0]['opcache'], 'the default runs with opcache on');
 
@@ -77,7 +77,7 @@ final class OperatorTest extends TestCase
                 'exit_counters' => (int) ini_get('opcache.jit_max_exit_counters'),
             ]));
             PHP);
-        $server = new ServerProcess([$this->dir . '/app.php', '--workers', '1']);
+        $server = new ServerProcess([$this->dir . '/app.php', '--workers', '1'], asTyped: true);
         $ini = \json_decode(RawHttp::get($server->address())['body'], true);
         self::assertSame([
             'jit' => 'tracing',
