@@ -13,7 +13,7 @@
 //   for n in 200 700; do valgrind --tool=callgrind --callgrind-out-file=/tmp/cg.co.$n php -d extension=ext/modules/weft.so \
 //       -d opcache.enable_cli=1 scripts/laravel-sql3-ir.php co $n; done      # then (Ir(700) - Ir(200)) / 500
 //
-// Needs the fixtures (scripts/fixtures.sh) and MariaDB (scripts/services.sh); `bash scripts/laravel-sql3-ir.sh`
+// Needs the fixtures (scripts/fixtures.sh) and MariaDB (scripts/services.sh; the test table is seeded here); `bash scripts/laravel-sql3-ir.sh`
 // runs both modes. WEFT_IR_APP=symfony-app runs the Symfony fixture instead (its routes are the same).
 declare(strict_types=1);
 
@@ -56,6 +56,9 @@ foreach ([
     $_SERVER[$name] = $_ENV[$name] = $value;
 }
 Weft\Loop\Loop::reset(extension_loaded('weft') ? 'epoll' : 'select');
+// The table /sql3 reads, as the bench seeds it (created and filled once; both runs of a pair do the same).
+putenv('DATABASE_URL=' . getenv('DB_URL'));
+Weft\Bench\Scenario\Sql3Scenario::seed();
 // As `serve` does: the hooks are for coroutine mode; a sync worker's queries block.
 if (extension_loaded('weft') && $mode !== 'sync') {
     Weft\Hook\Hooks::enable();
