@@ -47,7 +47,11 @@ final class ServerProcess
             \in_array('--port', $args, true) ? [] : ['--port', '0'],
             ['--pid-file', $this->pidFile],
         );
-        $this->process = \proc_open($command, [0 => ['file', '/dev/null', 'r'], 1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $this->pipes, $root, $env + \getenv());
+        $environment = $env + \getenv();
+        if ($asTyped && !isset($env['WEFT_NO_REEXEC'])) {
+            unset($environment['WEFT_NO_REEXEC']); // the restart is what such a test checks: not the runner's to veto
+        }
+        $this->process = \proc_open($command, [0 => ['file', '/dev/null', 'r'], 1 => ['pipe', 'w'], 2 => ['pipe', 'w']], $this->pipes, $root, $environment);
         \stream_set_blocking($this->pipes[1], false);
         \stream_set_blocking($this->pipes[2], false);
         $deadline = \microtime(true) + $timeout;
