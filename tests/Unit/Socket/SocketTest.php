@@ -115,21 +115,24 @@ final class SocketTest extends CoroutineTestCase
     public function testWriteWaitsWhileTheKernelBufferIsFull(): void
     {
         [$a, $b] = Socket::pair();
-        $payload = \str_repeat('0123456789', 500_000); // 5 MB: far beyond any socket buffer
-        $received = run(static function () use ($a, $b, $payload): int {
+        // 5 MB: far beyond any socket buffer, written in slices; bytes that repeat nowhere, so that a slice
+        // taken from the wrong offset shows.
+        $payload = \random_bytes(5_000_000);
+        $received = run(static function () use ($a, $b, $payload): string {
             $writer = go(static function () use ($a, $payload): void {
                 $a->write($payload);
                 $a->close();
             });
             self::assertFalse($writer->isFinished(), 'write() must suspend on a full buffer');
-            $total = 0;
+            $chunks = [];
             while (($chunk = $b->read()) !== null) {
-                $total += \strlen($chunk);
+                $chunks[] = $chunk;
             }
             $writer->join();
-            return $total;
+            return \implode('', $chunks);
         });
-        self::assertSame(\strlen($payload), $received);
+        self::assertSame(\strlen($payload), \strlen($received));
+        self::assertTrue($payload === $received, 'the same bytes in the same order');
     }
 
     public function testReadTimeoutThrowsAndTheSocketStaysUsable(): void
