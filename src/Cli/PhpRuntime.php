@@ -117,6 +117,12 @@ final class PhpRuntime
     }
 
     /**
+     * Bash that closes every descriptor above stderr, to run before `exec "$@"`. No redirection around the
+     * loop: bash would park stderr on a high descriptor, which the loop would then close.
+     */
+    public const SHED_DESCRIPTORS = 'fds=$(ls /proc/$$/fd); for fd in $fds; do if [ "$fd" -gt 2 ]; then eval "exec $fd>&-"; fi; done; ';
+
+    /**
      * The command that restarts PHP with $flags, closing inherited descriptors first (through bash, which
      * can close any descriptor number, unlike PHP).
      *
@@ -128,10 +134,7 @@ final class PhpRuntime
         if (!\is_executable('/bin/bash') || self::inheritedDescriptors() === []) {
             return [\PHP_BINARY, \array_merge($flags, $argv)];
         }
-        // No redirection around the loop: bash would park stderr on a high descriptor, which the loop
-        // would then close.
-        $script = 'fds=$(ls /proc/$$/fd); for fd in $fds; do if [ "$fd" -gt 2 ]; then eval "exec $fd>&-"; fi; done; exec "$@"';
-        return ['/bin/bash', \array_merge(['-c', $script, 'weft'], $php)];
+        return ['/bin/bash', \array_merge(['-c', self::SHED_DESCRIPTORS . 'exec "$@"', 'weft'], $php)];
     }
 
     /**

@@ -37,7 +37,7 @@ final class ServerProcess
             // (closed by bash, as PhpRuntime's restart does), the server has no reason to restart: a
             // second PHP start-up less for every server a test starts.
             $phpOptions = PhpRuntime::reexecFlags(['bin/weft', 'serve', ...$args]);
-            $closer = ['/bin/bash', '-c', 'for fd in /proc/$$/fd/*; do fd=${fd##*/}; if [ "$fd" -gt 2 ]; then eval "exec $fd>&-"; fi; done; exec "$@"', 'weft'];
+            $closer = ['/bin/bash', '-c', PhpRuntime::SHED_DESCRIPTORS . 'exec "$@"', 'weft'];
         }
         $command = \array_merge(
             ['setsid', ...$wrapper, ...$closer, \PHP_BINARY],

@@ -97,7 +97,7 @@ final class PhpRuntimeInstallTest extends TestCase
         $this->tmp = \sys_get_temp_dir() . '/weft-fds-' . \bin2hex(\random_bytes(4));
         \mkdir($this->tmp);
         \file_put_contents($this->tmp . '/start.php', '<?php require $argv[1] . "/vendor/autoload.php"; echo \\count(Weft\\Cli\\PhpRuntime::inheritedDescriptors()), " ", \\json_encode(Weft\\Cli\\PhpRuntime::reexecFlags(["weft", "serve", "app.php"]));');
-        $closer = 'for fd in /proc/$$/fd/*; do fd=${fd##*/}; if [ "$fd" -gt 2 ]; then eval "exec $fd>&-"; fi; done; ';
+        $closer = PhpRuntime::SHED_DESCRIPTORS;
         $php = [\PHP_BINARY, ...PhpRuntime::OPCACHE_FLAGS, '-d', "extension=$so", $this->tmp . '/start.php', self::ROOT];
         $run = function (string $script) use ($php): string {
             $process = \proc_open(['/bin/bash', '-c', $script, 'weft', ...$php], [0 => ['file', '/dev/null', 'r'], 1 => ['pipe', 'w'], 2 => ['redirect', 1]], $pipes, null, ['PATH' => (string) \getenv('PATH')]);
