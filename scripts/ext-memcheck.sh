@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Runs the native extension's tests under valgrind's memcheck, on demand (too slow for every run):
-#   bash scripts/ext-memcheck.sh                 # the hook (idle poll included), epoll, native HTTP head parser, response encoder and connection I/O, inotify and TLS tests
-#   bash scripts/ext-memcheck.sh tests/Unit/Hook # any PHPUnit arguments
+#   bash scripts/ext-memcheck.sh                 # the hook (idle poll included), epoll, native HTTP head parser, response encoder and connection I/O, inotify and TLS tests,
+#                                                # then `bin/weft fuzz` on the native path (WEFT_MEMCHECK_FUZZ_CASES mutated requests, 2000 unless set, a
+#                                                # tenth of them through whole native connections, and as many generated responses through the C encoder)
+#   bash scripts/ext-memcheck.sh tests/Unit/Hook # any PHPUnit arguments (no fuzz run)
 # Exit code 1 when valgrind reports an invalid read/write, a use of uninitialised memory or an invalid
 # free (leaks are not counted: PHP keeps memory until exit on purpose), other than the noise of Fiber
 # stack switching (see below). The full report goes to var/memcheck.log (or $WEFT_MEMCHECK_LOG). Zend's allocator is turned off (USE_ZEND_ALLOC=0) so that every
@@ -17,7 +19,9 @@ eval "$(bash scripts/services.sh env)"
 mkdir -p var
 LOG="${WEFT_MEMCHECK_LOG:-$ROOT/var/memcheck.log}"
 args=("$@")
+fuzz_cases=0
 if [ ${#args[@]} -eq 0 ]; then
+    fuzz_cases="${WEFT_MEMCHECK_FUZZ_CASES:-2000}"
     args=(tests/Unit/Hook tests/Integration/Hook/IdlePollTest.php tests/Unit/Loop/NativeDriverTest.php tests/Unit/Http/Parser/NativeHeadTest.php tests/Unit/Http/Parser/NativeRequestParserTest.php tests/Unit/Http/Parser/NativeRequestTest.php tests/Unit/Server/NativeConnTest.php tests/Unit/Server/NativeLineFramingTest.php tests/Unit/Http/Fuzz/EncoderOracleTest.php tests/Unit/Server/Watch tests/Unit/Coroutine/OutputBuffersTest.php tests/Unit/Coroutine/ProcessStateTest.php tests/Unit/Socket/Tls/NativeTlsTest.php)
 fi
 echo "ext-memcheck: valgrind php vendor/bin/phpunit ${args[*]} (slow: minutes), report in $LOG"
@@ -35,9 +39,11 @@ status=0
 # "rw- anonymous segment" (a Fiber's stack), and an uninitialised EG(vm_stack_end) reported in
 # zend_call_function under weft_hooks.c with a misleading heap origin. --error-limit=no: past 1000
 # contexts valgrind stops printing errors, and a real one could hide behind the noise.
-WEFT_MEMCHECK=1 USE_ZEND_ALLOC=0 ZEND_DONT_UNLOAD_MODULES=1 valgrind --tool=memcheck --error-exitcode=99 --error-limit=no --leak-check=no \
-    --track-origins=yes --num-callers=30 --max-stackframe=262144 --log-file="$LOG" \
-    php -d "extension=$SO" -d opcache.enable_cli=0 -d pcre.jit=0 -d memory_limit=-1 vendor/bin/phpunit --no-coverage "${args[@]}" || status=$?
+VALGRIND=(valgrind --tool=memcheck --error-exitcode=99 --error-limit=no --leak-check=no
+    --track-origins=yes --num-callers=30 --max-stackframe=262144)
+PHP=(php -d "extension=$SO" -d opcache.enable_cli=0 -d pcre.jit=0 -d memory_limit=-1)
+WEFT_MEMCHECK=1 USE_ZEND_ALLOC=0 ZEND_DONT_UNLOAD_MODULES=1 "${VALGRIND[@]}" --log-file="$LOG" \
+    "${PHP[@]}" vendor/bin/phpunit --no-coverage "${args[@]}" || status=$?
 # scripts/memcheck-filter.php (tested by tests/Unit/Scripts/MemcheckFilterTest.php) judges each error
 # record of the log on its own and leaves out only those whose sole cause is a Fiber stack switch that
 # valgrind misread (should the limit above ever be exceeded); everything else is a finding. When valgrind
@@ -50,5 +56,20 @@ fi
 if [ "$status" != 0 ] && [ "$status" != 99 ]; then
     echo "ext-memcheck: phpunit under valgrind exited $status (a failing test or a crash: see above and $LOG)" >&2
     exit "$status"
+fi
+# The fuzzer's mutated requests go through the native head parser and whole native connections, its
+# generated responses through the C encoder, each compared with the PHP path (bin/weft fuzz exits 1 on a
+# disagreement). Its own log, judged by the same filter.
+if [ "$fuzz_cases" -gt 0 ]; then
+    FUZZ_LOG="${LOG%.log}-fuzz.log"
+    echo "ext-memcheck: valgrind php bin/weft fuzz --cases $fuzz_cases --encoder-cases $fuzz_cases, report in $FUZZ_LOG"
+    status=0
+    USE_ZEND_ALLOC=0 ZEND_DONT_UNLOAD_MODULES=1 "${VALGRIND[@]}" --log-file="$FUZZ_LOG" \
+        "${PHP[@]}" bin/weft fuzz --cases "$fuzz_cases" --encoder-cases "$fuzz_cases" --connections-every 10 || status=$?
+    php scripts/memcheck-filter.php --status="$status" "$FUZZ_LOG" || exit 1
+    if [ "$status" != 0 ] && [ "$status" != 99 ]; then
+        echo "ext-memcheck: bin/weft fuzz under valgrind exited $status (a disagreement between the paths or a crash: see above and $FUZZ_LOG)" >&2
+        exit "$status"
+    fi
 fi
 exit 0

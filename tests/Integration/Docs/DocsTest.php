@@ -23,8 +23,8 @@ final class DocsTest extends TestCase
         }
     }
 
-    /** CI (.ci/run) runs the README's two commands, as a fresh machine would. */
-    public function testCiRunsTheReadmesTwoCommands(): void
+    /** CI (.ci/run) runs the README's two commands, as a fresh machine would, then the sanitizer script. */
+    public function testCiRunsTheReadmesTwoCommandsAndTheSanitizerScript(): void
     {
         $block = Docs::snippet('README', 'sh', 'bash scripts/setup.sh', Docs::section('README', '## The two commands'));
         $commands = \array_values(\array_filter(\array_map(
@@ -38,6 +38,10 @@ final class DocsTest extends TestCase
         );
         self::assertContains('bash scripts/setup.sh', $ci);
         self::assertContains('composer test', $ci);
+        // The extension's tests and bin/weft fuzz under valgrind, once composer test has built and tested it.
+        self::assertContains('bash scripts/ext-memcheck.sh', $ci);
+        self::assertGreaterThan(\array_search('composer test', $ci, true), \array_search('bash scripts/ext-memcheck.sh', $ci, true));
+        self::assertStringContainsString('bash scripts/ext-memcheck.sh', Docs::section('README', '## The two commands'));
         self::assertSame('bash scripts/test.sh', \json_decode((string) \file_get_contents(Docs::ROOT . '/composer.json'), true)['scripts']['test']);
     }
 
