@@ -58,13 +58,16 @@ final class EncoderOracleTest extends TestCase
 
     public function testGeneratedResponsesGiveTheSameOutcomeOnBothPaths(): void
     {
-        $report = (new Fuzzer(FuzzCommand::seeds(Fuzzer::VECTORS)))->runEncoder(20261127, 4000);
+        // Under scripts/ext-memcheck.sh a quarter: the script's fuzz run then encodes 2,000 more generated
+        // responses on both paths under valgrind.
+        $cases = \getenv('WEFT_MEMCHECK') === '1' ? 1000 : 4000;
+        $report = (new Fuzzer(FuzzCommand::seeds(Fuzzer::VECTORS)))->runEncoder(20261127, $cases);
         self::assertSame([], $report['failures']);
-        self::assertSame(4000, $report['cases']);
+        self::assertSame($cases, $report['cases']);
         if (self::nativeEncoding()) {
             // Both paths are reached: C for the common ones, PHP for HEAD, streams, 1xx/204/304, bad fields.
-            self::assertGreaterThan(400, $report['native']);
-            self::assertLessThan(3600, $report['native']);
+            self::assertGreaterThan($cases / 10, $report['native']);
+            self::assertLessThan($cases * 9 / 10, $report['native']);
         }
     }
 

@@ -246,7 +246,9 @@ final class NativeHeadTest extends TestCase
         $fields = [['Accept: */*', 'X-A: b', 'content-length: 0', 'Transfer-Encoding: chunked', 'Content-Length: 2', 'A:', "X: a\x01b", "X: \xff"], ['Bad Name: x', 'X : y', ' fold', 'NoColon', "X: a\rb", ':v']];
         $limits = new Limits(maxHeaderBytes: 120, maxTargetBytes: 40, maxHeaderCount: 4);
         $acceptedNatively = 0;
-        for ($case = 0; $case < 3000; $case++) {
+        // Under scripts/ext-memcheck.sh (valgrind: ~10 ms a case) a third, the same cases first.
+        $cases = \getenv('WEFT_MEMCHECK') === '1' ? 1000 : 3000;
+        for ($case = 0; $case < $cases; $case++) {
             $line = $pick(...$methods) . ' ' . $pick(...$targets) . ' ' . $pick(...$versions);
             $head = $line;
             $hostCount = [0, 1, 1, 1, 2][$random->getInt(0, 4)];
@@ -269,8 +271,8 @@ final class NativeHeadTest extends TestCase
             }
         }
         // Both outcomes are common, so each side of every check is exercised.
-        self::assertGreaterThan(300, $acceptedNatively);
-        self::assertLessThan(2700, $acceptedNatively);
+        self::assertGreaterThan($cases / 10, $acceptedNatively);
+        self::assertLessThan($cases * 9 / 10, $acceptedNatively);
     }
 
     /** The fuzzer's mutations of the shared vectors, at once and split (ParserOracle compares both paths). */
