@@ -26,6 +26,7 @@ args=("$@")
 fuzz_cases=0
 if [ ${#args[@]} -eq 0 ]; then
     fuzz_cases="${WEFT_MEMCHECK_FUZZ_CASES:-2000}"
+    [[ "$fuzz_cases" =~ ^[0-9]+$ ]] || { echo "ext-memcheck: WEFT_MEMCHECK_FUZZ_CASES is a count (0: no fuzz run), not '$fuzz_cases'" >&2; exit 2; }
     args=(tests/Unit/Hook tests/Integration/Hook/IdlePollTest.php tests/Unit/Loop/NativeDriverTest.php tests/Unit/Http/Parser/NativeHeadTest.php tests/Unit/Http/Parser/NativeRequestParserTest.php tests/Unit/Http/Parser/NativeRequestTest.php tests/Unit/Server/NativeConnTest.php tests/Unit/Server/NativeLineFramingTest.php tests/Unit/Http/Fuzz/EncoderOracleTest.php tests/Unit/Server/Watch tests/Unit/Coroutine/OutputBuffersTest.php tests/Unit/Coroutine/ProcessStateTest.php tests/Unit/Socket/Tls/NativeTlsTest.php)
 fi
 echo "ext-memcheck: valgrind php vendor/bin/phpunit ${args[*]} (slow: minutes), report in $LOG"
