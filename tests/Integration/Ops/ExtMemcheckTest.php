@@ -5,6 +5,7 @@ declare(strict_types=1);
 namespace Weft\Tests\Integration\Ops;
 
 use PHPUnit\Framework\TestCase;
+use Weft\Tests\Support\Memcheck;
 
 /**
  * scripts/ext-memcheck.sh under real valgrind, on FdWaiterTest: coroutines that wait in the extension's
@@ -17,7 +18,7 @@ final class ExtMemcheckTest extends TestCase
 {
     public function testTheHookTestsRunCleanUnderValgrindWithNoFiberNoise(): void
     {
-        if (\getenv('WEFT_MEMCHECK') === '1') {
+        if (Memcheck::active()) {
             self::markTestSkipped('already under scripts/ext-memcheck.sh');
         }
         if (\trim((string) \shell_exec('command -v valgrind')) === '') {

@@ -10,6 +10,7 @@ use Weft\Ext\Watchdog;
 use Weft\Hook\BlockingDetector;
 use Weft\Http\Message\Request;
 use Weft\Loop\Loop;
+use Weft\Tests\Support\Memcheck;
 
 use function Weft\run;
 
@@ -74,8 +75,7 @@ final class BlockingDetectorTest extends TestCase
         $function = 'weft_test_big_' . \bin2hex(\random_bytes(4));
         $file = \sys_get_temp_dir() . "/$function.php";
         $code = "<?php\n";
-        // Under scripts/ext-memcheck.sh (valgrind: ~50x slower) a quarter still compiles for far over the limit.
-        $functions = \getenv('WEFT_MEMCHECK') === '1' ? 1000 : 4000;
+        $functions = Memcheck::cases(4000, 1000); // under valgrind a quarter still compiles for far over the limit
         for ($f = 0; $f < $functions; $f++) {
             // ~120 ms to compile here: many small functions (one huge one compiles in quadratic time).
             $code .= "function {$function}_$f(\$x) {\n" . \str_repeat("\$a = [\$x, 'text', 2 * \$x]; \$b = \$a[2] + \$x;\n", 10) . "return \$b;\n}\n";
@@ -242,7 +242,7 @@ final class BlockingDetectorTest extends TestCase
     /** Seconds of CPU in PHP and zlib natively, most of an hour under scripts/ext-memcheck.sh. */
     private static function skipUnderValgrind(): void
     {
-        if (\getenv('WEFT_MEMCHECK') === '1') {
+        if (Memcheck::active()) {
             self::markTestSkipped('pure CPU work, far too slow under valgrind (scripts/ext-memcheck.sh)');
         }
     }

@@ -10,6 +10,7 @@ use Weft\Http\Fuzz\EncoderOracle;
 use Weft\Http\Fuzz\Fuzzer;
 use Weft\Http\Message\Response;
 use Weft\Http\Message\ResponseEncoder;
+use Weft\Tests\Support\Memcheck;
 use Weft\Tests\Unit\Http\Message\ResponseEncoderTest;
 
 /**
@@ -58,9 +59,7 @@ final class EncoderOracleTest extends TestCase
 
     public function testGeneratedResponsesGiveTheSameOutcomeOnBothPaths(): void
     {
-        // Under scripts/ext-memcheck.sh a quarter: the script's fuzz run then encodes 2,000 more generated
-        // responses on both paths under valgrind.
-        $cases = \getenv('WEFT_MEMCHECK') === '1' ? 1000 : 4000;
+        $cases = Memcheck::cases(4000, 1000);
         $report = (new Fuzzer(FuzzCommand::seeds(Fuzzer::VECTORS)))->runEncoder(20261127, $cases);
         self::assertSame([], $report['failures']);
         self::assertSame($cases, $report['cases']);

@@ -14,6 +14,7 @@ use Weft\Http\Fuzz\RequestMutator;
 use Weft\Http\Parser\HttpError;
 use Weft\Http\Parser\Limits;
 use Weft\Http\Parser\RequestParser;
+use Weft\Tests\Support\Memcheck;
 
 /**
  * Weft\Ext\parseHead (ext/weft_http.c) on its own, and differentially against the pure PHP parser: on
@@ -246,8 +247,7 @@ final class NativeHeadTest extends TestCase
         $fields = [['Accept: */*', 'X-A: b', 'content-length: 0', 'Transfer-Encoding: chunked', 'Content-Length: 2', 'A:', "X: a\x01b", "X: \xff"], ['Bad Name: x', 'X : y', ' fold', 'NoColon', "X: a\rb", ':v']];
         $limits = new Limits(maxHeaderBytes: 120, maxTargetBytes: 40, maxHeaderCount: 4);
         $acceptedNatively = 0;
-        // Under scripts/ext-memcheck.sh (valgrind: ~10 ms a case) a third, the same cases first.
-        $cases = \getenv('WEFT_MEMCHECK') === '1' ? 1000 : 3000;
+        $cases = Memcheck::cases(3000, 1000);
         for ($case = 0; $case < $cases; $case++) {
             $line = $pick(...$methods) . ' ' . $pick(...$targets) . ' ' . $pick(...$versions);
             $head = $line;
@@ -284,9 +284,7 @@ final class NativeHeadTest extends TestCase
         $limits = new Limits();
         $acceptedNatively = 0;
         $refusedNatively = 0;
-        // Under scripts/ext-memcheck.sh a quarter: the script then runs bin/weft fuzz under valgrind too,
-        // the same mutator and oracle on 2,000 more cases (whole native connections included).
-        $cases = \getenv('WEFT_MEMCHECK') === '1' ? 1000 : 4000;
+        $cases = Memcheck::cases(4000, 1000);
         for ($case = 0; $case < $cases; $case++) {
             $data = $mutator->mutate(77, $case);
             $oracle->check($data, 77 + $case); // throws a FuzzFailure naming the case on any disagreement
